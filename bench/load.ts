@@ -1,0 +1,133 @@
+/** Drives one scenario with autocannon: a warm-up, then the measured run. */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+// autocannon ships no types; the slice used here is typed below.
+const autocannon = require('autocannon') as (options: AutocannonOptions) => Promise<AutocannonResult>;
+
+export interface RequestShape {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+interface AutocannonOptions {
+  url: string;
+  connections: number;
+  duration: number;
+  timeout?: number;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  requests?: (Partial<RequestShape> & { setupRequest?: (request: RequestShape) => RequestShape })[];
+}
+
+interface Histogram {
+  average: number;
+  p50: number;
+  p99: number;
+  total: number;
+}
+
+interface AutocannonResult {
+  requests: Histogram;
+  latency: Histogram;
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+  statusCodeStats?: Record<string, { count: number }>;
+}
+
+export interface LoadResult {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  /** Requests that did not get a 2xx answer: non-2xx statuses plus connection errors and timeouts. */
+  non2xx: number;
+  /** Answers by status code, e.g. { "200": 123456 }. */
+  statuses: Record<string, number>;
+  errors: number;
+  /** CPU milliseconds the answering process(es) spent per answered request (when measured). */
+  cpu_ms_per_request: number | null;
+}
+
+export interface LoadSpec {
+  baseUrl: string;
+  connections: number;
+  duration: number;
+  warmup: number;
+  /** A fixed request, or a function building each request (fresh ids, keys, bodies). */
+  request: RequestShape | (() => RequestShape);
+  /** CPU seconds used so far by the process under test (to report CPU per request). */
+  cpuSeconds?: () => number;
+}
+
+async function fire(spec: LoadSpec, duration: number): Promise<AutocannonResult> {
+  const base = typeof spec.request === 'function' ? spec.request() : spec.request;
+  const build = spec.request;
+  return autocannon({
+    url: spec.baseUrl,
+    connections: spec.connections,
+    duration,
+    timeout: 10,
+    method: base.method,
+    headers: { ...base.headers },
+    body: base.body,
+    // autocannon writes Content-Length into the headers object it is given: always hand it a copy.
+    requests: [
+      typeof build === 'function'
+        ? {
+            setupRequest: (request) => {
+              const next = build();
+              return { ...request, ...next, headers: { ...next.headers } };
+            },
+          }
+        : { method: base.method, path: base.path, headers: { ...base.headers }, body: base.body },
+    ],
+  });
+}
+
+/**
+ * Waits (at most 5 s) until the process is nearly idle: requests the warm-up left in flight
+ * (slow ones, such as password hashing) must not be answered inside the measured window.
+ */
+async function settle(cpuSeconds: () => number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  let before = cpuSeconds();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = cpuSeconds();
+    if (now - before < 0.25 * 0.15) return;
+    before = now;
+  }
+}
+
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.warmup > 0) {
+    await fire(spec, spec.warmup);
+    if (spec.cpuSeconds) await settle(spec.cpuSeconds);
+  }
+  const cpuBefore = spec.cpuSeconds?.();
+  const result = await fire(spec, spec.duration);
+  const cpuAfter = spec.cpuSeconds?.();
+  const answered = result['2xx'] + result.non2xx;
+  const statuses: Record<string, number> = {};
+  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {}))
+    statuses[code] = Number(stat.count);
+  const ok = result['2xx'];
+  return {
+    rps: Math.round(ok / result.duration),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    non2xx: result.non2xx + result.errors,
+    statuses,
+    errors: result.errors,
+    cpu_ms_per_request:
+      cpuBefore !== undefined && cpuAfter !== undefined && answered > 0
+        ? Math.round(((cpuAfter - cpuBefore) * 1000 * 1000) / answered) / 1000
+        : null,
+  };
+}

@@ -1,0 +1,44 @@
+/** Operator routes for agents (decisions.md §4). */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { DataEnvelope, IdParam } from '../core/schemas.js';
+import type { TenantService } from '../tenants/service.js';
+import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js';
+import type { AgentService } from './service.js';
+
+export async function agentAdminRoutes(
+  fastify: FastifyInstance,
+  { agents, tenants }: { agents: AgentService; tenants: TenantService },
+) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const reply200 = { response: { 200: DataEnvelope(Agent) } };
+
+  app.post(
+    '/tenants/:id/agents',
+    { schema: { params: IdParam, body: CreateAgentBody, response: { 201: DataEnvelope(Agent) } } },
+    async (request, reply) => {
+      const tenant = await tenants.get(request.params.id);
+      return reply.code(201).send({ data: await agents.create(tenant.id, request.body) });
+    },
+  );
+
+  app.get('/agents/:id', { schema: { params: IdParam, ...reply200 } }, async (request) => ({
+    data: await agents.get(request.params.id),
+  }));
+
+  app.patch(
+    '/agents/:id',
+    { schema: { params: IdParam, body: UpdateAgentBody, ...reply200 } },
+    async (request) => ({
+      data: await agents.update(request.params.id, request.body),
+    }),
+  );
+
+  app.post('/agents/:id/publish', { schema: { params: IdParam, ...reply200 } }, async (request) => ({
+    data: await agents.publish(request.params.id),
+  }));
+
+  app.post('/agents/:id/rotate-webhook', { schema: { params: IdParam, ...reply200 } }, async (request) => ({
+    data: await agents.rotateWebhook(request.params.id),
+  }));
+}

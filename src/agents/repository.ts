@@ -1,0 +1,107 @@
+import type { Selectable } from 'kysely';
+import type { Executor } from '../core/db.js';
+
+export interface AgentsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  name: string;
+  /** A credential: never logged. */
+  webhook_id: string;
+  draft_prompt: string;
+  draft_welcome_message: string;
+  draft_phone_number: string;
+  published_version: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AgentVersionsTable {
+  tenant_id: string;
+  agent_id: string;
+  version: number;
+  prompt: string;
+  welcome_message: string;
+  phone_number: string;
+  published_at: Date;
+}
+
+declare module '../core/db.js' {
+  interface Tables {
+    agents: AgentsTable;
+    agent_versions: AgentVersionsTable;
+  }
+}
+
+export type AgentRow = Selectable<AgentsTable>;
+
+export async function insertAgent(db: Executor, row: AgentsTable): Promise<AgentRow> {
+  return db.insertInto('agents').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findAgent(
+  db: Executor,
+  tenantId: string,
+  agentId: string,
+  options: { forUpdate?: boolean } = {},
+) {
+  let query = db.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).where('id', '=', agentId);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/** Operator API only: the tenant of an agent (operator paths name no tenant). */
+export async function findAgentTenant(db: Executor, agentId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('agents').select('tenant_id').where('id', '=', agentId).executeTakeFirst();
+  return row?.tenant_id;
+}
+
+export async function updateAgent(
+  db: Executor,
+  tenantId: string,
+  agentId: string,
+  changes: Partial<Omit<AgentsTable, 'id' | 'tenant_id' | 'created_at'>>,
+): Promise<AgentRow | undefined> {
+  return db
+    .updateTable('agents')
+    .set(changes)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', agentId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function insertAgentVersion(db: Executor, row: AgentVersionsTable): Promise<void> {
+  await db.insertInto('agent_versions').values(row).execute();
+}
+
+/**
+ * Everything the webhook needs in one query, by the webhook id's unique index: the agent, its
+ * published version (if any), and its owner's status and balance.
+ */
+export async function findWebhookTarget(db: Executor, webhookId: string) {
+  return db
+    .selectFrom('agents as a')
+    .innerJoin('users as u', (join) =>
+      join.onRef('u.id', '=', 'a.user_id').onRef('u.tenant_id', '=', 'a.tenant_id'),
+    )
+    .leftJoin('agent_versions as v', (join) =>
+      join.onRef('v.agent_id', '=', 'a.id').onRef('v.version', '=', 'a.published_version'),
+    )
+    .select([
+      'a.id as agent_id',
+      'a.tenant_id',
+      'a.user_id',
+      'a.published_version',
+      'v.prompt',
+      'v.welcome_message',
+      'v.phone_number',
+      'u.status as owner_status',
+      'u.deleted_at as owner_deleted_at',
+      'u.credit_balance_minutes',
+    ])
+    .where('a.webhook_id', '=', webhookId)
+    .executeTakeFirst();
+}
+
+export type WebhookTarget = NonNullable<Awaited<ReturnType<typeof findWebhookTarget>>>;

@@ -1,0 +1,123 @@
+/**
+ * Partner API keys: `<prefix>_<live|test>_<32 base62>`. Only a SHA-256 of the key is stored (the
+ * key carries ~190 bits of randomness, so a fast hash is enough). Verified keys are cached for
+ * at most CACHE_TTL_MS so the hot path skips the database while a revocation still takes effect
+ * on every process within a second.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { newId, randomBase62, sha256Hex } from '../core/ids.js';
+import { type ApiKeysTable, findApiKeyByHash, insertApiKey } from './repository.js';
+
+export const SCOPES = [
+  'users:read',
+  'users:write',
+  'plans:read',
+  'subscriptions:read',
+  'subscriptions:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const CACHE_TTL_MS = 500;
+const CACHE_MAX_ENTRIES = 10_000;
+
+export interface ApiKeyPrincipal {
+  keyId: string;
+  tenantId: string;
+  scopes: ReadonlySet<string>;
+}
+
+export type VerifyResult =
+  | { ok: true; principal: ApiKeyPrincipal }
+  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
+
+export function keyPattern(prefix: string): RegExp {
+  return new RegExp(`^${prefix}_(live|test)_[0-9A-Za-z]{32}$`);
+}
+
+export async function issueApiKey(
+  db: Db,
+  clock: Clock,
+  input: {
+    tenantId: string;
+    prefix: string;
+    env: 'live' | 'test';
+    scopes: string[];
+    name: string | null;
+    expiresAt: Date | null;
+  },
+): Promise<{ key: string; row: ApiKeysTable }> {
+  const key = `${input.prefix}_${input.env}_${randomBase62(32)}`;
+  const row = await insertApiKey(db, {
+    id: newId('key'),
+    tenant_id: input.tenantId,
+    name: input.name,
+    env: input.env,
+    scopes: [...new Set(input.scopes)],
+    key_hash: sha256Hex(key),
+    expires_at: input.expiresAt,
+    revoked_at: null,
+    created_at: clock.now(),
+  });
+  return { key, row };
+}
+
+interface CacheEntry {
+  fetchedAt: number;
+  row: Awaited<ReturnType<typeof findApiKeyByHash>>;
+}
+
+export interface KeyVerifier {
+  verify(presented: string): Promise<VerifyResult>;
+  /** Forgets cached keys (after a revocation in this process). */
+  invalidate(): void;
+}
+
+export function createKeyVerifier(options: {
+  db: Db;
+  clock: Clock;
+  prefix: string;
+  ttlMs?: number;
+}): KeyVerifier {
+  const { db, clock } = options;
+  const ttlMs = options.ttlMs ?? CACHE_TTL_MS;
+  const pattern = keyPattern(options.prefix);
+  const cache = new Map<string, CacheEntry>();
+  const inFlight = new Map<string, Promise<CacheEntry>>();
+
+  async function lookup(hash: string): Promise<CacheEntry> {
+    const cached = cache.get(hash);
+    if (cached && Date.now() - cached.fetchedAt < ttlMs) return cached;
+    let pending = inFlight.get(hash);
+    if (!pending) {
+      // The entry is as old as the moment the query started: a revocation committed while it
+      // waited for a connection must not be hidden for a further full TTL.
+      const startedAt = Date.now();
+      pending = findApiKeyByHash(db, hash)
+        .then((row) => {
+          const entry = { fetchedAt: startedAt, row };
+          if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+          cache.set(hash, entry);
+          return entry;
+        })
+        .finally(() => inFlight.delete(hash));
+      inFlight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  return {
+    async verify(presented) {
+      if (!pattern.test(presented)) return { ok: false, reason: 'malformed' };
+      const { row } = await lookup(sha256Hex(presented));
+      if (!row) return { ok: false, reason: 'unknown' };
+      const now = clock.now();
+      if (row.revoked_at && row.revoked_at <= now) return { ok: false, reason: 'revoked' };
+      if (row.expires_at && row.expires_at <= now) return { ok: false, reason: 'expired' };
+      return { ok: true, principal: { keyId: row.id, tenantId: row.tenant_id, scopes: new Set(row.scopes) } };
+    },
+    invalidate() {
+      cache.clear();
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The card-processor port: the operations billing needs, with Stripe's semantics (customers,
+ * cards, monthly prices, subscriptions with trials, price changes with proration, cancellation).
+ * Adapters: `simulated` (in-process, ./simulated.ts) and `stripe` (the official SDK, ./stripe.ts).
+ *
+ * Every call that changes something takes an idempotency key: the processor performs it once per
+ * key and replays the first answer to repeats, so a retry after a timeout never charges twice.
+ */
+import crypto from 'node:crypto';
+
+/** The processor's subscription states (Stripe's). */
+export type ProcessorStatus =
+  | 'trialing'
+  | 'active'
+  | 'past_due'
+  | 'canceled'
+  | 'unpaid'
+  | 'paused'
+  | 'incomplete'
+  | 'incomplete_expired';
+
+export interface ProcessorSubscription {
+  id: string;
+  /** The subscription's single item, whose price a plan change swaps. */
+  itemId: string;
+  priceId: string;
+  status: ProcessorStatus;
+  currentPeriodStart: Date;
+  currentPeriodEnd: Date;
+  cancelAtPeriodEnd: boolean;
+  trialEnd: Date | null;
+  /** Our metadata, echoed (`vp_operation` finds a subscription whose creation answer was lost). */
+  metadata: Record<string, string>;
+}
+
+export interface Card {
+  id: string;
+  brand: string;
+  last4: string;
+}
+
+export interface PaymentProcessor {
+  readonly name: 'simulated' | 'stripe';
+  createCustomer(
+    input: { email: string; name: string | null; metadata: Record<string, string> },
+    key: string,
+  ): Promise<{ id: string }>;
+  /** Attaches a card (a test token such as `pm_card_visa`) and makes it the customer's default. */
+  attachPaymentMethod(input: { customerId: string; token: string }, key: string): Promise<Card>;
+  detachPaymentMethod(paymentMethodId: string, key: string): Promise<void>;
+  /** A recurring monthly price. */
+  createPrice(
+    input: { currency: string; unitAmount: number; productName: string; metadata: Record<string, string> },
+    key: string,
+  ): Promise<{ id: string }>;
+  /**
+   * Starts a subscription. Without a trial the first invoice is charged at once; a declined
+   * charge leaves the subscription `incomplete`.
+   */
+  createSubscription(
+    input: { customerId: string; priceId: string; trialPeriodDays: number; metadata: Record<string, string> },
+    key: string,
+  ): Promise<ProcessorSubscription>;
+  /**
+   * Swaps the price. `invoiceNow` (upgrade): the proration is invoiced and charged at once, a
+   * declined charge leaves the subscription `past_due`; otherwise (downgrade) the proration credit
+   * goes to the next invoice.
+   */
+  changePrice(
+    input: { subscriptionId: string; itemId: string; priceId: string; invoiceNow: boolean },
+    key: string,
+  ): Promise<ProcessorSubscription>;
+  cancelSubscription(subscriptionId: string, key: string): Promise<ProcessorSubscription>;
+  retrieveSubscription(subscriptionId: string): Promise<ProcessorSubscription>;
+  /** The customer's subscription created by our operation `operationId`, if any. */
+  findSubscriptionByOperation(
+    customerId: string,
+    operationId: string,
+  ): Promise<ProcessorSubscription | undefined>;
+}
+
+/** The processor did not answer usably (timeout, network, 5xx, rate limit): the outcome is unknown. */
+export class ProcessorUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ProcessorUnavailableError';
+  }
+}
+
+/** The processor refused the request (unknown object or token, invalid parameters). */
+export class ProcessorRequestError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+    this.name = 'ProcessorRequestError';
+  }
+}
+
+/**
+ * The base of the processor idempotency keys for one partner request: derived from the tenant and
+ * the partner's Idempotency-Key (hashed: Stripe allows 255 characters and keys are per tenant).
+ */
+export function processorKeyBase(tenantId: string, idempotencyKey: string): string {
+  return `vp_${crypto.createHash('sha256').update(`${tenantId}\n${idempotencyKey}`).digest('hex').slice(0, 40)}`;
+}

@@ -1,0 +1,280 @@
+/**
+ * The `simulated` processor adapter (PROCESSOR=simulated, the default): the in-process engine of
+ * ./engine.ts, with its objects in the database (table simulated_processor_objects) so
+ * subscriptions survive a restart, Stripe's idempotency-key replay, and call counters tests read.
+ */
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { EngineError, type EngineStore, memoryStore, ProcessorEngine } from './engine.js';
+import {
+  type Card,
+  type PaymentProcessor,
+  ProcessorRequestError,
+  type ProcessorStatus,
+  type ProcessorSubscription,
+  ProcessorUnavailableError,
+} from './processor.js';
+
+export interface SimulatedProcessorObjectsTable {
+  id: string;
+  kind: string;
+  tenant_id: string | null;
+  doc: unknown;
+  created_at: Date;
+  updated_at: Date;
+}
+
+declare module '../core/db.js' {
+  interface Tables {
+    simulated_processor_objects: SimulatedProcessorObjectsTable;
+  }
+}
+
+/** The engine's objects in the database (the simulator's own storage, like Stripe's side). */
+export function databaseStore(db: Db, clock: Clock): EngineStore {
+  return {
+    async get(id) {
+      const row = await db
+        .selectFrom('simulated_processor_objects')
+        .select('doc')
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row?.doc ?? undefined;
+    },
+    async put(id, kind, doc, tenantId) {
+      const now = clock.now();
+      await db
+        .insertInto('simulated_processor_objects')
+        .values({ id, kind, tenant_id: tenantId, doc: JSON.stringify(doc), created_at: now, updated_at: now })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ doc: JSON.stringify(doc), updated_at: now }))
+        .execute();
+    },
+    async find(kind, field, value) {
+      const rows = await db
+        .selectFrom('simulated_processor_objects')
+        .select('doc')
+        .where('kind', '=', kind)
+        .where(sql`doc ->> ${field}`, '=', value)
+        .execute();
+      return rows.map((row) => row.doc as any);
+    },
+  };
+}
+
+/** Executed (not replayed) calls per operation; tests assert exactly-once effects with them. */
+export type CallCounts = Record<
+  | 'createCustomer'
+  | 'attachPaymentMethod'
+  | 'detachPaymentMethod'
+  | 'createPrice'
+  | 'createSubscription'
+  | 'changePrice'
+  | 'cancelSubscription'
+  | 'retrieveSubscription'
+  | 'findSubscriptionByOperation',
+  number
+> & { replayed: number };
+
+export interface SimulatedProcessor extends PaymentProcessor {
+  readonly calls: CallCounts;
+  readonly engine: ProcessorEngine;
+}
+
+export function toProcessorSubscription(sub: any): ProcessorSubscription {
+  const item = sub.items.data[0];
+  return {
+    id: sub.id,
+    itemId: item.id,
+    priceId: typeof item.price === 'string' ? item.price : item.price.id,
+    status: sub.status as ProcessorStatus,
+    currentPeriodStart: new Date(item.current_period_start * 1000),
+    currentPeriodEnd: new Date(item.current_period_end * 1000),
+    cancelAtPeriodEnd: Boolean(sub.cancel_at_period_end),
+    trialEnd: sub.trial_end ? new Date(sub.trial_end * 1000) : null,
+    metadata: sub.metadata ?? {},
+  };
+}
+
+function mapError(error: unknown): never {
+  if (error instanceof EngineError) {
+    if (error.status >= 500) throw new ProcessorUnavailableError(error.message, { cause: error });
+    throw new ProcessorRequestError(error.code ?? error.type, error.message, error.status);
+  }
+  throw error;
+}
+
+export function createSimulatedProcessor(options: {
+  db?: Db;
+  clock: Clock;
+  store?: EngineStore;
+}): SimulatedProcessor {
+  const store = options.store ?? (options.db ? databaseStore(options.db, options.clock) : memoryStore());
+  const engine = new ProcessorEngine({ store, now: () => options.clock.now() });
+  const calls: CallCounts = {
+    createCustomer: 0,
+    attachPaymentMethod: 0,
+    detachPaymentMethod: 0,
+    createPrice: 0,
+    createSubscription: 0,
+    changePrice: 0,
+    cancelSubscription: 0,
+    retrieveSubscription: 0,
+    findSubscriptionByOperation: 0,
+    replayed: 0,
+  };
+  // Concurrent calls with one key: the second waits for the first's answer, as Stripe's 409 + retry would.
+  const inFlight = new Map<string, Promise<unknown>>();
+
+  /** Runs `work` once per key; repeats with the same key and request replay the stored answer. */
+  async function once<T>(
+    operation: keyof CallCounts,
+    key: string,
+    request: unknown,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const recordId = `idem_${crypto.createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+    const fingerprint = crypto
+      .createHash('sha256')
+      .update(`${operation}\n${JSON.stringify(request)}`)
+      .digest('hex');
+    for (;;) {
+      const running = inFlight.get(recordId);
+      if (!running) break;
+      await running.catch(() => {});
+    }
+    // From here to inFlight.set nothing awaits, so one call per key runs at a time.
+    const run = (async () => {
+      const stored = await store.get(recordId);
+      if (stored) {
+        if (stored.fingerprint !== fingerprint) {
+          throw new ProcessorRequestError(
+            'idempotency_error',
+            'Keys for idempotent requests can only be used with the same parameters they were first used with.',
+          );
+        }
+        calls.replayed++;
+        if (stored.error)
+          throw new EngineError(
+            stored.error.status,
+            stored.error.type,
+            stored.error.code,
+            stored.error.message,
+          );
+        return stored.result as T;
+      }
+      calls[operation]++;
+      try {
+        const result = await work();
+        await store.put(
+          recordId,
+          'idempotency_record',
+          { id: recordId, object: 'idempotency_record', fingerprint, result },
+          null,
+        );
+        return result;
+      } catch (error) {
+        if (error instanceof EngineError) {
+          const saved = { status: error.status, type: error.type, code: error.code, message: error.message };
+          await store.put(
+            recordId,
+            'idempotency_record',
+            { id: recordId, object: 'idempotency_record', fingerprint, error: saved },
+            null,
+          );
+        }
+        throw error;
+      }
+    })();
+    inFlight.set(recordId, run);
+    try {
+      return await run.catch(mapError);
+    } finally {
+      if (inFlight.get(recordId) === run) inFlight.delete(recordId);
+    }
+  }
+
+  return {
+    name: 'simulated',
+    calls,
+    engine,
+    async createCustomer(input, key) {
+      const params = { email: input.email, name: input.name, metadata: input.metadata };
+      const customer = await once('createCustomer', key, params, () => engine.createCustomer(params));
+      return { id: customer.id };
+    },
+    async attachPaymentMethod(input, key): Promise<Card> {
+      return once('attachPaymentMethod', key, input, async () => {
+        const pm = await engine.attachPaymentMethod(input.token, { customer: input.customerId });
+        await engine.updateCustomer(input.customerId, {
+          invoice_settings: { default_payment_method: pm.id },
+        });
+        return { id: pm.id, brand: pm.card.brand, last4: pm.card.last4 };
+      });
+    },
+    async detachPaymentMethod(paymentMethodId, key) {
+      await once('detachPaymentMethod', key, { paymentMethodId }, async () => {
+        await engine.detachPaymentMethod(paymentMethodId);
+        return null;
+      });
+    },
+    async createPrice(input, key) {
+      const params = {
+        currency: input.currency,
+        unit_amount: input.unitAmount,
+        recurring: { interval: 'month' },
+        product_data: { name: input.productName },
+        metadata: input.metadata,
+      };
+      const price = await once('createPrice', key, params, () => engine.createPrice(params));
+      return { id: price.id };
+    },
+    async createSubscription(input, key) {
+      const params = {
+        customer: input.customerId,
+        items: [{ price: input.priceId }],
+        trial_period_days: input.trialPeriodDays > 0 ? input.trialPeriodDays : undefined,
+        payment_behavior: 'allow_incomplete',
+        metadata: input.metadata,
+      };
+      const sub = await once('createSubscription', key, params, () => engine.createSubscription(params));
+      return toProcessorSubscription(sub);
+    },
+    async changePrice(input, key) {
+      const params = {
+        items: [{ id: input.itemId, price: input.priceId }],
+        proration_behavior: input.invoiceNow ? 'always_invoice' : 'create_prorations',
+        payment_behavior: 'allow_incomplete',
+      };
+      const sub = await once('changePrice', key, { id: input.subscriptionId, ...params }, () =>
+        engine.updateSubscription(input.subscriptionId, params),
+      );
+      return toProcessorSubscription(sub);
+    },
+    async cancelSubscription(subscriptionId, key) {
+      const sub = await once('cancelSubscription', key, { subscriptionId }, () =>
+        engine.cancelSubscription(subscriptionId),
+      );
+      return toProcessorSubscription(sub);
+    },
+    async retrieveSubscription(subscriptionId) {
+      calls.retrieveSubscription++;
+      try {
+        return toProcessorSubscription(await engine.retrieveSubscription(subscriptionId));
+      } catch (error) {
+        mapError(error);
+      }
+    },
+    async findSubscriptionByOperation(customerId, operationId) {
+      calls.findSubscriptionByOperation++;
+      try {
+        const list = await engine.listSubscriptions({ customer: customerId, status: 'all' });
+        const found = list.data.find((sub: any) => sub.metadata?.vp_operation === operationId);
+        return found ? toProcessorSubscription(found) : undefined;
+      } catch (error) {
+        mapError(error);
+      }
+    },
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * The `stripe` processor adapter (PROCESSOR=stripe): the official SDK against the Stripe API, or
+ * any server speaking its protocol at STRIPE_API_BASE (the test suite runs one). Each changing call
+ * carries our idempotency key; the SDK retries network failures and 5xx answers with that same key.
+ */
+import Stripe from 'stripe';
+import {
+  type Card,
+  type PaymentProcessor,
+  ProcessorRequestError,
+  type ProcessorStatus,
+  type ProcessorSubscription,
+  ProcessorUnavailableError,
+} from './processor.js';
+
+export interface StripeProcessorOptions {
+  secretKey: string;
+  /** e.g. http://127.0.0.1:12111 (a Stripe-compatible server); unset: api.stripe.com. */
+  apiBase?: string;
+  /** Per request, in ms (the SDK's default is 80 s; a partner request should not wait that long). */
+  timeoutMs?: number;
+  maxNetworkRetries?: number;
+}
+
+function toProcessorSubscription(sub: Stripe.Subscription): ProcessorSubscription {
+  const item = sub.items.data[0];
+  return {
+    id: sub.id,
+    itemId: item.id,
+    priceId: item.price.id,
+    status: sub.status as ProcessorStatus,
+    currentPeriodStart: new Date(item.current_period_start * 1000),
+    currentPeriodEnd: new Date(item.current_period_end * 1000),
+    cancelAtPeriodEnd: sub.cancel_at_period_end,
+    trialEnd: sub.trial_end ? new Date(sub.trial_end * 1000) : null,
+    metadata: (sub.metadata ?? {}) as Record<string, string>,
+  };
+}
+
+/** SDK errors → the port's: unknown outcome (retry later) or a refusal. */
+function mapError(error: unknown): never {
+  const e = error as { type?: string; statusCode?: number; code?: string; message?: string };
+  if (
+    e?.type === 'StripeConnectionError' ||
+    e?.type === 'StripeAPIError' ||
+    e?.type === 'StripeRateLimitError' ||
+    (typeof e?.statusCode === 'number' &&
+      (e.statusCode >= 500 || e.statusCode === 429 || e.statusCode === 409))
+  ) {
+    throw new ProcessorUnavailableError(`Stripe is unavailable: ${e.message ?? 'no answer'}`, {
+      cause: error,
+    });
+  }
+  if (e?.type === 'StripeAuthenticationError' || e?.type === 'StripePermissionError') {
+    // Our configuration is wrong, not the partner's request: report it as an outage of billing.
+    throw new ProcessorUnavailableError(`Stripe refused our credentials: ${e.message}`, { cause: error });
+  }
+  if (typeof e?.type === 'string' && e.type.startsWith('Stripe')) {
+    throw new ProcessorRequestError(
+      e.code ?? 'invalid_request',
+      e.message ?? 'Stripe refused the request.',
+      e.statusCode ?? 400,
+    );
+  }
+  throw error;
+}
+
+async function call<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    mapError(error);
+  }
+}
+
+export function createStripeProcessor(options: StripeProcessorOptions): PaymentProcessor {
+  const base = options.apiBase ? new URL(options.apiBase) : undefined;
+  const stripe = new Stripe(options.secretKey, {
+    ...(base
+      ? {
+          host: base.hostname,
+          port: base.port ? Number(base.port) : base.protocol === 'https:' ? 443 : 80,
+          protocol: base.protocol.replace(':', '') as 'http' | 'https',
+        }
+      : {}),
+    timeout: options.timeoutMs ?? 20_000,
+    maxNetworkRetries: options.maxNetworkRetries ?? 2,
+    telemetry: false,
+    appInfo: { name: 'voiceplane' },
+  });
+
+  return {
+    name: 'stripe',
+    async createCustomer(input, key) {
+      const customer = await call(() =>
+        stripe.customers.create(
+          { email: input.email, ...(input.name ? { name: input.name } : {}), metadata: input.metadata },
+          { idempotencyKey: key },
+        ),
+      );
+      return { id: customer.id };
+    },
+    async attachPaymentMethod(input, key): Promise<Card> {
+      const pm = await call(() =>
+        stripe.paymentMethods.attach(
+          input.token,
+          { customer: input.customerId },
+          { idempotencyKey: `${key}_attach` },
+        ),
+      );
+      await call(() =>
+        stripe.customers.update(
+          input.customerId,
+          { invoice_settings: { default_payment_method: pm.id } },
+          { idempotencyKey: `${key}_default` },
+        ),
+      );
+      return { id: pm.id, brand: pm.card?.brand ?? 'unknown', last4: pm.card?.last4 ?? '' };
+    },
+    async detachPaymentMethod(paymentMethodId, key) {
+      await call(() => stripe.paymentMethods.detach(paymentMethodId, {}, { idempotencyKey: key }));
+    },
+    async createPrice(input, key) {
+      const price = await call(() =>
+        stripe.prices.create(
+          {
+            currency: input.currency,
+            unit_amount: input.unitAmount,
+            recurring: { interval: 'month' },
+            product_data: { name: input.productName },
+            metadata: input.metadata,
+          },
+          { idempotencyKey: key },
+        ),
+      );
+      return { id: price.id };
+    },
+    async createSubscription(input, key) {
+      const sub = await call(() =>
+        stripe.subscriptions.create(
+          {
+            customer: input.customerId,
+            items: [{ price: input.priceId }],
+            ...(input.trialPeriodDays > 0 ? { trial_period_days: input.trialPeriodDays } : {}),
+            // A declined first charge leaves the subscription incomplete instead of failing the call.
+            payment_behavior: 'allow_incomplete',
+            metadata: input.metadata,
+          },
+          { idempotencyKey: key },
+        ),
+      );
+      return toProcessorSubscription(sub);
+    },
+    async changePrice(input, key) {
+      const sub = await call(() =>
+        stripe.subscriptions.update(
+          input.subscriptionId,
+          {
+            items: [{ id: input.itemId, price: input.priceId }],
+            proration_behavior: input.invoiceNow ? 'always_invoice' : 'create_prorations',
+            payment_behavior: 'allow_incomplete',
+          },
+          { idempotencyKey: key },
+        ),
+      );
+      return toProcessorSubscription(sub);
+    },
+    async cancelSubscription(subscriptionId, key) {
+      const sub = await call(() => stripe.subscriptions.cancel(subscriptionId, {}, { idempotencyKey: key }));
+      return toProcessorSubscription(sub);
+    },
+    async retrieveSubscription(subscriptionId) {
+      return toProcessorSubscription(await call(() => stripe.subscriptions.retrieve(subscriptionId)));
+    },
+    async findSubscriptionByOperation(customerId, operationId) {
+      const list = await call(() =>
+        stripe.subscriptions.list({ customer: customerId, status: 'all', limit: 100 }),
+      );
+      const found = list.data.find((sub) => sub.metadata?.vp_operation === operationId);
+      return found ? toProcessorSubscription(found) : undefined;
+    },
+  };
+}

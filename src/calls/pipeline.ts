@@ -1,0 +1,156 @@
+/**
+ * The durable call pipeline on the job queue (decisions.md §7):
+ *   queued → dialing → in_progress → completed | no_answer | failed
+ *
+ * `calls.dispatch` (one job per call, written with the call) dials through the telephony port
+ * and records the outcome; an answered call that is still talking gets a `calls.progress` job
+ * that checks again when the carrier expects it to end. Every step is a conditional update
+ * from the previous state, and the call id is the carrier's idempotency key, so a job that runs
+ * twice (a crash before its acknowledgement, a lease taken over) neither dials twice nor
+ * debits twice. A completed call debits ceil(duration / 60) minutes in the transaction that
+ * records its completion.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { enqueueJob, type Job, RetryJobError } from '../core/jobs.js';
+import { addCreditEntry } from '../credits/repository.js';
+import {
+  type CallProgress,
+  type DialResult,
+  type TelephonyAdapter,
+  TelephonyError,
+} from '../telephony/port.js';
+import {
+  type CallEnding,
+  type CallRow,
+  findCall,
+  finishCall,
+  markDialing,
+  markInProgress,
+} from './repository.js';
+import { FINAL_STATUSES } from './schemas.js';
+
+export const PROGRESS_QUEUE = 'calls.progress';
+const PROGRESS_MAX_ATTEMPTS = 50;
+
+export interface CallJobPayload {
+  callId: string;
+  tenantId: string;
+}
+
+/** Minutes a completed call costs. */
+export function minutesFor(durationSeconds: number): number {
+  return Math.ceil(durationSeconds / 60);
+}
+
+export function createCallPipeline(deps: {
+  db: Db;
+  clock: Clock;
+  /** Read at each step, so the adapter can be swapped (tests wrap it). */
+  telephony: () => TelephonyAdapter;
+}) {
+  const { db, clock } = deps;
+
+  async function end(call: CallRow, ending: CallEnding): Promise<void> {
+    const now = clock.now();
+    await db.transaction().execute(async (tx) => {
+      const ended = await finishCall(tx, call.tenant_id, call.id, ending, now);
+      if (!ended || ending.status !== 'completed') return;
+      const minutes = minutesFor(ending.durationSeconds ?? 0);
+      if (minutes <= 0) return;
+      await addCreditEntry(tx, {
+        tenantId: call.tenant_id,
+        userId: ended.user_id,
+        minutes: -minutes,
+        reason: 'call',
+        reference: `call:${call.id}`,
+        at: now,
+      });
+    });
+  }
+
+  /**
+   * Asks the carrier; a transient failure is retried by the queue with back-off, unless this was
+   * the job's last attempt: then, like a permanent failure, it ends the call as failed.
+   */
+  async function ask<T>(call: CallRow, job: Job, question: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await question();
+    } catch (error) {
+      const transient = !(error instanceof TelephonyError) || error.transient;
+      if (transient && job.attempt < job.maxAttempts) throw error;
+      const reason = error instanceof TelephonyError ? error.message : 'telephony error';
+      await end(call, { status: 'failed', endedAt: clock.now(), failureReason: `telephony: ${reason}` });
+      return undefined;
+    }
+  }
+
+  async function followProgress(call: CallRow, job: Job): Promise<void> {
+    const progress = await ask<CallProgress>(call, job, () =>
+      deps.telephony().progress(call.id, call.tenant_id),
+    );
+    if (!progress) return;
+    if (progress.state === 'completed') {
+      await end(call, {
+        status: 'completed',
+        endedAt: progress.endedAt,
+        durationSeconds: progress.durationSeconds,
+      });
+    } else if (progress.state === 'failed') {
+      await end(call, { status: 'failed', endedAt: clock.now(), failureReason: progress.reason });
+    } else if (job.queue === PROGRESS_QUEUE) {
+      throw new RetryJobError(
+        'call still in progress',
+        Math.max(0, progress.checkAgainAt.getTime() - clock.now().getTime()),
+      );
+    } else {
+      await enqueueJob(db, {
+        queue: PROGRESS_QUEUE,
+        tenantId: call.tenant_id,
+        payload: { callId: call.id, tenantId: call.tenant_id } satisfies CallJobPayload,
+        runAt: progress.checkAgainAt,
+        maxAttempts: PROGRESS_MAX_ATTEMPTS,
+        singletonKey: `call-progress:${call.id}`,
+      });
+    }
+  }
+
+  return {
+    async dispatch(job: Job<CallJobPayload>): Promise<void> {
+      const call = await findCall(db, job.payload.tenantId, job.payload.callId);
+      if (!call || FINAL_STATUSES.includes(call.status)) return;
+      if (call.status === 'queued') await markDialing(db, call.tenant_id, call.id, clock.now());
+      const result = await ask<DialResult>(call, job, () =>
+        deps.telephony().dial({
+          callId: call.id,
+          tenantId: call.tenant_id,
+          from: call.from_number,
+          to: call.to_number,
+          prompt: call.prompt,
+          welcomeMessage: call.welcome_message,
+          context: (call.context ?? {}) as Record<string, unknown>,
+        }),
+      );
+      if (!result) return;
+      if (result.outcome === 'no_answer') {
+        await end(call, { status: 'no_answer', endedAt: clock.now() });
+        return;
+      }
+      if (result.outcome === 'failed') {
+        await end(call, { status: 'failed', endedAt: clock.now(), failureReason: result.reason });
+        return;
+      }
+      if (call.status !== 'in_progress')
+        await markInProgress(db, call.tenant_id, call.id, result.answeredAt, clock.now());
+      await followProgress(call, job);
+    },
+
+    async progress(job: Job<CallJobPayload>): Promise<void> {
+      const call = await findCall(db, job.payload.tenantId, job.payload.callId);
+      if (call?.status !== 'in_progress') return;
+      await followProgress(call, job);
+    },
+  };
+}
+
+export type CallPipeline = ReturnType<typeof createCallPipeline>;

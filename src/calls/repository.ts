@@ -1,0 +1,211 @@
+import { type Selectable, sql } from 'kysely';
+import type { Executor } from '../core/db.js';
+import type { CallStatus } from './schemas.js';
+
+export interface CallsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  agent_version: number;
+  user_id: string;
+  from_number: string;
+  to_number: string;
+  name: string;
+  email: string | null;
+  context: unknown;
+  prompt: string;
+  welcome_message: string;
+  status: CallStatus;
+  created_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+  duration_seconds: number | null;
+  failure_reason: string | null;
+  updated_at: Date;
+}
+
+declare module '../core/db.js' {
+  interface Tables {
+    calls: CallsTable;
+  }
+}
+
+export type CallRow = Selectable<CallsTable>;
+
+export interface NewCall {
+  id: string;
+  tenantId: string;
+  agentId: string;
+  agentVersion: number;
+  userId: string;
+  from: string;
+  to: string;
+  name: string;
+  email: string | null;
+  context: Record<string, unknown>;
+  prompt: string;
+  welcomeMessage: string;
+  createdAt: Date;
+}
+
+export interface DispatchJob {
+  queue: string;
+  payload: unknown;
+  maxAttempts: number;
+}
+
+/**
+ * Stores a queued call and its dispatch job in one statement (so one transaction and one round
+ * trip), provided the webhook still names this agent at this published version and the owner
+ * may still call: not deleted, not blocked, a positive balance. Returns false when that no
+ * longer holds (a rotation, publish, block or debit that raced the request): nothing is stored.
+ *
+ * The job row is the same one core/jobs.ts enqueueJob writes; it is inlined here to keep the
+ * webhook's hot path to a single statement.
+ */
+export async function insertQueuedCall(
+  db: Executor,
+  webhookId: string,
+  call: NewCall,
+  job: DispatchJob,
+): Promise<boolean> {
+  const result = await sql<{ id: number }>`
+    WITH allowed AS (
+      SELECT a.tenant_id FROM agents a
+      JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
+      WHERE a.webhook_id = ${webhookId} AND a.id = ${call.agentId} AND a.tenant_id = ${call.tenantId}
+        AND a.published_version = ${call.agentVersion}
+        AND u.deleted_at IS NULL AND u.status <> 'blocked' AND u.credit_balance_minutes > 0
+    ), queued AS (
+      INSERT INTO calls (id, tenant_id, agent_id, agent_version, user_id, from_number, to_number, name, email,
+                         context, prompt, welcome_message, status, created_at, updated_at)
+      SELECT ${call.id}, allowed.tenant_id, ${call.agentId}, ${call.agentVersion}::integer, ${call.userId},
+             ${call.from}, ${call.to}, ${call.name}, ${call.email}::text, ${JSON.stringify(call.context)}::jsonb,
+             ${call.prompt}, ${call.welcomeMessage}, 'queued', ${call.createdAt}::timestamptz, ${call.createdAt}::timestamptz
+      FROM allowed
+      RETURNING tenant_id
+    )
+    INSERT INTO jobs (tenant_id, queue, payload, status, run_at, max_attempts, created_at)
+    SELECT queued.tenant_id, ${job.queue}, ${JSON.stringify(job.payload)}::jsonb, 'queued',
+           ${call.createdAt}::timestamptz, ${job.maxAttempts}::integer, ${call.createdAt}::timestamptz
+    FROM queued
+    RETURNING id`.execute(db);
+  return result.rows.length === 1;
+}
+
+export async function findCall(db: Executor, tenantId: string, callId: string): Promise<CallRow | undefined> {
+  return db
+    .selectFrom('calls')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', callId)
+    .executeTakeFirst();
+}
+
+/** Operator API only: the tenant of a call. */
+export async function findCallTenant(db: Executor, callId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('calls').select('tenant_id').where('id', '=', callId).executeTakeFirst();
+  return row?.tenant_id;
+}
+
+export interface CallFilter {
+  /** Operator lists may span tenants; partner-facing reads always pass one. */
+  tenantId?: string;
+  agentId?: string;
+  status?: CallStatus;
+}
+
+function filteredCalls(db: Executor, filter: CallFilter) {
+  let query = db.selectFrom('calls');
+  if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
+  if (filter.agentId !== undefined) query = query.where('agent_id', '=', filter.agentId);
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  return query;
+}
+
+/** Newest first, ties broken by id. */
+export async function listCalls(db: Executor, filter: CallFilter, limit: number, offset: number) {
+  return filteredCalls(db, filter)
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countCalls(db: Executor, filter: CallFilter): Promise<number> {
+  const row = await filteredCalls(db, filter)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** queued → dialing; false when the call already moved on. */
+export async function markDialing(
+  db: Executor,
+  tenantId: string,
+  callId: string,
+  at: Date,
+): Promise<boolean> {
+  const row = await db
+    .updateTable('calls')
+    .set({ status: 'dialing', updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', callId)
+    .where('status', '=', 'queued')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** dialing → in_progress, answered at `startedAt`. */
+export async function markInProgress(
+  db: Executor,
+  tenantId: string,
+  callId: string,
+  startedAt: Date,
+  at: Date,
+) {
+  const row = await db
+    .updateTable('calls')
+    .set({ status: 'in_progress', started_at: startedAt, updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', callId)
+    .where('status', '=', 'dialing')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export interface CallEnding {
+  status: 'completed' | 'no_answer' | 'failed';
+  endedAt: Date;
+  durationSeconds?: number;
+  failureReason?: string;
+}
+
+/** Moves a call that is not final yet into its final state; undefined when it already was. */
+export async function finishCall(
+  db: Executor,
+  tenantId: string,
+  callId: string,
+  ending: CallEnding,
+  at: Date,
+) {
+  return db
+    .updateTable('calls')
+    .set({
+      status: ending.status,
+      ended_at: ending.endedAt,
+      duration_seconds: ending.durationSeconds ?? null,
+      failure_reason: ending.failureReason ?? null,
+      updated_at: at,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', callId)
+    .where('status', 'in', ['queued', 'dialing', 'in_progress'])
+    .returning(['id', 'user_id', 'duration_seconds'])
+    .executeTakeFirst();
+}

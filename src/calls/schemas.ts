@@ -1,0 +1,99 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { PageQuery } from '../core/pagination.js';
+import { Email, Nullable, PHONE_PATTERN, Timestamp } from '../core/schemas.js';
+
+export const CALL_STATUSES = [
+  'queued',
+  'dialing',
+  'in_progress',
+  'completed',
+  'no_answer',
+  'failed',
+] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export const FINAL_STATUSES: readonly CallStatus[] = ['completed', 'no_answer', 'failed'];
+
+export const CallStatusSchema = Type.Union(
+  CALL_STATUSES.map((s) => Type.Literal(s)),
+  { description: 'queued → dialing → in_progress → completed | no_answer | failed' },
+);
+
+export const WebhookParams = Type.Object({
+  agentWebhookId: Type.String({
+    description: 'The agent’s webhook id (`webh_…`), also the credential: treat the whole URL as a secret.',
+    examples: ['webh_4Jx9QmT2vLr8NcZ0aKpE7sWbY3hU6dFg'],
+  }),
+});
+
+const NAME_DOC = 'Callee’s name. One of `name`, `full_name`, `fullName` must be a non-empty string.';
+
+/**
+ * The trigger body as documented. The handler checks it itself (see ./input.ts) so that every
+ * problem answers 400 with the message partners rely on, and unknown keys become the context.
+ */
+export const TriggerCallBody = Type.Object(
+  {
+    phone: Type.String({
+      pattern: PHONE_PATTERN,
+      description: 'Number to call, E.164 with country code.',
+      examples: ['+14155550123'],
+    }),
+    name: Type.Optional(Type.String({ description: NAME_DOC, examples: ['Ada Lovelace'] })),
+    full_name: Type.Optional(Type.String({ description: 'Alias of `name`.' })),
+    fullName: Type.Optional(Type.String({ description: 'Alias of `name`.' })),
+    email: Type.Optional(Email),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'Any other key is stored with the call as its context and fills `{key}` placeholders (single braces, word characters) in the agent’s published prompt and welcome message; `{name}` is always available. At most 200 extra keys, nested at most 8 levels; the whole body at most 64 KiB.',
+    examples: [
+      { phone: '+14155550123', name: 'Ada Lovelace', email: 'ada@example.com', product: 'solar panels' },
+    ],
+  },
+);
+
+export const QueuedCall = Type.Object(
+  {
+    id: Type.String({ examples: ['call_7Yh2kLm9Qw3ZbXcV5nR8pT1s'] }),
+    status: Type.Literal('queued'),
+    agent_id: Type.String(),
+    from: Type.String({ description: 'Caller ID: the agent’s number.' }),
+    to: Type.String(),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type QueuedCall = Static<typeof QueuedCall>;
+
+export const Call = Type.Object(
+  {
+    id: Type.String(),
+    agent_id: Type.String(),
+    agent_version: Type.Integer(),
+    user_id: Type.String(),
+    from: Type.String(),
+    to: Type.String(),
+    name: Type.String(),
+    email: Nullable(Type.String()),
+    context: Type.Object({}, { additionalProperties: true }),
+    prompt: Type.String(),
+    welcome_message: Type.String(),
+    status: CallStatusSchema,
+    created_at: Timestamp,
+    started_at: Nullable(Timestamp),
+    ended_at: Nullable(Timestamp),
+    duration_seconds: Nullable(Type.Integer()),
+    failure_reason: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type Call = Static<typeof Call>;
+
+export const ListCallsQuery = Type.Object({
+  ...PageQuery,
+  agent_id: Type.Optional(Type.String({ maxLength: 255 })),
+  tenant_id: Type.Optional(Type.String({ maxLength: 255 })),
+  status: Type.Optional(CallStatusSchema),
+});
+export type ListCallsQuery = Static<typeof ListCallsQuery>;

@@ -1,0 +1,92 @@
+/**
+ * Who is calling. Partner routes (`/api/v1`) take a bearer API key and declare the scope they need
+ * in `config.scope`; operator routes (`/admin/v1`) take the ADMIN_TOKEN. Credentials never cross
+ * surfaces: each check only accepts its own kind of token.
+ */
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKeyPrincipal, KeyVerifier, Scope } from '../api-keys/service.js';
+import { ApiError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a partner route requires. */
+    scope?: Scope;
+    /** The rate-limit policy of a non-partner route (partner routes are limited per API key). */
+    rateLimit?: 'webhook' | 'sign_in';
+  }
+  interface FastifyRequest {
+    principal?: ApiKeyPrincipal;
+  }
+}
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  return match?.[1];
+}
+
+const authenticationFailed = () =>
+  new ApiError('authentication_failed', 'A valid API key is required: Authorization: Bearer <key>.');
+
+/**
+ * Rate limiting of partner requests (src/rate-limits): sets the RateLimit-* headers and throws
+ * 429 `rate_limited` when the budget is spent.
+ */
+export interface PartnerRateLimiter {
+  /** A request whose key was verified: counted against that key's budget. */
+  authenticated(request: FastifyRequest, reply: FastifyReply, principal: ApiKeyPrincipal): Promise<void>;
+  /** A request about to be refused with 401: counted against the client IP's budget instead. */
+  rejected(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
+
+/** Requires a valid partner API key holding the route's scope; sets request.principal. */
+export function registerPartnerAuth(
+  app: FastifyInstance,
+  verifier: KeyVerifier,
+  limiter?: PartnerRateLimiter,
+): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const token = bearerToken(request);
+    const result = token ? await verifier.verify(token) : undefined;
+    if (!result?.ok) {
+      await limiter?.rejected(request, reply);
+      throw authenticationFailed();
+    }
+    // Before the scope check and the idempotent replay: both count against the key's budget.
+    await limiter?.authenticated(request, reply, result.principal);
+    request.principal = result.principal;
+    const required = request.routeOptions.config.scope;
+    if (required && !result.principal.scopes.has(required)) {
+      throw new ApiError('permission_denied', `This API key lacks the scope ${required}.`, {
+        required_scopes: [required],
+      });
+    }
+  });
+}
+
+/** The tenant of the authenticated partner request. */
+export function tenantOf(request: FastifyRequest): string {
+  if (!request.principal) throw new Error('tenantOf called on an unauthenticated request');
+  return request.principal.tenantId;
+}
+
+function constantTimeEquals(a: string, b: string): boolean {
+  const ha = crypto.createHash('sha256').update(a).digest();
+  const hb = crypto.createHash('sha256').update(b).digest();
+  return crypto.timingSafeEqual(ha, hb);
+}
+
+/** Requires `Authorization: Bearer <ADMIN_TOKEN>`; with no ADMIN_TOKEN configured every request fails. */
+export function registerAdminAuth(app: FastifyInstance, adminToken: string | undefined): void {
+  app.addHook('onRequest', async (request) => {
+    const token = bearerToken(request);
+    if (!adminToken || !token || !constantTimeEquals(token, adminToken)) {
+      throw new ApiError(
+        'authentication_failed',
+        'A valid operator token is required: Authorization: Bearer <ADMIN_TOKEN>.',
+      );
+    }
+  });
+}

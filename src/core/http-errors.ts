@@ -1,0 +1,120 @@
+/**
+ * The one place errors become HTTP answers: every non-2xx answer is the envelope
+ * `{ error: { code, message, details? }, request_id }`, and 5xx answers never leak internals.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, codeToStatus, type ErrorCode, type ErrorDetails } from './errors.js';
+
+export interface ErrorEnvelope {
+  error: { code: ErrorCode; message: string; details?: ErrorDetails };
+  request_id: string;
+}
+
+export function envelope(request: FastifyRequest, error: ApiError): ErrorEnvelope {
+  const body: ErrorEnvelope = { error: { code: error.code, message: error.message }, request_id: request.id };
+  if (error.details !== undefined) body.error.details = error.details;
+  return body;
+}
+
+export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  return reply.code(error.status).send(envelope(request, error));
+}
+
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
+// PostgreSQL: connection exceptions, insufficient resources, operator intervention (shutdown),
+// invalid catalog name (the database itself is gone).
+const UNAVAILABLE_SQLSTATE_CLASSES = ['08', '3D', '53', '57'];
+
+/** Maps anything thrown to an ApiError; unknown errors become 500 and are logged by the caller. */
+export function toApiError(error: unknown): { apiError: ApiError; unexpected: boolean } {
+  if (error instanceof ApiError) return { apiError: error, unexpected: false };
+  const e = error as FastifyError & { code?: string; statusCode?: number };
+  const sqlState = typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined;
+  if (sqlState === '23505') {
+    return {
+      apiError: new ApiError('conflict', 'The request conflicts with an existing resource.'),
+      unexpected: false,
+    };
+  }
+  if (
+    (sqlState && UNAVAILABLE_SQLSTATE_CLASSES.includes(sqlState.slice(0, 2))) ||
+    (e?.code && UNAVAILABLE_ERRNOS.has(e.code)) ||
+    /Connection terminated|timeout exceeded when trying to connect/i.test(e?.message ?? '')
+  ) {
+    return {
+      apiError: new ApiError(
+        'service_unavailable',
+        'The service is temporarily unavailable; retry with backoff.',
+      ),
+      unexpected: true,
+    };
+  }
+  const status = e?.statusCode;
+  if (status === 413) {
+    return {
+      apiError: new ApiError('invalid_request', 'The request body is too large.', undefined, { status }),
+      unexpected: false,
+    };
+  }
+  if (status === 415) {
+    return {
+      apiError: new ApiError(
+        'invalid_request',
+        'The request body must be sent as Content-Type: application/json.',
+        undefined,
+        {
+          status,
+        },
+      ),
+      unexpected: false,
+    };
+  }
+  if (status === 404)
+    return { apiError: new ApiError('not_found', 'Resource not found.'), unexpected: false };
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const message =
+      e instanceof SyntaxError || e?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/i.test(e?.message ?? '')
+        ? 'The request body is not valid JSON.'
+        : e.message;
+    return {
+      apiError: new ApiError('invalid_request', message, undefined, { status: 400 }),
+      unexpected: false,
+    };
+  }
+  return { apiError: new ApiError('internal_error', 'An unexpected error occurred.'), unexpected: true };
+}
+
+/**
+ * Fastify's `frameworkErrors` option: what the router answers before any hook runs (a malformed
+ * percent-encoding in the path, a path parameter over the router's length limit), in the envelope
+ * with X-Request-Id like every other answer.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  const apiError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? // No object has an id that long.
+        new ApiError('not_found', 'Resource not found.')
+      : error.code === 'FST_ERR_BAD_URL'
+        ? new ApiError('invalid_request', 'The request URL is malformed (invalid percent-encoding).')
+        : toApiError(error).apiError;
+  sendApiError(request, reply, apiError);
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const { apiError, unexpected } = toApiError(error);
+    if (unexpected) request.log.error({ err: error }, 'request failed');
+    return sendApiError(request, reply, apiError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendApiError(
+      request,
+      reply,
+      new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
+    ),
+  );
+}
+
+export { codeToStatus };

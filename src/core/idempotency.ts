@@ -1,0 +1,370 @@
+/**
+ * Idempotency-Key (decisions.md §3), reusable by any route that sets `config.idempotent`.
+ *
+ * A key is scoped to the tenant and bound to a fingerprint (method + path + canonical JSON body).
+ * The first request inserts an `executing` row it owns under a lease; duplicates that arrive
+ * meanwhile wait (up to 10 s) and replay its answer. Answers produced once the request started
+ * executing (2xx, 404, 409 conflict, 422 unprocessable_entity) are stored; others release the key
+ * so a corrected retry may proceed. Handlers with side effects record their answer inside the
+ * transaction that makes the change (`recordInTx`), so "changed" and "answer stored" commit
+ * together and a crash can never make a retry repeat the side effect.
+ */
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import type { Clock } from './clock.js';
+import type { Db, Executor } from './db.js';
+import { ApiError } from './errors.js';
+import { randomBase62 } from './ids.js';
+
+export interface IdempotencyKeysTable {
+  tenant_id: string;
+  key: string;
+  fingerprint: string;
+  status: 'executing' | 'completed';
+  owner: string;
+  locked_until: Date;
+  recovery_point: string | null;
+  recovery_data: unknown;
+  response_status: number | null;
+  response_body: unknown;
+  response_headers: unknown;
+  created_at: Date;
+}
+
+declare module './db.js' {
+  interface Tables {
+    idempotency_keys: IdempotencyKeysTable;
+  }
+}
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const MAX_KEY_LENGTH = 255;
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+export type BeginResult =
+  | { kind: 'execute'; owner: string; recoveryPoint: string | null; recoveryData: unknown }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'reuse' }
+  | { kind: 'busy' };
+
+export interface IdempotencyStore {
+  begin(tenantId: string, key: string, fingerprint: string): Promise<BeginResult>;
+  /** Stores the answer in the caller's transaction; throws if this request no longer owns the key. */
+  recordInTx(tx: Executor, claim: IdempotencyClaim, response: StoredResponse): Promise<void>;
+  record(claim: IdempotencyClaim, response: StoredResponse): Promise<void>;
+  /** Saves how far a multi-phase request got, so a retry resumes there. */
+  saveRecoveryPoint(tx: Executor, claim: IdempotencyClaim, point: string, data: unknown): Promise<void>;
+  release(claim: IdempotencyClaim): Promise<void>;
+  /** Deletes records older than the window; returns how many. */
+  purgeExpired(): Promise<number>;
+}
+
+export interface IdempotencyClaim {
+  tenantId: string;
+  key: string;
+  owner: string;
+  recoveryPoint: string | null;
+  recoveryData: unknown;
+  /** Set once the answer is stored, so the response hook does not store it again. */
+  recorded: boolean;
+}
+
+export interface IdempotencyOptions {
+  db: Db;
+  clock: Clock;
+  /** How long a duplicate waits for the first request's answer. */
+  waitMs?: number;
+  /** How long an executing request owns its key before another may take over (a crashed process). */
+  leaseMs?: number;
+  pollMs?: number;
+}
+
+export function createIdempotencyStore(options: IdempotencyOptions): IdempotencyStore {
+  const { db, clock } = options;
+  const waitMs = options.waitMs ?? 10_000;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const pollMs = options.pollMs ?? 25;
+
+  /** One attempt to own the key: insert, or take over an expired record or an abandoned lease. */
+  async function tryOwn(tenantId: string, key: string, fingerprint: string) {
+    const now = clock.now();
+    const owner = randomBase62(16);
+    const windowStart = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
+    const lockedUntil = new Date(now.getTime() + leaseMs);
+    const result = await sql<{ owner: string; recovery_point: string | null; recovery_data: unknown }>`
+      INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status, owner, locked_until, created_at)
+      VALUES (${tenantId}, ${key}, ${fingerprint}, 'executing', ${owner}, ${lockedUntil}, ${now})
+      ON CONFLICT (tenant_id, key) DO UPDATE SET
+        owner = EXCLUDED.owner,
+        locked_until = EXCLUDED.locked_until,
+        status = 'executing',
+        fingerprint = EXCLUDED.fingerprint,
+        created_at = CASE WHEN idempotency_keys.created_at < ${windowStart} THEN EXCLUDED.created_at ELSE idempotency_keys.created_at END,
+        recovery_point = CASE WHEN idempotency_keys.created_at < ${windowStart} THEN NULL ELSE idempotency_keys.recovery_point END,
+        recovery_data = CASE WHEN idempotency_keys.created_at < ${windowStart} THEN NULL ELSE idempotency_keys.recovery_data END,
+        response_status = NULL, response_body = NULL, response_headers = NULL
+      WHERE idempotency_keys.created_at < ${windowStart}
+         OR (idempotency_keys.status = 'executing' AND idempotency_keys.locked_until < ${now}
+             AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+      RETURNING owner, recovery_point, recovery_data`.execute(db);
+    return result.rows[0];
+  }
+
+  async function current(tenantId: string, key: string) {
+    return db
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'status', 'response_status', 'response_body', 'response_headers'])
+      .where('tenant_id', '=', tenantId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+  }
+
+  async function store(executor: Executor, claim: IdempotencyClaim, response: StoredResponse) {
+    const updated = await executor
+      .updateTable('idempotency_keys')
+      .set({
+        status: 'completed',
+        response_status: response.status,
+        response_body: JSON.stringify(response.body),
+        response_headers: JSON.stringify(response.headers),
+      })
+      .where('tenant_id', '=', claim.tenantId)
+      .where('key', '=', claim.key)
+      .where('owner', '=', claim.owner)
+      .where('status', '=', 'executing')
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) !== 1) {
+      throw new ApiError(
+        'conflict',
+        'Another request with this Idempotency-Key took over; retry to get its answer.',
+        undefined,
+        {
+          headers: { 'retry-after': '1' },
+        },
+      );
+    }
+    claim.recorded = true;
+  }
+
+  return {
+    async begin(tenantId, key, fingerprint) {
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const owned = await tryOwn(tenantId, key, fingerprint);
+        if (owned) {
+          return {
+            kind: 'execute',
+            owner: owned.owner,
+            recoveryPoint: owned.recovery_point,
+            recoveryData: owned.recovery_data,
+          };
+        }
+        const row = await current(tenantId, key);
+        if (row) {
+          if (row.fingerprint !== fingerprint) return { kind: 'reuse' };
+          if (row.status === 'completed') {
+            return {
+              kind: 'replay',
+              response: {
+                status: row.response_status ?? 200,
+                body: row.response_body,
+                headers: (row.response_headers ?? {}) as Record<string, string>,
+              },
+            };
+          }
+        }
+        // Still executing elsewhere (or released just now): wait and look again.
+        if (Date.now() >= deadline) return { kind: 'busy' };
+        await new Promise((resolve) => setTimeout(resolve, pollMs));
+      }
+    },
+    recordInTx: (tx, claim, response) => store(tx, claim, response),
+    record: (claim, response) => store(db, claim, response),
+    async saveRecoveryPoint(tx, claim, point, data) {
+      await tx
+        .updateTable('idempotency_keys')
+        .set({ recovery_point: point, recovery_data: JSON.stringify(data ?? null) })
+        .where('tenant_id', '=', claim.tenantId)
+        .where('key', '=', claim.key)
+        .where('owner', '=', claim.owner)
+        .execute();
+      claim.recoveryPoint = point;
+      claim.recoveryData = data;
+    },
+    async release(claim) {
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('tenant_id', '=', claim.tenantId)
+        .where('key', '=', claim.key)
+        .where('owner', '=', claim.owner)
+        .where('status', '=', 'executing')
+        .execute();
+    },
+    async purgeExpired() {
+      const cutoff = new Date(clock.now().getTime() - IDEMPOTENCY_WINDOW_MS);
+      const result = await db
+        .deleteFrom('idempotency_keys')
+        .where('created_at', '<', cutoff)
+        .where((eb) => eb.or([eb('status', '=', 'completed'), eb('locked_until', '<', clock.now())]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+/** Sorted keys at every depth, so `{a,b}` and `{b,a}` fingerprint the same. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function fingerprintOf(method: string, path: string, body: unknown): string {
+  return crypto
+    .createHash('sha256')
+    .update(`${method} ${path}\n${canonicalJson(body ?? null)}`)
+    .digest('hex');
+}
+
+/** Answers stored for replay: the ones produced after the request started executing. */
+export function isStorableAnswer(status: number, code: string | undefined): boolean {
+  if (status >= 200 && status < 300) return true;
+  if (status === 404) return true;
+  if (status === 409) return code === 'conflict';
+  if (status === 422) return code === 'unprocessable_entity';
+  return false;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route honours Idempotency-Key (decisions.md §3). */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    idempotencyKey?: string;
+    idempotency?: IdempotencyClaim;
+  }
+}
+
+type RouteHook = (...args: any[]) => any;
+const hookList = (hooks: RouteHook | RouteHook[] | undefined): RouteHook[] =>
+  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
+
+/**
+ * Gives every `config.idempotent` route the Idempotency-Key behaviour. The hooks are attached to
+ * those routes only (through onRoute, so call this before the routes are added): other routes
+ * pay nothing for them.
+ */
+export function registerIdempotency(
+  app: FastifyInstance,
+  store: IdempotencyStore,
+  tenantOf: (request: FastifyRequest) => string,
+): void {
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.preValidation = [
+      ...hookList(route.preValidation as RouteHook | RouteHook[]),
+      readKey,
+    ] as typeof route.preValidation;
+    route.preHandler = [
+      ...hookList(route.preHandler as RouteHook | RouteHook[]),
+      beginOrReplay,
+    ] as typeof route.preHandler;
+    route.onSend = [...hookList(route.onSend as RouteHook | RouteHook[]), storeAnswer] as typeof route.onSend;
+  });
+
+  async function readKey(request: FastifyRequest) {
+    const header = request.headers['idempotency-key'];
+    if (header === undefined) return;
+    const key = Array.isArray(header) ? header.join(',') : header;
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH || !PRINTABLE_ASCII.test(key)) {
+      throw new ApiError(
+        'invalid_request',
+        `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`,
+      );
+    }
+    request.idempotencyKey = key;
+  }
+
+  async function beginOrReplay(request: FastifyRequest, reply: FastifyReply) {
+    const key = request.idempotencyKey;
+    if (!key) return;
+    const tenantId = tenantOf(request);
+    const path = request.url.split('?')[0];
+    const result = await store.begin(tenantId, key, fingerprintOf(request.method, path, request.body));
+    switch (result.kind) {
+      case 'execute':
+        request.idempotency = {
+          tenantId,
+          key,
+          owner: result.owner,
+          recoveryPoint: result.recoveryPoint,
+          recoveryData: result.recoveryData,
+          recorded: false,
+        };
+        return;
+      case 'reuse':
+        throw new ApiError(
+          'idempotency_key_reuse',
+          'This Idempotency-Key was already used with a different request body or path.',
+        );
+      case 'busy':
+        throw new ApiError(
+          'conflict',
+          'A request with this Idempotency-Key is still being processed; retry shortly.',
+          undefined,
+          {
+            headers: { 'retry-after': '1' },
+          },
+        );
+      case 'replay': {
+        const { status, body, headers } = result.response;
+        const replayed =
+          body && typeof body === 'object' && 'request_id' in (body as object)
+            ? { ...(body as object), request_id: request.id }
+            : body;
+        reply.headers(headers).header('idempotent-replayed', 'true').code(status);
+        return reply.send(replayed);
+      }
+    }
+  }
+
+  async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+    const claim = request.idempotency;
+    if (!claim || claim.recorded) return payload;
+    let body: any;
+    try {
+      body = typeof payload === 'string' ? JSON.parse(payload) : undefined;
+    } catch {
+      body = undefined;
+    }
+    try {
+      if (isStorableAnswer(reply.statusCode, body?.error?.code)) {
+        const location = reply.getHeader('location');
+        await store.record(claim, {
+          status: reply.statusCode,
+          body,
+          headers: location ? { location: String(location) } : {},
+        });
+      } else {
+        await store.release(claim);
+      }
+    } catch (error) {
+      // The answer still goes out; the lease lets a retry take over later.
+      request.log.warn({ err: error }, 'could not store the idempotent answer');
+    }
+    return payload;
+  }
+}

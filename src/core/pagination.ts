@@ -1,0 +1,55 @@
+/** Page-based pagination (partner-api.md "Pagination block", decisions.md §2). */
+import { Type } from '@sinclair/typebox';
+
+export const MAX_SAFE = 9007199254740991;
+
+export const PageQuery = {
+  page: Type.Integer({ minimum: 1, maximum: MAX_SAFE, default: 1, description: 'Page number, from 1.' }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1 to 100.' }),
+};
+
+export const SortOrder = Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
+  default: 'desc',
+  description: 'Sort direction.',
+});
+
+export const Pagination = Type.Object(
+  {
+    page: Type.Integer({ minimum: 0, maximum: MAX_SAFE }),
+    limit: Type.Integer({ minimum: 1, maximum: MAX_SAFE }),
+    total: Type.Integer({ minimum: 0, maximum: MAX_SAFE }),
+    pages: Type.Integer({ minimum: 0, maximum: MAX_SAFE }),
+    has_more: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+export interface PageRequest {
+  page: number;
+  limit: number;
+}
+
+export function offsetOf({ page, limit }: PageRequest): number {
+  return (page - 1) * limit;
+}
+
+export function paginationBlock({ page, limit }: PageRequest, total: number) {
+  const pages = Math.ceil(total / limit);
+  return { page, limit, total, pages, has_more: page < pages };
+}
+
+/**
+ * Runs a list query that returns its rows with `total` (count(*) over ()), falling back to a
+ * separate count only when the page is past the end and so holds no row to carry the total.
+ */
+export async function listPage<Row, Item>(
+  pageRequest: PageRequest,
+  fetchPage: (limit: number, offset: number) => Promise<(Row & { total: number })[]>,
+  count: () => Promise<number>,
+  toItem: (row: Row) => Item,
+) {
+  const offset = offsetOf(pageRequest);
+  const rows = offset <= Number.MAX_SAFE_INTEGER ? await fetchPage(pageRequest.limit, offset) : [];
+  const total = rows.length > 0 ? rows[0].total : await count();
+  return { data: rows.map(toItem), pagination: paginationBlock(pageRequest, total) };
+}

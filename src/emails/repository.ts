@@ -1,0 +1,137 @@
+import { type Selectable, sql } from 'kysely';
+import type { Executor } from '../core/db.js';
+import type { EmailStatus } from './schemas.js';
+
+export interface EmailOutboxTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  kind: 'welcome';
+  to_address: string;
+  to_name: string | null;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  message_id: string;
+  status: EmailStatus;
+  attempts: import('kysely').Generated<number>;
+  last_error: string | null;
+  locked_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  sent_at: Date | null;
+}
+
+declare module '../core/db.js' {
+  interface Tables {
+    email_outbox: EmailOutboxTable;
+  }
+}
+
+export type OutboxRow = Selectable<EmailOutboxTable>;
+
+export async function insertOutboxEmail(
+  db: Executor,
+  row: Omit<EmailOutboxTable, 'attempts' | 'last_error' | 'locked_until' | 'sent_at'>,
+): Promise<void> {
+  await db.insertInto('email_outbox').values(row).execute();
+}
+
+export async function findOutboxEmail(
+  db: Executor,
+  tenantId: string,
+  id: string,
+): Promise<OutboxRow | undefined> {
+  return db
+    .selectFrom('email_outbox')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * Takes a pending row for one delivery attempt: counts the attempt and holds the row until
+ * `lockUntil`. Answers undefined when the row is sent, failed, or held by another attempt.
+ */
+export async function claimOutboxEmail(
+  db: Executor,
+  tenantId: string,
+  id: string,
+  now: Date,
+  lockUntil: Date,
+): Promise<OutboxRow | undefined> {
+  return db
+    .updateTable('email_outbox')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), locked_until: lockUntil, updated_at: now }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Ends an attempt: sent, failed, or back to pending with its error (only while still pending). */
+export async function finishOutboxAttempt(
+  db: Executor,
+  tenantId: string,
+  id: string,
+  outcome: { status: EmailStatus; lastError: string | null; at: Date },
+): Promise<void> {
+  await db
+    .updateTable('email_outbox')
+    .set({
+      status: outcome.status,
+      last_error: outcome.lastError,
+      locked_until: null,
+      updated_at: outcome.at,
+      ...(outcome.status === 'sent' ? { sent_at: outcome.at } : {}),
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+function filtered(db: Executor, tenantId: string, status: EmailStatus | undefined) {
+  let query = db.selectFrom('email_outbox').where('tenant_id', '=', tenantId);
+  if (status) query = query.where('status', '=', status);
+  return query;
+}
+
+export async function listOutboxEmails(
+  db: Executor,
+  tenantId: string,
+  options: { status?: EmailStatus; limit: number; offset: number },
+) {
+  return filtered(db, tenantId, options.status)
+    .select([
+      'id',
+      'user_id',
+      'to_address',
+      'subject',
+      'status',
+      'attempts',
+      'last_error',
+      'created_at',
+      'sent_at',
+      sql<number>`count(*) over ()`.as('total'),
+    ])
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(options.limit)
+    .offset(options.offset)
+    .execute();
+}
+
+export async function countOutboxEmails(
+  db: Executor,
+  tenantId: string,
+  status: EmailStatus | undefined,
+): Promise<number> {
+  const row = await filtered(db, tenantId, status)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}

@@ -1,0 +1,121 @@
+/** The tenant's plan catalog: read by partners, edited by the operator. */
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { listPage } from '../core/pagination.js';
+import {
+  countPlans,
+  findPlan,
+  findPlanTenant,
+  insertPlan,
+  listPlans,
+  toPlan,
+  updatePlan,
+} from './repository.js';
+import type { CreatePlanBody, ListPlansQuery, Plan, UpdatePlanBody } from './schemas.js';
+
+const RATE_FIELDS = ['overage_rate', 'topup_rate'] as const;
+const RATE_DECIMALS = 6;
+
+/**
+ * Rates are stored as numeric(14, 6): a rate with more decimals would come back rounded, so it is
+ * refused instead (bodies are never coerced). A 422 validation_failed, checked before existence.
+ */
+export function checkPlanRates(input: Partial<Record<(typeof RATE_FIELDS)[number], number>>): void {
+  const issues: FieldIssue[] = [];
+  for (const field of RATE_FIELDS) {
+    const value = input[field];
+    if (typeof value === 'number' && Number(value.toFixed(RATE_DECIMALS)) !== value) {
+      issues.push({ field, issue: `must have at most ${RATE_DECIMALS} decimal places.` });
+    }
+  }
+  if (issues.length > 0) throw validationFailed(issues);
+}
+
+export function createPlanService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+
+  async function tenantOfPlan(planId: string): Promise<string> {
+    const tenantId = await findPlanTenant(db, planId);
+    if (!tenantId) throw notFound('Plan');
+    return tenantId;
+  }
+
+  return {
+    async list(tenantId: string, query: ListPlansQuery) {
+      const filter = { offeredOnly: query.active === 'true', provider: query.provider };
+      return listPage(
+        query,
+        (limit, offset) =>
+          listPlans(db, tenantId, {
+            ...filter,
+            sortBy: query.sort_by,
+            sortOrder: query.sort_order,
+            limit,
+            offset,
+          }),
+        () => countPlans(db, tenantId, filter),
+        toPlan,
+      );
+    },
+
+    async get(tenantId: string, planId: string): Promise<Plan> {
+      const row = await findPlan(db, tenantId, planId);
+      if (!row) throw notFound('Plan');
+      return toPlan(row);
+    },
+
+    async create(tenantId: string, input: CreatePlanBody): Promise<Plan> {
+      checkPlanRates(input);
+      const now = clock.now();
+      const row = await insertPlan(db, {
+        id: newId('plan'),
+        tenant_id: tenantId,
+        name: input.name,
+        description: input.description ?? null,
+        active: input.active ?? true,
+        provider: input.provider,
+        currency: input.currency,
+        monthly_price: input.monthly_price,
+        annual_price: input.annual_price,
+        included_minutes: input.included_minutes,
+        overage_rate: input.overage_rate,
+        topup_rate: input.topup_rate,
+        trial_period_days: input.trial_period_days ?? 0,
+        created_at: now,
+        updated_at: now,
+        archived_at: null,
+      });
+      return toPlan(row);
+    },
+
+    async update(planId: string, changes: UpdatePlanBody): Promise<Plan> {
+      checkPlanRates(changes);
+      const tenantId = await tenantOfPlan(planId);
+      const row = await updatePlan(db, tenantId, planId, { ...changes, updated_at: clock.now() });
+      if (!row) throw notFound('Plan');
+      return toPlan(row);
+    },
+
+    /** Archives the plan: no longer offered, absent from GET /plans/{id}, listed only with active=false. */
+    async archive(planId: string): Promise<Plan> {
+      const tenantId = await tenantOfPlan(planId);
+      const now = clock.now();
+      const row = await db
+        .updateTable('plans')
+        .set((eb) => ({
+          active: false,
+          archived_at: eb.fn.coalesce('archived_at', eb.val(now)),
+          updated_at: now,
+        }))
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', planId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toPlan(row);
+    },
+  };
+}
+
+export type PlanService = ReturnType<typeof createPlanService>;

@@ -1,0 +1,25 @@
+/** The limits (decisions.md §8), each a token bucket; see README "Rate limits". */
+import type { BucketLimits } from './token-bucket.js';
+
+export interface RateLimitPolicies {
+  /** Per partner API key; a tenant may have its own numbers (PATCH /admin/v1/tenants/{id}). */
+  partner: BucketLimits;
+  /** Per client IP, counting only partner requests that fail authentication (401). */
+  unauthenticated: BucketLimits;
+  /** Per webhook id (routes with `config.rateLimit: 'webhook'`). */
+  webhook: BucketLimits;
+  /** Failed sign-ins per tenant + email: 10, then one more every 90 s (10 per 15 minutes). */
+  signInAccount: BucketLimits;
+  /** Failed sign-ins per client IP, over every account. */
+  signInIp: BucketLimits;
+}
+
+const FIFTEEN_MINUTES_S = 15 * 60;
+
+export const DEFAULT_POLICIES: RateLimitPolicies = {
+  partner: { perSecond: 100, burst: 200 },
+  unauthenticated: { perSecond: 10, burst: 100 },
+  webhook: { perSecond: 10, burst: 20 },
+  signInAccount: { perSecond: 10 / FIFTEEN_MINUTES_S, burst: 10 },
+  signInIp: { perSecond: 100 / FIFTEEN_MINUTES_S, burst: 100 },
+};

@@ -1,0 +1,113 @@
+/**
+ * The newcomer's demo tenant (decisions.md §1): created on first start with an empty embedded
+ * database, so both surfaces can be tried within a minute.
+ */
+import { issueApiKey, SCOPES } from '../api-keys/service.js';
+import type { Services } from '../app.js';
+import { newId } from '../core/ids.js';
+import { hashPassword } from '../core/passwords.js';
+import { addCreditEntry } from '../credits/repository.js';
+import { insertUser } from '../users/repository.js';
+
+export interface DemoSeed {
+  tenantId: string;
+  apiKey: string;
+  userId: string;
+  userEmail: string;
+  userPassword: string;
+  /** Lines to print for the newcomer. */
+  lines: string[];
+}
+
+/** Extra seeding by other features (e.g. a published agent for the webhook); returns lines to print. */
+export type DemoSeedExtension = (services: Services, seed: DemoSeed) => Promise<string[]>;
+
+export async function isDatabaseEmpty(services: Services): Promise<boolean> {
+  const row = await services.database.db
+    .selectFrom('tenants')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n) === 0;
+}
+
+export async function seedDemo(services: Services, extensions: DemoSeedExtension[] = []): Promise<DemoSeed> {
+  const { clock, config } = services;
+  const db = services.database.db;
+  const tenant = await services.tenants.create({ name: 'Demo Agency' });
+  const planInputs = [
+    {
+      name: 'Starter (card)',
+      provider: 'processor',
+      monthly_price: 2900,
+      annual_price: 29000,
+      included_minutes: 100,
+      trial_period_days: 14,
+    },
+    {
+      name: 'Pro (card)',
+      provider: 'processor',
+      monthly_price: 9900,
+      annual_price: 99000,
+      included_minutes: 500,
+      trial_period_days: 0,
+    },
+    {
+      name: 'Starter (invoice)',
+      provider: 'agency',
+      monthly_price: 2500,
+      annual_price: 25000,
+      included_minutes: 100,
+      trial_period_days: 0,
+    },
+    {
+      name: 'Pro (invoice)',
+      provider: 'agency',
+      monthly_price: 8900,
+      annual_price: 89000,
+      included_minutes: 500,
+      trial_period_days: 0,
+    },
+  ] as const;
+  for (const plan of planInputs) {
+    await services.plans.create(tenant.id, { ...plan, currency: 'usd', overage_rate: 0.12, topup_rate: 0.1 });
+  }
+  const userPassword = 'demo-password';
+  const userEmail = 'demo.user@example.com';
+  const now = clock.now();
+  const userId = newId('usr');
+  const passwordHash = await hashPassword(userPassword, config.scryptCost);
+  await db.transaction().execute(async (tx) => {
+    await insertUser(tx, {
+      id: userId,
+      tenant_id: tenant.id,
+      email: userEmail,
+      name: 'Demo User',
+      phone: '+14155550100',
+      status: 'active',
+      password_hash: passwordHash,
+      created_at: now,
+      updated_at: now,
+    });
+    await addCreditEntry(tx, { tenantId: tenant.id, userId, minutes: 60, reason: 'demo credits', at: now });
+  });
+  const { key } = await issueApiKey(db, clock, {
+    tenantId: tenant.id,
+    prefix: config.apiKeyPrefix,
+    env: 'test',
+    scopes: [...SCOPES],
+    name: 'demo key',
+    expiresAt: null,
+  });
+  const seed: DemoSeed = { tenantId: tenant.id, apiKey: key, userId, userEmail, userPassword, lines: [] };
+  const base = config.publicBaseUrl;
+  seed.lines.push(
+    'Demo tenant created (first start with an empty database; SEED_DEMO=false skips this).',
+    `  tenant:   ${tenant.id}`,
+    `  API key:  ${key}   (every scope; shown once)`,
+    `  user:     ${userEmail} / ${userPassword}`,
+    'Try it:',
+    `  curl -s ${base}/api/v1/plans -H 'Authorization: Bearer ${key}'`,
+  );
+  for (const extension of extensions) seed.lines.push(...(await extension(services, seed)));
+  return seed;
+}

@@ -1,0 +1,121 @@
+/**
+ * Starts voiceplane: reads the configuration, opens and migrates the database, seeds the demo
+ * tenant on a fresh embedded database, listens, runs the job workers, and shuts down gracefully
+ * on SIGTERM/SIGINT (in-flight requests finish, workers finish their jobs, the database closes).
+ */
+import pino from 'pino';
+import { buildApp, createServices, scheduleMaintenance } from './app.js';
+import { type Config, ConfigError, loadConfig } from './core/config.js';
+import { type Database, openDatabase } from './core/db.js';
+import { DirectoryLockedError } from './core/lockfile.js';
+import { loggerOptions } from './core/logging.js';
+import { migrate } from './core/migrate.js';
+import { isDatabaseEmpty, seedDemo } from './seed/demo.js';
+
+/** Where the database is, for messages: the URL without its password, or the data directory. */
+function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  if (!config.databaseUrl) return `the embedded database in DATA_DIR=${config.dataDir}`;
+  try {
+    const url = new URL(config.databaseUrl);
+    if (url.password) url.password = '***';
+    return `DATABASE_URL=${url.toString()}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+async function openAndMigrate(config: Config): Promise<Database> {
+  let database: Database;
+  try {
+    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  } catch (error) {
+    if (error instanceof DirectoryLockedError) throw error;
+    throw new Error(`Could not open ${describeDatabase(config)}: ${(error as Error).message}`);
+  }
+  try {
+    await migrate(database);
+  } catch (error) {
+    await database.close().catch(() => {});
+    const message = (error as Error).message || String((error as { code?: string }).code ?? error);
+    throw new Error(`Could not prepare ${describeDatabase(config)}: ${message}`);
+  }
+  return database;
+}
+
+async function main() {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(78);
+    }
+    throw error;
+  }
+
+  const database = await openAndMigrate(config);
+  // Background work (job failures and retries) logs through the same redaction as requests.
+  const logger = pino(loggerOptions(config.logLevel));
+  const services = createServices({ config, database, logger });
+  const app = await buildApp({ config, database }, services);
+
+  if (database.engine === 'embedded' && config.seedDemo && (await isDatabaseEmpty(services))) {
+    const seed = await seedDemo(services, services.demoSeedExtensions);
+    process.stdout.write(`\n${seed.lines.join('\n')}\n\n`);
+  }
+  if (!config.adminToken) {
+    app.log.warn('ADMIN_TOKEN is not set: the operator API (/admin/v1) answers 401 to every request');
+  }
+
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'EADDRINUSE'
+        ? `PORT ${config.port} is already in use`
+        : code === 'EACCES'
+          ? `PORT ${config.port} needs privileges this process lacks`
+          : code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN'
+            ? `HOST ${config.host} is not an address of this machine`
+            : (error as Error).message;
+    await app.close().catch(() => {});
+    await database.close().catch(() => {});
+    throw new Error(`Could not listen on HOST=${config.host} PORT=${config.port}: ${reason}`);
+  }
+  if (config.workers > 0) {
+    await scheduleMaintenance(services);
+    services.worker.start();
+  }
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 25_000);
+    force.unref();
+    // app.close() stops accepting and waits for the requests in flight. A keep-alive connection
+    // that goes idle once its answer is sent would hold the close until its keep-alive timeout:
+    // close such connections as they go idle.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    try {
+      await app.close();
+      clearInterval(sweep);
+      await services.worker.stop();
+      await database.close();
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,110 @@
+/** Partner routes: /api/v1/subscriptions. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../core/auth.js';
+import {
+  DataEnvelope,
+  errorResponses,
+  IdempotencyKeyHeader,
+  IdParam,
+  ListEnvelope,
+  PARTNER_ERRORS,
+} from '../core/schemas.js';
+import { ChangePlanBody, CreateSubscriptionBody, ListSubscriptionsQuery, Subscription } from './schemas.js';
+import type { SubscriptionService } from './service.js';
+
+export async function subscriptionRoutes(
+  fastify: FastifyInstance,
+  { subscriptions }: { subscriptions: SubscriptionService },
+) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post(
+    '/subscriptions',
+    {
+      config: { scope: 'subscriptions:write', idempotent: true },
+      schema: {
+        operationId: 'createSubscription',
+        summary: 'Subscribe a user to a plan',
+        description:
+          'Subscribes the user to an active plan of the caller’s catalog. Processor-billed plans need a payment method on file; ' +
+          'without a trial the first invoice is charged at once, and a declined charge gives status inactive. ' +
+          'If the user already has an active or trialing subscription on another plan, that subscription changes plan ' +
+          'with the rules of PATCH /subscriptions/{id}/plan (the answer is then that subscription, or for an agency downgrade the new one). ' +
+          'The Idempotency-Key is forwarded to the processor, so a retry bills once.',
+        tags: ['Subscriptions'],
+        headers: IdempotencyKeyHeader,
+        body: CreateSubscriptionBody,
+        response: { 201: DataEnvelope(Subscription), ...errorResponses(...PARTNER_ERRORS, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const answer = await subscriptions.create(tenantOf(request), request.body, request.idempotency);
+      return reply.code(201).header('location', answer.location).send({ data: answer.subscription });
+    },
+  );
+
+  app.get(
+    '/subscriptions',
+    {
+      config: { scope: 'subscriptions:read' },
+      schema: {
+        operationId: 'listSubscriptions',
+        summary: 'List subscriptions',
+        description: 'Subscriptions of the caller’s tenant, sorted by created_at (newest first by default).',
+        tags: ['Subscriptions'],
+        querystring: ListSubscriptionsQuery,
+        response: { 200: ListEnvelope(Subscription), ...errorResponses(...PARTNER_ERRORS) },
+      },
+    },
+    async (request) => subscriptions.list(tenantOf(request), request.query),
+  );
+
+  app.get(
+    '/subscriptions/:id',
+    {
+      config: { scope: 'subscriptions:read' },
+      schema: {
+        operationId: 'getSubscription',
+        summary: 'Get a subscription',
+        description: 'One subscription of the caller’s tenant.',
+        tags: ['Subscriptions'],
+        params: IdParam,
+        response: { 200: DataEnvelope(Subscription), ...errorResponses(...PARTNER_ERRORS, 404) },
+      },
+    },
+    async (request) => ({ data: await subscriptions.get(tenantOf(request), request.params.id) }),
+  );
+
+  app.patch(
+    '/subscriptions/:id/plan',
+    {
+      config: { scope: 'subscriptions:write', idempotent: true },
+      schema: {
+        operationId: 'changeSubscriptionPlan',
+        summary: 'Change a subscription’s plan',
+        description:
+          'Moves the subscription to another active plan with the same provider and currency. A target monthly_price greater ' +
+          'than or equal to the current one is an upgrade, lower a downgrade. Processor: an upgrade is invoiced at once with ' +
+          'proration (a declined charge leaves status past_due); a downgrade changes the plan at once and credits the next invoice. ' +
+          'Agency: an upgrade changes the plan and grants the difference of included minutes for the current period; a downgrade ' +
+          'ends the current subscription on the last day of the UTC month at 23:59 and answers the new subscription, which starts ' +
+          'one minute later. Compare the returned plan_id and id with the request to see what happened.',
+        tags: ['Subscriptions'],
+        headers: IdempotencyKeyHeader,
+        params: IdParam,
+        body: ChangePlanBody,
+        response: { 200: DataEnvelope(Subscription), ...errorResponses(...PARTNER_ERRORS, 404, 409) },
+      },
+    },
+    async (request) => {
+      const answer = await subscriptions.changePlan(
+        tenantOf(request),
+        request.params.id,
+        request.body,
+        request.idempotency,
+      );
+      return { data: answer.subscription };
+    },
+  );
+}

@@ -1,0 +1,101 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { PageQuery, SortOrder } from '../core/pagination.js';
+import { Nullable, Timestamp } from '../core/schemas.js';
+
+export const PUBLIC_STATUSES = [
+  'trialing',
+  'active',
+  'past_due',
+  'canceled',
+  'unpaid',
+  'paused',
+  'inactive',
+] as const;
+export type PublicStatus = (typeof PUBLIC_STATUSES)[number];
+
+// One enum keyword (not a union of literals) so a bad value yields one validation issue.
+export const SubscriptionStatus = Type.Unsafe<PublicStatus>({
+  type: 'string',
+  enum: [...PUBLIC_STATUSES],
+  description:
+    'Normalized state. The processor’s transient states (incomplete, incomplete_expired) and internal tombstones are reported as inactive.',
+});
+
+export const SubscriptionProvider = Type.Union(
+  [Type.Literal('processor'), Type.Literal('agency'), Type.Literal('marketplace'), Type.Literal('custom')],
+  { description: 'Billing provider behind the subscription.' },
+);
+
+export const Subscription = Type.Object(
+  {
+    id: Type.String({ examples: ['sub_4rT9kQ2mXv7bN1cL8pZ0sD3f'] }),
+    user_id: Type.String(),
+    plan_id: Type.String(),
+    status: SubscriptionStatus,
+    provider: SubscriptionProvider,
+    provider_subscription_id: Nullable(
+      Type.String({
+        description:
+          'The external provider’s subscription id; null where the provider exposes none (agency).',
+      }),
+    ),
+    cancel_at_period_end: Type.Boolean({ description: 'Ends at current_period_end.' }),
+    current_period_start: Timestamp,
+    current_period_end: Timestamp,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type Subscription = Static<typeof Subscription>;
+
+export const CreateSubscriptionBody = Type.Object(
+  {
+    user_id: Type.String({ minLength: 1, maxLength: 255 }),
+    plan_id: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'An active plan of the caller’s catalog.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CreateSubscriptionBody = Static<typeof CreateSubscriptionBody>;
+
+export const ChangePlanBody = Type.Object(
+  {
+    plan_id: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'The target plan: an active plan with the same provider and currency as the current one.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ChangePlanBody = Static<typeof ChangePlanBody>;
+
+export const ListSubscriptionsQuery = Type.Object({
+  ...PageQuery,
+  user_id: Type.Optional(Type.String({ maxLength: 255, description: 'Only this user’s subscriptions.' })),
+  plan_id: Type.Optional(Type.String({ maxLength: 255, description: 'Only subscriptions to this plan.' })),
+  status: Type.Optional(SubscriptionStatus),
+  sort_order: SortOrder,
+});
+export type ListSubscriptionsQuery = Static<typeof ListSubscriptionsQuery>;
+
+export const PaymentMethodBody = Type.Object(
+  {
+    token: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        'A Stripe test token: pm_card_visa (always succeeds) or pm_card_chargeDeclined (every charge declines).',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const PaymentMethod = Type.Object(
+  { user_id: Type.String(), brand: Nullable(Type.String()), last4: Nullable(Type.String()) },
+  { additionalProperties: false },
+);

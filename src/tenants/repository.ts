@@ -1,0 +1,35 @@
+import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
+import type { Executor } from '../core/db.js';
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  /** Holds the SMTP password: never returned or logged. */
+  email_smtp_url: string | null;
+  email_from: string | null;
+  /** Partner API rate limit of each key of the tenant (src/rate-limits); both null: the defaults. */
+  rate_limit_per_second: ColumnType<number | null, number | null | undefined, number | null>;
+  rate_limit_burst: ColumnType<number | null, number | null | undefined, number | null>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+declare module '../core/db.js' {
+  interface Tables {
+    tenants: TenantsTable;
+  }
+}
+
+export type TenantRow = Selectable<TenantsTable>;
+
+export async function insertTenant(db: Executor, row: Insertable<TenantsTable>): Promise<TenantRow> {
+  return db.insertInto('tenants').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findTenant(db: Executor, tenantId: string) {
+  return db.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirst();
+}
+
+export async function updateTenant(db: Executor, tenantId: string, changes: Updateable<TenantsTable>) {
+  return db.updateTable('tenants').set(changes).where('id', '=', tenantId).returningAll().executeTakeFirst();
+}

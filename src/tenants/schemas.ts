@@ -1,0 +1,59 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable, Timestamp } from '../core/schemas.js';
+import { TenantRateLimit } from '../rate-limits/schemas.js';
+
+export const EmailSettingsInput = Type.Object(
+  {
+    smtp_url: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: 'smtp:// or smtps:// URL, user and password in the URL.',
+      examples: ['smtps://mailer:secret@smtp.example.com:465'],
+    }),
+    from: Type.String({
+      minLength: 3,
+      maxLength: 320,
+      description: 'Sender: an address, optionally with a display name.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type EmailSettingsInput = Static<typeof EmailSettingsInput>;
+
+export const Tenant = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    email: Nullable(
+      Type.Object(
+        {
+          smtp_url: Type.String({ description: 'The SMTP URL without its password.' }),
+          from: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** The partner API limit in force for each key (the default unless set by PATCH). */
+    rate_limit: TenantRateLimit,
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type Tenant = Static<typeof Tenant>;
+
+export const CreateTenantBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }), email: Type.Optional(EmailSettingsInput) },
+  { additionalProperties: false },
+);
+export type CreateTenantBody = Static<typeof CreateTenantBody>;
+
+export const UpdateTenantBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    email: Type.Optional(Nullable(EmailSettingsInput)),
+    /** null restores the default partner rate limit. */
+    rate_limit: Type.Optional(Nullable(TenantRateLimit)),
+  },
+  { additionalProperties: false },
+);
+export type UpdateTenantBody = Static<typeof UpdateTenantBody>;

@@ -1,0 +1,117 @@
+/** Tenants (one per partner agency) and their email provider settings. */
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { findTenant, insertTenant, type TenantRow, updateTenant } from './repository.js';
+import type { CreateTenantBody, EmailSettingsInput, Tenant, UpdateTenantBody } from './schemas.js';
+
+const ADDRESS = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
+
+/** Checks an SMTP URL and a sender; returns the problems, field names under `email.`. */
+export function checkEmailSettings(settings: EmailSettingsInput): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  let url: URL | undefined;
+  try {
+    url = new URL(settings.smtp_url);
+  } catch {
+    issues.push({ field: 'email.smtp_url', issue: 'must be a valid URL.' });
+  }
+  if (url && url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    issues.push({ field: 'email.smtp_url', issue: 'must use smtp:// or smtps://.' });
+  } else if (url && !url.hostname) {
+    issues.push({ field: 'email.smtp_url', issue: 'must name a host.' });
+  }
+  const from = settings.from.trim();
+  const address = /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from;
+  if (!ADDRESS.test(address))
+    issues.push({ field: 'email.from', issue: 'must be an email address, optionally as "Name <address>".' });
+  return issues;
+}
+
+/** The SMTP URL as shown to anyone: the password removed. */
+export function redactSmtpUrl(smtpUrl: string): string {
+  try {
+    const url = new URL(smtpUrl);
+    url.password = '';
+    return url.toString();
+  } catch {
+    return 'smtp://invalid';
+  }
+}
+
+/** The partner API's default bucket, shown for tenants without numbers of their own. */
+export interface PartnerLimitDefault {
+  perSecond: number;
+  burst: number;
+}
+
+export function toTenant(row: TenantRow, partnerDefault: PartnerLimitDefault): Tenant {
+  return {
+    id: row.id,
+    name: row.name,
+    email:
+      row.email_smtp_url && row.email_from
+        ? { smtp_url: redactSmtpUrl(row.email_smtp_url), from: row.email_from }
+        : null,
+    rate_limit:
+      row.rate_limit_per_second && row.rate_limit_burst
+        ? { requests_per_second: row.rate_limit_per_second, burst: row.rate_limit_burst }
+        : { requests_per_second: partnerDefault.perSecond, burst: partnerDefault.burst },
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+export function createTenantService(deps: {
+  db: Db;
+  clock: Clock;
+  partnerLimitDefault: PartnerLimitDefault;
+}) {
+  const { db, clock } = deps;
+
+  function emailColumns(email: EmailSettingsInput | null) {
+    if (email === null) return { email_smtp_url: null, email_from: null };
+    const issues = checkEmailSettings(email);
+    if (issues.length > 0) throw validationFailed(issues);
+    return { email_smtp_url: email.smtp_url, email_from: email.from.trim() };
+  }
+
+  return {
+    async create(input: CreateTenantBody): Promise<Tenant> {
+      const now = clock.now();
+      const row = await insertTenant(db, {
+        id: newId('ten'),
+        name: input.name,
+        ...emailColumns(input.email ?? null),
+        created_at: now,
+        updated_at: now,
+      });
+      return toTenant(row, deps.partnerLimitDefault);
+    },
+
+    async update(tenantId: string, input: UpdateTenantBody): Promise<Tenant> {
+      const changes = {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.email !== undefined ? emailColumns(input.email) : {}),
+        ...(input.rate_limit !== undefined
+          ? {
+              rate_limit_per_second: input.rate_limit?.requests_per_second ?? null,
+              rate_limit_burst: input.rate_limit?.burst ?? null,
+            }
+          : {}),
+        updated_at: clock.now(),
+      };
+      const row = await updateTenant(db, tenantId, changes);
+      if (!row) throw notFound('Tenant');
+      return toTenant(row, deps.partnerLimitDefault);
+    },
+
+    async get(tenantId: string): Promise<Tenant> {
+      const row = await findTenant(db, tenantId);
+      if (!row) throw notFound('Tenant');
+      return toTenant(row, deps.partnerLimitDefault);
+    },
+  };
+}
+
+export type TenantService = ReturnType<typeof createTenantService>;

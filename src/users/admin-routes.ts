@@ -1,0 +1,37 @@
+/** Operator routes for users: approval and blocking. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { notFound } from '../core/errors.js';
+import { DataEnvelope, IdParam } from '../core/schemas.js';
+import { findUserTenant, updateUserStatus } from './repository.js';
+import { UpdateUserStatusBody, UserListItem } from './schemas.js';
+import type { UserService } from './service.js';
+
+export async function userAdminRoutes(
+  fastify: FastifyInstance,
+  deps: { db: Db; clock: Clock; users: UserService },
+) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.patch(
+    '/users/:id',
+    {
+      schema: { params: IdParam, body: UpdateUserStatusBody, response: { 200: DataEnvelope(UserListItem) } },
+    },
+    async (request) => {
+      const tenantId = await findUserTenant(deps.db, request.params.id);
+      if (!tenantId) throw notFound('User');
+      const updated = await updateUserStatus(
+        deps.db,
+        tenantId,
+        request.params.id,
+        request.body.status,
+        deps.clock.now(),
+      );
+      if (!updated) throw notFound('User');
+      return { data: await deps.users.get(tenantId, request.params.id) };
+    },
+  );
+}

@@ -1,0 +1,111 @@
+/** Partner routes: /api/v1/users. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../core/auth.js';
+import {
+  DataEnvelope,
+  errorResponses,
+  IdempotencyKeyHeader,
+  IdParam,
+  ListEnvelope,
+  PARTNER_ERRORS,
+} from '../core/schemas.js';
+import { CreatedUser, CreateUserBody, DeletedUser, ListUsersQuery, UserListItem } from './schemas.js';
+import type { UserService } from './service.js';
+
+/** The 201 of POST /users: the created user, where it lives, and whether this is a replay. */
+const UserCreatedResponse = {
+  ...DataEnvelope(
+    CreatedUser,
+    'The user was created (or, with Idempotent-Replayed, the original answer is replayed).',
+  ),
+  headers: {
+    Location: Type.String({ description: 'URL of the new user (GET /api/v1/users/{id}).' }),
+    'Idempotent-Replayed': Type.Literal('true', {
+      description:
+        'Present when this answer is the stored answer of an earlier request with the same Idempotency-Key.',
+    }),
+  },
+};
+
+export async function userRoutes(fastify: FastifyInstance, { users }: { users: UserService }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get(
+    '/users',
+    {
+      config: { scope: 'users:read' },
+      schema: {
+        operationId: 'listUsers',
+        summary: 'List users',
+        description:
+          'Users of the caller’s tenant, newest first by default. Page-based: rows inserted between fetches may shift items by one position.',
+        tags: ['Users'],
+        querystring: ListUsersQuery,
+        response: {
+          200: ListEnvelope(UserListItem, 'A page of users.'),
+          ...errorResponses(...PARTNER_ERRORS),
+        },
+      },
+    },
+    async (request) => users.list(tenantOf(request), request.query),
+  );
+
+  app.get(
+    '/users/:id',
+    {
+      config: { scope: 'users:read' },
+      schema: {
+        operationId: 'getUser',
+        summary: 'Get a user',
+        description: 'One user of the caller’s tenant (the target of the Location header of POST /users).',
+        tags: ['Users'],
+        params: IdParam,
+        response: { 200: DataEnvelope(UserListItem, 'The user.'), ...errorResponses(...PARTNER_ERRORS, 404) },
+      },
+    },
+    async (request) => ({ data: await users.get(tenantOf(request), request.params.id) }),
+  );
+
+  app.post(
+    '/users',
+    {
+      config: { scope: 'users:write', idempotent: true },
+      schema: {
+        operationId: 'createUser',
+        summary: 'Create a user',
+        description:
+          'Provisions an active user in the caller’s tenant. Sends a welcome email when the tenant has an email provider configured.',
+        tags: ['Users'],
+        headers: IdempotencyKeyHeader,
+        body: CreateUserBody,
+        response: { 201: UserCreatedResponse, ...errorResponses(...PARTNER_ERRORS, 409) },
+      },
+    },
+    async (request, reply) => {
+      const { user, location } = await users.create(tenantOf(request), request.body, request.idempotency);
+      return reply.code(201).header('location', location).send({ data: user });
+    },
+  );
+
+  app.delete(
+    '/users/:id',
+    {
+      config: { scope: 'users:write' },
+      schema: {
+        operationId: 'deleteUser',
+        summary: 'Delete a user',
+        description:
+          'Soft-deletes the user: revokes its sessions, removes its memberships, cancels its subscriptions and frees its email. Repeating it answers the same tombstone.',
+        tags: ['Users'],
+        params: IdParam,
+        response: {
+          200: DataEnvelope(DeletedUser, 'The tombstone, on the first call and on every repeat.'),
+          ...errorResponses(...PARTNER_ERRORS, 404),
+        },
+      },
+    },
+    async (request) => ({ data: await users.remove(tenantOf(request), request.params.id) }),
+  );
+}

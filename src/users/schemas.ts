@@ -1,0 +1,73 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { PageQuery, SortOrder } from '../core/pagination.js';
+import { Email, Nullable, Phone, Timestamp } from '../core/schemas.js';
+
+export const UserStatus = Type.Union(
+  [Type.Literal('active'), Type.Literal('pending'), Type.Literal('blocked')],
+  {
+    description: 'active = approved; pending = mid-onboarding; blocked = blocked by the tenant.',
+  },
+);
+export type UserStatus = Static<typeof UserStatus>;
+
+export const UserListItem = Type.Object(
+  {
+    id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
+    name: Nullable(Type.String()),
+    email: Type.String(),
+    phone: Nullable(Type.String()),
+    status: UserStatus,
+    created_at: Timestamp,
+    plan_id: Nullable(Type.String({ description: 'Plan of the current active or trialing subscription.' })),
+    plan_name: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type UserListItem = Static<typeof UserListItem>;
+
+export const CreatedUser = Type.Object(
+  { id: Type.String(), email: Type.String(), name: Type.String(), created_at: Timestamp },
+  { additionalProperties: false },
+);
+export type CreatedUser = Static<typeof CreatedUser>;
+
+export const DeletedUser = Type.Object(
+  { id: Type.String(), deleted_at: Timestamp },
+  { additionalProperties: false, description: 'Tombstone of a soft-deleted user.' },
+);
+export type DeletedUser = Static<typeof DeletedUser>;
+
+export const CreateUserBody = Type.Object(
+  {
+    email: Email,
+    name: Type.String({ minLength: 1, maxLength: 200, examples: ['Ada Lovelace'] }),
+    password: Type.String({
+      minLength: 8,
+      maxLength: 1024,
+      description: 'At least 8 characters; stored only as a scrypt hash.',
+    }),
+    phone: Type.Optional(Phone),
+  },
+  { additionalProperties: false },
+);
+export type CreateUserBody = Static<typeof CreateUserBody>;
+
+export const ListUsersQuery = Type.Object({
+  ...PageQuery,
+  status: Type.Optional(
+    Type.Union([Type.Literal('active'), Type.Literal('blocked')], {
+      description: 'active (approved) or blocked; pending users appear only when the filter is omitted.',
+    }),
+  ),
+  search: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description: 'Case-insensitive substring of name or email; % _ \\ are literal.',
+    }),
+  ),
+  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], { default: 'created_at' }),
+  sort_order: SortOrder,
+});
+export type ListUsersQuery = Static<typeof ListUsersQuery>;
+
+export const UpdateUserStatusBody = Type.Object({ status: UserStatus }, { additionalProperties: false });

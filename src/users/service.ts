@@ -1,0 +1,147 @@
+/**
+ * Users: provisioning (with its password hash and dashboard membership), listing, soft deletion.
+ * Other features hook into the user's life inside the same transaction: the welcome-email
+ * outbox on creation, subscription cancellation on deletion.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Db, Tx } from '../core/db.js';
+import { isUniqueViolation } from '../core/db.js';
+import { ApiError, notFound } from '../core/errors.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency.js';
+import { newId } from '../core/ids.js';
+import { listPage } from '../core/pagination.js';
+import { hashPassword } from '../core/passwords.js';
+import { revokeUserSessions } from '../sessions/repository.js';
+import {
+  countUsers,
+  findUser,
+  findUserListItem,
+  insertUser,
+  listUsers,
+  markUserDeleted,
+  type UserListRow,
+  type UserRow,
+} from './repository.js';
+import type { CreatedUser, CreateUserBody, DeletedUser, ListUsersQuery, UserListItem } from './schemas.js';
+
+export type UserCreatedHook = (tx: Tx, user: UserRow) => Promise<void>;
+export type UserDeletedHook = (tx: Tx, user: UserRow, at: Date) => Promise<void>;
+
+/** In-transaction extension points for other features. */
+export interface UserLifecycle {
+  created: UserCreatedHook[];
+  deleted: UserDeletedHook[];
+}
+
+export function toUserListItem(row: UserListRow): UserListItem {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    plan_id: row.plan_id,
+    plan_name: row.plan_name,
+  };
+}
+
+export function createUserService(deps: {
+  db: Db;
+  clock: Clock;
+  idempotency: IdempotencyStore;
+  lifecycle: UserLifecycle;
+  scryptCost: number;
+  publicBaseUrl: string;
+}) {
+  const { db, clock, lifecycle } = deps;
+
+  return {
+    async list(tenantId: string, query: ListUsersQuery) {
+      const filter = { status: query.status, search: query.search };
+      return listPage(
+        query,
+        (limit, offset) =>
+          listUsers(db, tenantId, {
+            ...filter,
+            sortBy: query.sort_by,
+            sortOrder: query.sort_order,
+            limit,
+            offset,
+            now: clock.now(),
+          }),
+        () => countUsers(db, tenantId, filter),
+        toUserListItem,
+      );
+    },
+
+    async get(tenantId: string, userId: string): Promise<UserListItem> {
+      const row = await findUserListItem(db, tenantId, userId, clock.now());
+      if (!row) throw notFound('User');
+      return toUserListItem(row);
+    },
+
+    /** Creates the user; the answer is recorded for the idempotency claim in the same transaction. */
+    async create(
+      tenantId: string,
+      input: CreateUserBody,
+      claim: IdempotencyClaim | undefined,
+    ): Promise<{ user: CreatedUser; location: string }> {
+      const passwordHash = await hashPassword(input.password, deps.scryptCost);
+      const now = clock.now();
+      const id = newId('usr');
+      const created: CreatedUser = {
+        id,
+        email: input.email,
+        name: input.name,
+        created_at: now.toISOString(),
+      };
+      const location = `${deps.publicBaseUrl}/api/v1/users/${id}`;
+      try {
+        await db.transaction().execute(async (tx) => {
+          const user = await insertUser(tx, {
+            id,
+            tenant_id: tenantId,
+            email: input.email,
+            name: input.name,
+            phone: input.phone ?? null,
+            status: 'active',
+            password_hash: passwordHash,
+            created_at: now,
+            updated_at: now,
+          });
+          for (const hook of lifecycle.created) await hook(tx, user);
+          if (claim) {
+            await deps.idempotency.recordInTx(tx, claim, {
+              status: 201,
+              body: { data: created },
+              headers: { location },
+            });
+          }
+        });
+      } catch (error) {
+        if (isUniqueViolation(error, 'users_tenant_email_live')) {
+          throw new ApiError('conflict', 'A user with this email already exists in the tenant.');
+        }
+        throw error;
+      }
+      return { user: created, location };
+    },
+
+    /** Soft-deletes the user; repeating it answers the same tombstone. */
+    async remove(tenantId: string, userId: string): Promise<DeletedUser> {
+      return db.transaction().execute(async (tx) => {
+        const user = await findUser(tx, tenantId, userId, { forUpdate: true });
+        if (!user) throw notFound('User');
+        if (user.deleted_at) return { id: user.id, deleted_at: user.deleted_at.toISOString() };
+        const at = clock.now();
+        await markUserDeleted(tx, tenantId, userId, at);
+        await revokeUserSessions(tx, tenantId, userId, at);
+        for (const hook of lifecycle.deleted) await hook(tx, user, at);
+        return { id: user.id, deleted_at: at.toISOString() };
+      });
+    },
+  };
+}
+
+export type UserService = ReturnType<typeof createUserService>;

@@ -1,0 +1,96 @@
+/** Shared set-up for the agent and call tests: a tenant, an owner with credits, published agents. */
+import type { TestApp, TestResponse, TestTenant } from '../support/app.js';
+import { createTenant, createUser } from '../support/app.js';
+
+export interface AgentFixture {
+  tenant: TestTenant;
+  userId: string;
+  agent: any;
+}
+
+export const AGENT_INPUT = {
+  name: 'Reception',
+  phone_number: '+14155550199',
+  prompt: 'Call {name} about {product}.',
+  welcome_message: 'Hello {name}, this is Acme.',
+};
+
+export async function createAgent(
+  t: TestApp,
+  tenantId: string,
+  userId: string,
+  overrides: Record<string, unknown> = {},
+) {
+  const response = await t.admin('POST', `/admin/v1/tenants/${tenantId}/agents`, {
+    user_id: userId,
+    ...AGENT_INPUT,
+    ...overrides,
+  });
+  if (response.status !== 201) throw new Error(`agent: ${response.raw}`);
+  return response.body.data;
+}
+
+export async function publish(t: TestApp, agentId: string) {
+  const response = await t.admin('POST', `/admin/v1/agents/${agentId}/publish`);
+  if (response.status !== 200) throw new Error(`publish: ${response.raw}`);
+  return response.body.data;
+}
+
+export async function grantCredits(t: TestApp, userId: string, minutes: number) {
+  const response = await t.admin('POST', `/admin/v1/users/${userId}/credits`, { minutes });
+  if (response.status !== 201) throw new Error(`credits: ${response.raw}`);
+  return response.body.data.balance_minutes as number;
+}
+
+export async function balanceOf(t: TestApp, userId: string): Promise<number> {
+  const response = await t.admin('GET', `/admin/v1/users/${userId}/credits`);
+  return response.body.data.balance_minutes;
+}
+
+/** A tenant, an owner with `credits` minutes and a published agent (unless `publish: false`). */
+export async function agentFixture(
+  t: TestApp,
+  options: { credits?: number; publish?: boolean; tenant?: TestTenant; agent?: Record<string, unknown> } = {},
+): Promise<AgentFixture> {
+  const tenant = options.tenant ?? (await createTenant(t));
+  const user = await createUser(tenant);
+  if ((options.credits ?? 100) !== 0) await grantCredits(t, user.id, options.credits ?? 100);
+  let agent = await createAgent(t, tenant.id, user.id, options.agent);
+  if (options.publish !== false) agent = await publish(t, agent.id);
+  return { tenant, userId: user.id, agent };
+}
+
+/** POSTs to a webhook id: `body` is JSON-encoded unless it is a string (sent as is). */
+export function trigger(
+  t: TestApp,
+  webhookId: string,
+  body: unknown,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): Promise<TestResponse> {
+  return t.inject({
+    method: 'POST',
+    url: `/webhooks/agents/${webhookId}/trigger`,
+    headers,
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export async function countRows(t: TestApp): Promise<{ calls: number; jobs: number }> {
+  const db = t.services.database.db;
+  const calls = await db
+    .selectFrom('calls')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  const jobs = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('queue', 'like', 'calls.%')
+    .executeTakeFirstOrThrow();
+  return { calls: Number(calls.n), jobs: Number(jobs.n) };
+}
+
+export async function getCall(t: TestApp, callId: string) {
+  const response = await t.admin('GET', `/admin/v1/calls/${callId}`);
+  if (response.status !== 200) throw new Error(`call: ${response.raw}`);
+  return response.body.data;
+}

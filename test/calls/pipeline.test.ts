@@ -1,0 +1,252 @@
+/**
+ * The durable call pipeline: states, outcomes of the simulated carrier, credits, idempotent
+ * dispatch (a retried job never dials twice) and transient / permanent telephony errors.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DISPATCH_QUEUE } from '../../src/calls/service.js';
+import { ManualClock } from '../../src/core/clock.js';
+import type { Job } from '../../src/core/jobs.js';
+import { type TelephonyAdapter, TelephonyError } from '../../src/telephony/port.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { agentFixture, balanceOf, getCall, trigger } from './helpers.js';
+
+async function dialRecord(t: TestApp, callId: string) {
+  return t.services.database.db
+    .selectFrom('telephony_simulated_dials')
+    .selectAll()
+    .where('call_id', '=', callId)
+    .execute();
+}
+
+async function place(t: TestApp, webhookId: string, phone = '+14155550123') {
+  const response = await trigger(t, webhookId, { phone, name: 'Ada' });
+  expect(response.status).toBe(202);
+  return response.body.data.id as string;
+}
+
+describe('outcomes (SIMULATED_CALL_SECONDS=61)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { SIMULATED_CALL_SECONDS: '61' } });
+  });
+  afterAll(() => t.close());
+
+  it('completes an answered call and debits ceil(duration / 60) minutes once', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 10 });
+    const id = await place(t, agent.webhook_id);
+    expect(await t.services.worker.drain()).toBeGreaterThan(0);
+    const call = await getCall(t, id);
+    expect(call).toMatchObject({ status: 'completed', duration_seconds: 61, failure_reason: null });
+    expect(new Date(call.ended_at).getTime() - new Date(call.started_at).getTime()).toBe(61_000);
+    expect(await balanceOf(t, userId)).toBe(8);
+    const dials = await dialRecord(t, id);
+    expect(dials).toHaveLength(1);
+    expect(dials[0]).toMatchObject({
+      from_number: '+14155550199',
+      to_number: '+14155550123',
+      outcome: 'answered',
+      dial_requests: 1,
+    });
+    const ledger = await t.services.database.db
+      .selectFrom('credit_ledger')
+      .selectAll()
+      .where('reference', '=', `call:${id}`)
+      .execute();
+    expect(ledger.map((row) => row.minutes)).toEqual([-2]);
+  });
+
+  it('ends numbers ending in 0000 as no_answer and 9999 as failed, debiting nothing', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 10 });
+    const noAnswer = await place(t, agent.webhook_id, '+14155550000');
+    const failed = await place(t, agent.webhook_id, '+14155559999');
+    await t.services.worker.drain();
+    expect(await getCall(t, noAnswer)).toMatchObject({
+      status: 'no_answer',
+      duration_seconds: null,
+      started_at: null,
+    });
+    const failedCall = await getCall(t, failed);
+    expect(failedCall).toMatchObject({ status: 'failed', duration_seconds: null });
+    expect(failedCall.failure_reason).toMatch(/could not be reached/);
+    expect(failedCall.ended_at).not.toBeNull();
+    expect(await balanceOf(t, userId)).toBe(10);
+  });
+
+  it('lets a completed call take the balance below zero, and then refuses new calls (402)', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 1 });
+    await place(t, agent.webhook_id);
+    await t.services.worker.drain();
+    expect(await balanceOf(t, userId)).toBe(-1);
+    expect((await trigger(t, agent.webhook_id, { phone: '+14155550123', name: 'Ada' })).status).toBe(402);
+  });
+
+  it('never dials twice when the dispatch job runs again (crash before its acknowledgement)', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 10 });
+    const id = await place(t, agent.webhook_id);
+    const job = await t.services.database.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('queue', '=', DISPATCH_QUEUE)
+      .where(({ ref }) => ref('payload', '->>').key('callId' as never), '=', id)
+      .executeTakeFirstOrThrow();
+    const handler = t.services.jobHandlers[DISPATCH_QUEUE];
+    const asJob: Job = {
+      id: job.id,
+      tenantId: job.tenant_id,
+      queue: job.queue,
+      payload: job.payload,
+      attempt: 1,
+      maxAttempts: 8,
+    };
+    // Dial, lose the acknowledgement, run again; also twice at the same time (a taken-over lease).
+    await handler(asJob);
+    await Promise.all([handler({ ...asJob, attempt: 2 }), handler({ ...asJob, attempt: 2 })]);
+    await t.services.worker.drain();
+    const dials = await dialRecord(t, id);
+    expect(dials).toHaveLength(1);
+    expect((await getCall(t, id)).status).toBe('completed');
+    expect(await balanceOf(t, userId)).toBe(8);
+  });
+});
+
+describe('states and real-time pacing (SIMULATED_REALTIME=true, 30 s calls, a hand-moved clock)', () => {
+  let t: TestApp;
+  const clock = new ManualClock('2026-11-21T10:00:00.000Z');
+  beforeAll(async () => {
+    t = await startTestApp({ clock, env: { SIMULATED_REALTIME: 'true', SIMULATED_CALL_SECONDS: '30' } });
+  });
+  afterAll(() => t.close());
+
+  it('moves queued → dialing → in_progress → completed, ending when the call really ends', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 5 });
+    const seen: string[] = [];
+    const real = t.services.telephony!;
+    t.services.telephony = {
+      name: 'observed',
+      async dial(request) {
+        seen.push((await getCall(t, request.callId)).status);
+        return real.dial(request);
+      },
+      progress: (callId, tenantId) => real.progress(callId, tenantId),
+    };
+    try {
+      const id = await place(t, agent.webhook_id);
+      expect((await getCall(t, id)).status).toBe('queued');
+      await t.services.worker.drain();
+      expect(seen).toEqual(['dialing']);
+      const talking = await getCall(t, id);
+      expect(talking).toMatchObject({
+        status: 'in_progress',
+        started_at: '2026-11-21T10:00:00.000Z',
+        ended_at: null,
+      });
+      expect(await balanceOf(t, userId)).toBe(5);
+
+      clock.advance(29_000);
+      await t.services.worker.drain();
+      expect((await getCall(t, id)).status).toBe('in_progress');
+
+      clock.advance(1_000);
+      await t.services.worker.drain();
+      expect(await getCall(t, id)).toMatchObject({
+        status: 'completed',
+        started_at: '2026-11-21T10:00:00.000Z',
+        ended_at: '2026-11-21T10:00:30.000Z',
+        duration_seconds: 30,
+      });
+      expect(await balanceOf(t, userId)).toBe(4);
+      expect(await dialRecord(t, id)).toHaveLength(1);
+    } finally {
+      t.services.telephony = real;
+    }
+  });
+});
+
+describe('telephony errors', () => {
+  let t: TestApp;
+  const clock = new ManualClock('2026-11-21T10:00:00.000Z');
+  beforeAll(async () => {
+    t = await startTestApp({ clock });
+  });
+  afterAll(() => t.close());
+
+  function flaky(real: TelephonyAdapter, failures: number, transient: boolean) {
+    let left = failures;
+    const attempts: number[] = [];
+    const adapter: TelephonyAdapter = {
+      name: 'flaky',
+      async dial(request) {
+        attempts.push(clock.now().getTime());
+        if (left-- > 0) throw new TelephonyError('carrier timeout', transient);
+        return real.dial(request);
+      },
+      progress: (callId, tenantId) => real.progress(callId, tenantId),
+    };
+    return { adapter, attempts };
+  }
+
+  async function withAdapter<T>(adapter: TelephonyAdapter, work: () => Promise<T>): Promise<T> {
+    const real = t.services.telephony!;
+    t.services.telephony = adapter;
+    try {
+      return await work();
+    } finally {
+      t.services.telephony = real;
+    }
+  }
+
+  it('retries transient errors with growing back-off and then completes, dialled once', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 5 });
+    const { adapter, attempts } = flaky(t.services.telephony!, 3, true);
+    await withAdapter(adapter, async () => {
+      const id = await place(t, agent.webhook_id);
+      const delays: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        await t.services.worker.drain();
+        if (i < 3) {
+          expect((await getCall(t, id)).status).toBe('dialing');
+          const job = await t.services.database.db
+            .selectFrom('jobs')
+            .select(['run_at', 'status'])
+            .where('queue', '=', DISPATCH_QUEUE)
+            .where(({ ref }) => ref('payload', '->>').key('callId' as never), '=', id)
+            .executeTakeFirstOrThrow();
+          expect(job.status).toBe('queued');
+          delays.push(job.run_at.getTime() - clock.now().getTime());
+        }
+        clock.advance(60 * 60 * 1000);
+      }
+      expect(delays).toEqual([1000, 2000, 4000]);
+      expect((await getCall(t, id)).status).toBe('completed');
+      expect(await dialRecord(t, id)).toHaveLength(1);
+      expect(await balanceOf(t, userId)).toBe(4);
+    });
+    expect(attempts).toHaveLength(4);
+  });
+
+  it('ends the call as failed at once on a permanent error, and after the last attempt on transient ones', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 5 });
+    await withAdapter(flaky(t.services.telephony!, 1, false).adapter, async () => {
+      const id = await place(t, agent.webhook_id);
+      await t.services.worker.drain();
+      expect(await getCall(t, id)).toMatchObject({
+        status: 'failed',
+        failure_reason: 'telephony: carrier timeout',
+      });
+    });
+    const { adapter, attempts } = flaky(t.services.telephony!, 1000, true);
+    await withAdapter(adapter, async () => {
+      const id = await place(t, agent.webhook_id);
+      for (let i = 0; i < 10; i++) {
+        await t.services.worker.drain();
+        clock.advance(60 * 60 * 1000);
+      }
+      expect(await getCall(t, id)).toMatchObject({
+        status: 'failed',
+        failure_reason: 'telephony: carrier timeout',
+      });
+      expect(attempts).toHaveLength(8);
+    });
+    expect(await balanceOf(t, userId)).toBe(5);
+  });
+});

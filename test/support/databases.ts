@@ -1,0 +1,128 @@
+/**
+ * A fresh database per test file, on the engine chosen by TEST_DATABASE:
+ * - embedded (default): PGlite in memory, loaded from a migrated template tarball (~0.4 s);
+ * - postgres: `CREATE DATABASE … TEMPLATE` from a migrated template on TEST_POSTGRES_URL.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { type Database, openDatabase } from '../../src/core/db.js';
+import { migrate, readMigrations } from '../../src/core/migrate.js';
+
+export const ENGINE = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'embedded';
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const TMP_DIR = path.resolve(import.meta.dirname, '../../.tmp');
+
+export function migrationsHash(): string {
+  const hash = crypto.createHash('sha256');
+  for (const m of readMigrations()) hash.update(m.name).update(m.sql);
+  return hash.digest('hex').slice(0, 12);
+}
+
+export function templatePath(): string {
+  return path.join(TMP_DIR, `pglite-template-${migrationsHash()}.tar.gz`);
+}
+
+export function templateDatabaseName(): string {
+  return `vp_template_${migrationsHash()}`;
+}
+
+export function urlForDatabase(name: string): string {
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function postgresAnswers(url = POSTGRES_URL): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+export async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Databases of one test run share a prefix naming the vitest main process (the parent of the
+ * test workers), so the run's teardown drops its own databases and nobody else's.
+ */
+export function runDatabasePrefix(mainPid = process.ppid): string {
+  return `vp_t_${mainPid}_`;
+}
+
+/** Creates a fresh, migrated PostgreSQL database and returns its URL. */
+export async function createPostgresDatabase(): Promise<string> {
+  const name = `${runDatabasePrefix()}${crypto.randomBytes(6).toString('hex')}`;
+  // Copying a template fails while anything else touches it (another file copying it at the same
+  // moment, or the setup's connection still closing): retry briefly.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${templateDatabaseName()}`);
+      return urlForDatabase(name);
+    } catch (error) {
+      if (attempt >= 50 || !/being accessed by other users/.test((error as Error).message)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
+    }
+  }
+}
+
+/**
+ * A new, empty database (no migrations: servers started on it migrate it themselves) named with
+ * this run's prefix, so the run's teardown drops it even if a test forgets; `drop()` removes it.
+ */
+export async function emptyPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${runDatabasePrefix()}${crypto.randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const url = urlForDatabase(name);
+  return { url, drop: () => dropPostgresDatabase(url) };
+}
+
+export async function dropPostgresDatabase(url: string): Promise<void> {
+  const name = new URL(url).pathname.slice(1);
+  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+}
+
+/** A fresh, migrated database on the engine under test. */
+export async function createTestDatabase(): Promise<{
+  database: Database;
+  url: string | undefined;
+  drop(): Promise<void>;
+}> {
+  if (ENGINE === 'postgres') {
+    const url = await createPostgresDatabase();
+    const database = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 10 });
+    return {
+      database,
+      url,
+      async drop() {
+        await database.close().catch(() => {});
+        await dropPostgresDatabase(url);
+      },
+    };
+  }
+  const template = fs.existsSync(templatePath()) ? new Blob([fs.readFileSync(templatePath())]) : undefined;
+  const database = await openDatabase({ databaseUrl: 'memory://', dataDir: '', loadDataDir: template });
+  if (!template) await migrate(database);
+  return {
+    database,
+    url: undefined,
+    async drop() {
+      await database.close().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,255 @@
+/**
+ * A local server speaking Stripe's wire protocol for exactly the calls the `stripe` adapter makes,
+ * so the adapter's real code (the official SDK) runs in the test suite: bearer secret key,
+ * form-encoded bodies in Stripe's bracket notation, Stripe JSON objects and error shapes,
+ * Idempotency-Key replay (`Idempotent-Replayed: true`, 400 idempotency_error on other
+ * parameters). The objects and their billing semantics come from the same engine as the simulated
+ * adapter (src/billing/engine.ts), driven by the test's clock.
+ *
+ * Faults can be injected per route: an immediate 500, or a reply held past the client's timeout
+ * (before or after the change was made), to prove the service's behaviour when Stripe is down.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EngineError, memoryStore, ProcessorEngine, publicObject } from '../../src/billing/engine.js';
+
+export interface Fault {
+  method: string;
+  path: RegExp;
+  /** error: 500 api_error, nothing done; hang-before: no change, no answer in time; hang-after: change made, answer too late. */
+  mode: 'error' | 'hang-before' | 'hang-after';
+  /** How many matching requests it affects (default 1). */
+  times?: number;
+  /** How long a hung reply is held (default 2 s; the adapter's timeout must be shorter). */
+  holdMs?: number;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  idempotencyKey: string | undefined;
+  /** Answered from the idempotency store, without running again. */
+  replayed: boolean;
+  /** Answered (or left unanswered) by an injected fault. */
+  faulted: boolean;
+  /** The request's work ran (not replayed, not stopped by a fault before it). */
+  ran: boolean;
+  status: number;
+}
+
+export interface StripeTestServer {
+  url: string;
+  secretKey: string;
+  engine: ProcessorEngine;
+  requests: RecordedRequest[];
+  /** Requests that ran (not replayed, not faulted before running) matching method and path. */
+  executed(method: string, path: RegExp): number;
+  fault(fault: Fault): void;
+  clearFaults(): void;
+  close(): Promise<void>;
+}
+
+/** Stripe's form encoding: `items[0][price]=x&metadata[k]=v` → `{ items: [{ price: 'x' }], metadata: { k: 'v' } }`. */
+export function parseStripeForm(text: string): Record<string, any> {
+  const root: Record<string, any> = {};
+  for (const [rawKey, value] of new URLSearchParams(text)) {
+    const segments = rawKey.replace(/\]/g, '').split('[');
+    let node = root;
+    segments.forEach((segment, index) => {
+      const name = segment === '' ? String(Object.keys(node).length) : segment;
+      if (index === segments.length - 1) node[name] = value;
+      else node = node[name] ??= {};
+    });
+  }
+  const arrays = (value: any): any => {
+    if (!value || typeof value !== 'object') return value;
+    const keys = Object.keys(value);
+    const converted = Object.fromEntries(keys.map((k) => [k, arrays(value[k])]));
+    if (keys.length > 0 && keys.every((k, i) => k === String(i))) return keys.map((k) => converted[k]);
+    return converted;
+  };
+  return arrays(root);
+}
+
+type Handler = (match: RegExpExecArray, params: Record<string, any>) => Promise<unknown>;
+
+export async function startStripeServer(options: {
+  now: () => Date;
+  secretKey?: string;
+}): Promise<StripeTestServer> {
+  const secretKey = options.secretKey ?? `sk_test_${crypto.randomBytes(12).toString('hex')}`;
+  const engine = new ProcessorEngine({ store: memoryStore(), now: options.now });
+  const requests: RecordedRequest[] = [];
+  let faults: (Fault & { left: number })[] = [];
+  const idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
+  const inFlight = new Map<string, Promise<void>>();
+  const sockets = new Set<import('node:net').Socket>();
+
+  const routes: [string, RegExp, Handler][] = [
+    ['POST', /^\/v1\/customers$/, (_m, p) => engine.createCustomer(p)],
+    ['POST', /^\/v1\/customers\/([^/]+)$/, (m, p) => engine.updateCustomer(m[1], p)],
+    ['POST', /^\/v1\/payment_methods\/([^/]+)\/attach$/, (m, p) => engine.attachPaymentMethod(m[1], p)],
+    ['POST', /^\/v1\/payment_methods\/([^/]+)\/detach$/, (m) => engine.detachPaymentMethod(m[1])],
+    ['POST', /^\/v1\/prices$/, (_m, p) => engine.createPrice(p)],
+    ['POST', /^\/v1\/subscriptions$/, (_m, p) => engine.createSubscription(p)],
+    ['GET', /^\/v1\/subscriptions$/, (_m, p) => engine.listSubscriptions(p)],
+    ['GET', /^\/v1\/subscriptions\/([^/]+)$/, (m) => engine.retrieveSubscription(m[1])],
+    ['POST', /^\/v1\/subscriptions\/([^/]+)$/, (m, p) => engine.updateSubscription(m[1], p)],
+    ['DELETE', /^\/v1\/subscriptions\/([^/]+)$/, (m) => engine.cancelSubscription(m[1])],
+  ];
+
+  function send(
+    res: http.ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) {
+    if (res.destroyed) return;
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'request-id': `req_${crypto.randomBytes(7).toString('hex')}`,
+      ...headers,
+    });
+    res.end(JSON.stringify(body));
+  }
+
+  const hold = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, rawBody: string) {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    const key =
+      typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
+    const record: RecordedRequest = {
+      method,
+      path: url.pathname,
+      idempotencyKey: key,
+      replayed: false,
+      faulted: false,
+      ran: false,
+      status: 0,
+    };
+    requests.push(record);
+    const answer = (status: number, body: unknown, headers?: Record<string, string>) => {
+      record.status = status;
+      send(res, status, body, headers);
+    };
+
+    const auth = req.headers.authorization;
+    if (auth !== `Bearer ${secretKey}`) {
+      return answer(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided.' } });
+    }
+    const route = routes.find(([m, pattern]) => m === method && pattern.test(url.pathname));
+    if (!route) {
+      return answer(404, {
+        error: {
+          type: 'invalid_request_error',
+          message: `Unrecognized request URL (${method}: ${url.pathname}).`,
+        },
+      });
+    }
+    const params = parseStripeForm(method === 'GET' ? url.search.slice(1) : rawBody);
+    const fault = faults.find((f) => f.left > 0 && f.method === method && f.path.test(url.pathname));
+    if (fault) fault.left--;
+    if (fault?.mode === 'error') {
+      record.faulted = true;
+      return answer(
+        500,
+        { error: { type: 'api_error', message: 'An unknown error occurred (injected).' } },
+        { 'stripe-should-retry': 'false' },
+      );
+    }
+    if (fault?.mode === 'hang-before') {
+      record.faulted = true;
+      await hold(fault.holdMs ?? 2000);
+      res.destroy();
+      return;
+    }
+
+    const run = async (): Promise<{ status: number; body: unknown }> => {
+      record.ran = true;
+      try {
+        return { status: 200, body: publicObject(await route[2](route[1].exec(url.pathname)!, params)) };
+      } catch (error) {
+        if (error instanceof EngineError) return { status: error.status, body: error.toStripe() };
+        return { status: 500, body: { error: { type: 'api_error', message: String(error) } } };
+      }
+    };
+
+    let result: { status: number; body: unknown };
+    if (key && method !== 'GET') {
+      const fingerprint = crypto
+        .createHash('sha256')
+        .update(`${method} ${url.pathname}\n${JSON.stringify(params)}`)
+        .digest('hex');
+      while (inFlight.has(key)) await inFlight.get(key);
+      const stored = idempotency.get(key);
+      if (stored) {
+        if (stored.fingerprint !== fingerprint) {
+          return answer(400, {
+            error: {
+              type: 'idempotency_error',
+              message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
+            },
+          });
+        }
+        record.replayed = true;
+        return answer(stored.status, stored.body, { 'idempotent-replayed': 'true', 'idempotency-key': key });
+      }
+      let done!: () => void;
+      inFlight.set(key, new Promise<void>((resolve) => (done = resolve)));
+      try {
+        result = await run();
+        idempotency.set(key, { fingerprint, ...result });
+      } finally {
+        inFlight.delete(key);
+        done();
+      }
+    } else {
+      result = await run();
+    }
+    if (fault?.mode === 'hang-after') {
+      record.faulted = true;
+      await hold(fault.holdMs ?? 2000);
+      res.destroy();
+      return;
+    }
+    answer(result.status, result.body, key ? { 'idempotency-key': key } : {});
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      handle(req, res, Buffer.concat(chunks).toString('utf8')).catch((error) => {
+        send(res, 500, { error: { type: 'api_error', message: String(error) } });
+      });
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    secretKey,
+    engine,
+    requests,
+    executed: (method, path) =>
+      requests.filter((r) => r.ran && r.method === method && path.test(r.path)).length,
+    fault(fault) {
+      faults.push({ ...fault, left: fault.times ?? 1 });
+    },
+    clearFaults() {
+      faults = [];
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
