@@ -65,20 +65,29 @@ export function runDatabasePrefix(mainPid = process.ppid): string {
   return `vp_t_${mainPid}_`;
 }
 
+/**
+ * Runs an admin statement that needs a database nobody else is connected to (copying it as a
+ * template, renaming it). A connection that was just closed keeps its server backend for a few
+ * milliseconds, and another test file may be copying the same template: retry briefly on
+ * SQLSTATE 55006 (object_in_use).
+ */
+export async function adminQueryWhenUnused(sql: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await adminQuery(sql);
+      return;
+    } catch (error) {
+      if (attempt >= 100 || (error as { code?: string }).code !== '55006') throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 150));
+    }
+  }
+}
+
 /** Creates a fresh, migrated PostgreSQL database and returns its URL. */
 export async function createPostgresDatabase(): Promise<string> {
   const name = `${runDatabasePrefix()}${crypto.randomBytes(6).toString('hex')}`;
-  // Copying a template fails while anything else touches it (another file copying it at the same
-  // moment, or the setup's connection still closing): retry briefly.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${templateDatabaseName()}`);
-      return urlForDatabase(name);
-    } catch (error) {
-      if (attempt >= 50 || !/being accessed by other users/.test((error as Error).message)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
-    }
-  }
+  await adminQueryWhenUnused(`CREATE DATABASE ${name} TEMPLATE ${templateDatabaseName()}`);
+  return urlForDatabase(name);
 }
 
 /**

@@ -4,6 +4,7 @@ import { openDatabase } from '../../src/core/db.js';
 import { migrate } from '../../src/core/migrate.js';
 import {
   adminQuery,
+  adminQueryWhenUnused,
   ENGINE,
   POSTGRES_URL,
   postgresAnswers,
@@ -43,7 +44,7 @@ export async function setup() {
     await migrate(database);
     await database.close();
     try {
-      await adminQuery(`ALTER DATABASE ${building} RENAME TO ${name}`);
+      await adminQueryWhenUnused(`ALTER DATABASE ${building} RENAME TO ${name}`);
     } catch (error) {
       await adminQuery(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
       if (!(await databaseExists(name))) throw error;
