@@ -3,7 +3,8 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listPage } from '../core/pagination.js';
+import { createCatalogCache } from './catalog-cache.js';
+import { listPage, type paginationBlock } from '../core/pagination.js';
 import {
   countPlans,
   findPlan,
@@ -33,8 +34,15 @@ export function checkPlanRates(input: Partial<Record<(typeof RATE_FIELDS)[number
   if (issues.length > 0) throw validationFailed(issues);
 }
 
-export function createPlanService(deps: { db: Db; clock: Clock }) {
+/** How long a process may answer plan lists from memory before re-reading the tenant's plans_version. */
+export const PLAN_LIST_CACHE_MS = 500;
+
+export function createPlanService(deps: { db: Db; clock: Clock; listCacheMs?: number }) {
   const { db, clock } = deps;
+  const listCache = createCatalogCache<PlanPage>({
+    db,
+    maxStalenessMs: deps.listCacheMs ?? PLAN_LIST_CACHE_MS,
+  });
 
   async function tenantOfPlan(planId: string): Promise<string> {
     const tenantId = await findPlanTenant(db, planId);
@@ -43,20 +51,23 @@ export function createPlanService(deps: { db: Db; clock: Clock }) {
   }
 
   return {
-    async list(tenantId: string, query: ListPlansQuery) {
+    list(tenantId: string, query: ListPlansQuery): Promise<PlanPage> {
       const filter = { offeredOnly: query.active === 'true', provider: query.provider };
-      return listPage(
-        query,
-        (limit, offset) =>
-          listPlans(db, tenantId, {
-            ...filter,
-            sortBy: query.sort_by,
-            sortOrder: query.sort_order,
-            limit,
-            offset,
-          }),
-        () => countPlans(db, tenantId, filter),
-        toPlan,
+      const key = [query.page, query.limit, query.active, query.provider, query.sort_by, query.sort_order].join();
+      return listCache.page(tenantId, key, () =>
+        listPage(
+          query,
+          (limit, offset) =>
+            listPlans(db, tenantId, {
+              ...filter,
+              sortBy: query.sort_by,
+              sortOrder: query.sort_order,
+              limit,
+              offset,
+            }),
+          () => countPlans(db, tenantId, filter),
+          toPlan,
+        ),
       );
     },
 
@@ -87,6 +98,7 @@ export function createPlanService(deps: { db: Db; clock: Clock }) {
         updated_at: now,
         archived_at: null,
       });
+      listCache.invalidate(tenantId);
       return toPlan(row);
     },
 
@@ -94,6 +106,7 @@ export function createPlanService(deps: { db: Db; clock: Clock }) {
       checkPlanRates(changes);
       const tenantId = await tenantOfPlan(planId);
       const row = await updatePlan(db, tenantId, planId, { ...changes, updated_at: clock.now() });
+      listCache.invalidate(tenantId);
       if (!row) throw notFound('Plan');
       return toPlan(row);
     },
@@ -113,9 +126,11 @@ export function createPlanService(deps: { db: Db; clock: Clock }) {
         .where('id', '=', planId)
         .returningAll()
         .executeTakeFirstOrThrow();
+      listCache.invalidate(tenantId);
       return toPlan(row);
     },
   };
 }
 
 export type PlanService = ReturnType<typeof createPlanService>;
+export type PlanPage = { data: Plan[]; pagination: ReturnType<typeof paginationBlock> };

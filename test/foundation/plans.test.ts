@@ -310,3 +310,57 @@ describe('GET /api/v1/plans/{id}', () => {
     expectError(await a.request('GET', '/api/v1/plans/plan_unknown'), 404, 'not_found');
   });
 });
+
+describe('plan list cache (PLAN_LIST_CACHE_MS)', () => {
+  const names = async (tenant: TestTenant) =>
+    (await list('?limit=100&active=false&sort_by=name&sort_order=asc', tenant)).body.data.map((plan: { name: string }) => plan.name);
+
+  /** Polls the list until `seen` holds; answers how long that took. */
+  async function msUntil(tenant: TestTenant, seen: (names: string[]) => boolean): Promise<number> {
+    const started = Date.now();
+    while (!seen(await names(tenant))) {
+      if (Date.now() - started > 3000) throw new Error('the change never showed in the plan list');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return Date.now() - started;
+  }
+
+  it('shows each operator change through this process in the very next list', async () => {
+    const c = await createTenant(t);
+    const plan = await createPlan(t, c.id, { name: 'First' });
+    expect(await names(c)).toEqual(['First']);
+    const second = await createPlan(t, c.id, { name: 'Second' });
+    expect(await names(c)).toEqual(['First', 'Second']);
+    expect((await t.admin('PATCH', `/admin/v1/plans/${plan.id}`, { name: 'Renamed' })).status).toBe(200);
+    expect(await names(c)).toEqual(['Renamed', 'Second']);
+    expect((await t.admin('DELETE', `/admin/v1/plans/${second.id}`)).status).toBe(200);
+    expect(ids(await list('', c))).toEqual([plan.id]);
+  });
+
+  it('shows a change made by another process (straight in the database) within the bound', async () => {
+    const c = await createTenant(t);
+    const plan = await createPlan(t, c.id, { name: 'Before' });
+    expect(await names(c)).toEqual(['Before']);
+    const { db } = t.services.database;
+    await db.updateTable('plans').set({ name: 'After' }).where('id', '=', plan.id).execute();
+    const renamedAfter = await msUntil(c, (seen) => seen[0] === 'After');
+    await db.deleteFrom('plans').where('id', '=', plan.id).execute();
+    const deletedAfter = await msUntil(c, (seen) => seen.length === 0);
+    console.log(`[plans/cache] rename seen after ${renamedAfter} ms, delete after ${deletedAfter} ms`);
+    // The bound is PLAN_LIST_CACHE_MS (500 ms); the rest is slack for a loaded CI machine.
+    expect(renamedAfter).toBeLessThan(1500);
+    expect(deletedAfter).toBeLessThan(1500);
+  });
+
+  it('keeps tenants apart: a change to one tenant’s plans leaves another’s list as it was', async () => {
+    const c = await createTenant(t);
+    const d = await createTenant(t);
+    await createPlan(t, c.id, { name: 'C plan' });
+    await createPlan(t, d.id, { name: 'D plan' });
+    expect(await names(c)).toEqual(['C plan']);
+    expect(await names(d)).toEqual(['D plan']);
+    await createPlan(t, c.id, { name: 'C plan 2' });
+    expect(await names(c)).toEqual(['C plan', 'C plan 2']);
+    expect(await names(d)).toEqual(['D plan']);
+  });
+});
