@@ -3,8 +3,8 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { createCatalogCache } from './catalog-cache.js';
 import { listPage, type paginationBlock } from '../core/pagination.js';
+import { createCatalogCache } from './catalog-cache.js';
 import {
   countPlans,
   findPlan,
@@ -53,7 +53,14 @@ export function createPlanService(deps: { db: Db; clock: Clock; listCacheMs?: nu
   return {
     list(tenantId: string, query: ListPlansQuery): Promise<PlanPage> {
       const filter = { offeredOnly: query.active === 'true', provider: query.provider };
-      const key = [query.page, query.limit, query.active, query.provider, query.sort_by, query.sort_order].join();
+      const key = [
+        query.page,
+        query.limit,
+        query.active,
+        query.provider,
+        query.sort_by,
+        query.sort_order,
+      ].join();
       return listCache.page(tenantId, key, () =>
         listPage(
           query,

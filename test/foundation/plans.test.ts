@@ -313,7 +313,9 @@ describe('GET /api/v1/plans/{id}', () => {
 
 describe('plan list cache (PLAN_LIST_CACHE_MS)', () => {
   const names = async (tenant: TestTenant) =>
-    (await list('?limit=100&active=false&sort_by=name&sort_order=asc', tenant)).body.data.map((plan: { name: string }) => plan.name);
+    (await list('?limit=100&active=false&sort_by=name&sort_order=asc', tenant)).body.data.map(
+      (plan: { name: string }) => plan.name,
+    );
 
   /** Polls the list until `seen` holds; answers how long that took. */
   async function msUntil(tenant: TestTenant, seen: (names: string[]) => boolean): Promise<number> {
