@@ -165,8 +165,9 @@ export async function buildApp(
   app.setValidatorCompiler(validatorCompiler);
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   // Global rate-limit hooks (webhook, sign-in) before any route; the partner limiter goes to auth.
   const partnerLimiter = registerRateLimiting(app, services);

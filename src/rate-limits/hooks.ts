@@ -137,13 +137,15 @@ export function registerRateLimiting(
       ] as typeof routeOptions.preValidation;
     }
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback style: runs on every answer, and only sign-in answers have anything to refund.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const charges = request.rateLimitCharges;
-    if (charges && charges.length > 0 && reply.statusCode !== 401) {
-      request.rateLimitCharges = undefined;
-      await limits.refund(charges);
-    }
-    return payload;
+    if (!charges || charges.length === 0 || reply.statusCode === 401) return done(null, payload);
+    request.rateLimitCharges = undefined;
+    limits.refund(charges).then(
+      () => done(null, payload),
+      (error: Error) => done(error),
+    );
   });
   return partnerRateLimiter(limits);
 }

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import { compileOnce, type Executor } from '../core/db.js';
 import type { PublicStatus } from './schemas.js';
 
 /** Internal states: the public enum, the processor's transient states, and `superseded` (a tombstone). */
@@ -110,19 +110,24 @@ export async function countSubscriptions(
   return Number(row.count);
 }
 
+const findSubscriptionCompiled = compileOnce(2, (db, tenantId, id) =>
+  db.selectFrom('subscriptions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+);
+
 export async function findSubscription(
   db: Executor,
   tenantId: string,
   id: string,
   options: { forUpdate?: boolean } = {},
-) {
-  let query = db
+): Promise<SubscriptionRow | undefined> {
+  if (!options.forUpdate) return (await findSubscriptionCompiled(db, tenantId, id))[0];
+  return db
     .selectFrom('subscriptions')
     .selectAll()
     .where('tenant_id', '=', tenantId)
-    .where('id', '=', id);
-  if (options.forUpdate) query = query.forUpdate();
-  return query.executeTakeFirst();
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /**
