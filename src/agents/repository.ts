@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Executor } from '../core/db.js';
+import { compileOnce, type Executor } from '../core/db.js';
 
 export interface AgentsTable {
   id: string;
@@ -79,8 +79,8 @@ export async function insertAgentVersion(db: Executor, row: AgentVersionsTable):
  * Everything the webhook needs in one query, by the webhook id's unique index: the agent, its
  * published version (if any), and its owner's status and balance.
  */
-export async function findWebhookTarget(db: Executor, webhookId: string) {
-  return db
+const findWebhookTargetCompiled = compileOnce(1, (db, webhookId: string) =>
+  db
     .selectFrom('agents as a')
     .innerJoin('users as u', (join) =>
       join.onRef('u.id', '=', 'a.user_id').onRef('u.tenant_id', '=', 'a.tenant_id'),
@@ -101,7 +101,11 @@ export async function findWebhookTarget(db: Executor, webhookId: string) {
       'u.credit_balance_minutes',
     ])
     .where('a.webhook_id', '=', webhookId)
-    .executeTakeFirst();
+    .compile(),
+);
+
+export async function findWebhookTarget(db: Executor, webhookId: string) {
+  return (await findWebhookTargetCompiled(db, webhookId))[0];
 }
 
 export type WebhookTarget = NonNullable<Awaited<ReturnType<typeof findWebhookTarget>>>;

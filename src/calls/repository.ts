@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import { compileOnce, type Executor } from '../core/db.js';
 import type { CallStatus } from './schemas.js';
 
 export interface CallsTable {
@@ -63,34 +63,77 @@ export interface DispatchJob {
  * The job row is the same one core/jobs.ts enqueueJob writes; it is inlined here to keep the
  * webhook's hot path to a single statement.
  */
+const insertQueuedCallCompiled = compileOnce(
+  17,
+  (
+    db,
+    webhookId: string,
+    callId: string,
+    tenantId: string,
+    agentId: string,
+    agentVersion: number,
+    userId: string,
+    from: string,
+    to: string,
+    name: string,
+    email: string | null,
+    contextJson: string,
+    prompt: string,
+    welcomeMessage: string,
+    createdAt: Date,
+    jobQueue: string,
+    jobPayloadJson: string,
+    jobMaxAttempts: number,
+  ) => sql<{ id: number }>`
+    WITH allowed AS (
+      SELECT a.tenant_id FROM agents a
+      JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
+      WHERE a.webhook_id = ${webhookId} AND a.id = ${agentId} AND a.tenant_id = ${tenantId}
+        AND a.published_version = ${agentVersion}::integer
+        AND u.deleted_at IS NULL AND u.status <> 'blocked' AND u.credit_balance_minutes > 0
+    ), queued AS (
+      INSERT INTO calls (id, tenant_id, agent_id, agent_version, user_id, from_number, to_number, name, email,
+                         context, prompt, welcome_message, status, created_at, updated_at)
+      SELECT ${callId}, allowed.tenant_id, ${agentId}, ${agentVersion}::integer, ${userId},
+             ${from}, ${to}, ${name}, ${email}::text, ${contextJson}::jsonb,
+             ${prompt}, ${welcomeMessage}, 'queued', ${createdAt}::timestamptz, ${createdAt}::timestamptz
+      FROM allowed
+      RETURNING tenant_id
+    )
+    INSERT INTO jobs (tenant_id, queue, payload, status, run_at, max_attempts, created_at)
+    SELECT queued.tenant_id, ${jobQueue}, ${jobPayloadJson}::jsonb, 'queued',
+           ${createdAt}::timestamptz, ${jobMaxAttempts}::integer, ${createdAt}::timestamptz
+    FROM queued
+    RETURNING id`.compile(db),
+);
+
 export async function insertQueuedCall(
   db: Executor,
   webhookId: string,
   call: NewCall,
   job: DispatchJob,
 ): Promise<boolean> {
-  const result = await sql<{ id: number }>`
-    WITH allowed AS (
-      SELECT a.tenant_id FROM agents a
-      JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
-      WHERE a.webhook_id = ${webhookId} AND a.id = ${call.agentId} AND a.tenant_id = ${call.tenantId}
-        AND a.published_version = ${call.agentVersion}
-        AND u.deleted_at IS NULL AND u.status <> 'blocked' AND u.credit_balance_minutes > 0
-    ), queued AS (
-      INSERT INTO calls (id, tenant_id, agent_id, agent_version, user_id, from_number, to_number, name, email,
-                         context, prompt, welcome_message, status, created_at, updated_at)
-      SELECT ${call.id}, allowed.tenant_id, ${call.agentId}, ${call.agentVersion}::integer, ${call.userId},
-             ${call.from}, ${call.to}, ${call.name}, ${call.email}::text, ${JSON.stringify(call.context)}::jsonb,
-             ${call.prompt}, ${call.welcomeMessage}, 'queued', ${call.createdAt}::timestamptz, ${call.createdAt}::timestamptz
-      FROM allowed
-      RETURNING tenant_id
-    )
-    INSERT INTO jobs (tenant_id, queue, payload, status, run_at, max_attempts, created_at)
-    SELECT queued.tenant_id, ${job.queue}, ${JSON.stringify(job.payload)}::jsonb, 'queued',
-           ${call.createdAt}::timestamptz, ${job.maxAttempts}::integer, ${call.createdAt}::timestamptz
-    FROM queued
-    RETURNING id`.execute(db);
-  return result.rows.length === 1;
+  const rows = await insertQueuedCallCompiled(
+    db,
+    webhookId,
+    call.id,
+    call.tenantId,
+    call.agentId,
+    call.agentVersion,
+    call.userId,
+    call.from,
+    call.to,
+    call.name,
+    call.email,
+    JSON.stringify(call.context),
+    call.prompt,
+    call.welcomeMessage,
+    call.createdAt,
+    job.queue,
+    JSON.stringify(job.payload),
+    job.maxAttempts,
+  );
+  return rows.length === 1;
 }
 
 export async function findCall(db: Executor, tenantId: string, callId: string): Promise<CallRow | undefined> {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { type Compilable, type CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { type CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { acquireDirectoryLock, type DirectoryLock } from './lockfile.js';
 
@@ -63,6 +63,7 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 10_000 });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  pool.on('connect', usePreparedStatements);
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return {
     engine: 'postgres',
@@ -98,6 +99,7 @@ async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | und
       loadDataDir,
     });
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
+    pool.on('connect', usePreparedStatements);
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     return {
       engine: 'embedded',
@@ -134,30 +136,52 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
+/** Statement names of the compileOnce queries, by SQL text (see `usePreparedStatements`). */
+const statementNames = new Map<string, string>();
+
 /**
- * A query built and compiled once, then run with new arguments. Kysely rebuilds and recompiles a
- * query on every call (immutable builder nodes, a visitor pass), which shows in the profile of
- * the hottest reads. `build` is called once with a placeholder string per argument; each run puts
- * the arguments where the placeholders landed in the parameter list. Only for queries whose
- * shape does not depend on the arguments.
+ * A hot query built and compiled once, then run with new arguments as a named prepared statement.
+ * Kysely rebuilds and recompiles a query on every call, and the server parses and plans an
+ * unnamed statement on every execution: for a join or a CTE, planning costs more than running
+ * it, on the same cores the service needs. `build` is called once with one placeholder string per
+ * argument and returns the compiled query (`.compile()`, or `.compile(db)` for a `sql` template);
+ * each run puts the arguments where the placeholders landed in the parameter list. Only for
+ * queries whose shape does not depend on the arguments, with explicit columns (a prepared
+ * `SELECT *` fails once a migration adds a column).
  */
-export function compileOnce<Args extends string[], Row>(
+export function compileOnce<Args extends unknown[], Row>(
   arity: Args['length'],
-  build: (db: Db, ...placeholders: Args) => Compilable<Row>,
+  build: (db: Db, ...placeholders: Args) => CompiledQuery<Row>,
 ): (executor: Executor, ...args: Args) => Promise<Row[]> {
   let compiled: { query: CompiledQuery<Row>; argumentAt: number[] } | undefined;
   return async (executor, ...args) => {
     if (!compiled) {
-      const placeholders = Array.from({ length: arity }, (_, i) => `\u0000placeholder:${i}\u0000`) as Args;
-      const query = build(executor as Db, ...placeholders).compile();
+      const placeholders = Array.from({ length: arity }, (_, i) => `\u0000placeholder:${i}\u0000`);
+      const query = build(executor as Db, ...(placeholders as Args));
       const argumentAt = query.parameters.map((value) => placeholders.indexOf(value as string));
       if (argumentAt.some((index) => index < 0)) {
         throw new Error(`compileOnce: a parameter of "${query.sql}" is not one of the placeholders`);
       }
+      if (!statementNames.has(query.sql)) statementNames.set(query.sql, `vp_${statementNames.size + 1}`);
       compiled = { query, argumentAt };
     }
     const { query, argumentAt } = compiled;
     const result = await executor.executeQuery<Row>({ ...query, parameters: argumentAt.map((i) => args[i]) });
     return result.rows;
   };
+}
+
+/**
+ * Sends the compileOnce queries as named prepared statements on this connection: the server
+ * parses each once per connection and, after a few runs, keeps a generic plan. Kysely's driver
+ * calls `client.query(text, values)`; any other text goes through unchanged.
+ */
+function usePreparedStatements(client: pg.PoolClient): void {
+  // The class's own query, looked up on each call (instrumentation may wrap the prototype's).
+  const query = (...args: unknown[]) => Object.getPrototypeOf(client).query.apply(client, args);
+  client.query = ((textOrConfig: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof textOrConfig === 'string' ? statementNames.get(textOrConfig) : undefined;
+    if (name && callback === undefined) return query({ name, text: textOrConfig, values });
+    return query(textOrConfig, values, callback);
+  }) as typeof client.query;
 }

@@ -110,8 +110,32 @@ export async function countSubscriptions(
   return Number(row.count);
 }
 
-const findSubscriptionCompiled = compileOnce(2, (db, tenantId, id) =>
-  db.selectFrom('subscriptions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+const SUBSCRIPTION_COLUMNS = [
+  'id',
+  'tenant_id',
+  'user_id',
+  'plan_id',
+  'status',
+  'provider',
+  'provider_subscription_id',
+  'provider_item_id',
+  'cancel_at_period_end',
+  'current_period_start',
+  'current_period_end',
+  'billing_anchor',
+  'trial_end',
+  'canceled_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof SubscriptionsTable)[];
+
+const findSubscriptionCompiled = compileOnce(2, (db, tenantId: string, id: string) =>
+  db
+    .selectFrom('subscriptions')
+    .select(SUBSCRIPTION_COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .compile(),
 );
 
 export async function findSubscription(

@@ -399,9 +399,11 @@ describe('hot path', () => {
     const pg = (await import('pg')).default;
     const original = pg.Client.prototype.query;
     const statements: string[] = [];
+    const prepared: (string | undefined)[] = [];
     pg.Client.prototype.query = function (this: unknown, ...args: any[]) {
       const config = args[0];
       statements.push(typeof config === 'string' ? config : (config?.text ?? '?'));
+      prepared.push(typeof config === 'string' ? undefined : config?.name);
       return (original as any).apply(this, args);
     } as typeof original;
     try {
@@ -412,5 +414,7 @@ describe('hot path', () => {
     expect(statements).toHaveLength(2);
     expect(statements[0]).toMatch(/^select .* from "agents"/i);
     expect(statements[1]).toMatch(/insert into calls[\s\S]*insert into jobs/i);
+    // Both as named prepared statements: parsed once per connection, planned once generically.
+    expect(prepared).toEqual([expect.stringMatching(/^vp_\d+$/), expect.stringMatching(/^vp_\d+$/)]);
   });
 });
