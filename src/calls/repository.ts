@@ -84,7 +84,8 @@ const insertQueuedCallCompiled = compileOnce(
     jobQueue: string,
     jobPayloadJson: string,
     jobMaxAttempts: number,
-  ) => sql<{ id: number }>`
+  ) =>
+    sql<{ id: number }>`
     WITH allowed AS (
       SELECT a.tenant_id FROM agents a
       JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
@@ -136,13 +137,39 @@ export async function insertQueuedCall(
   return rows.length === 1;
 }
 
-export async function findCall(db: Executor, tenantId: string, callId: string): Promise<CallRow | undefined> {
-  return db
+const CALL_COLUMNS = [
+  'id',
+  'tenant_id',
+  'agent_id',
+  'agent_version',
+  'user_id',
+  'from_number',
+  'to_number',
+  'name',
+  'email',
+  'context',
+  'prompt',
+  'welcome_message',
+  'status',
+  'created_at',
+  'started_at',
+  'ended_at',
+  'duration_seconds',
+  'failure_reason',
+  'updated_at',
+] as const satisfies readonly (keyof CallsTable)[];
+
+const findCallCompiled = compileOnce(2, (db, tenantId: string, callId: string) =>
+  db
     .selectFrom('calls')
-    .selectAll()
+    .select(CALL_COLUMNS)
     .where('tenant_id', '=', tenantId)
     .where('id', '=', callId)
-    .executeTakeFirst();
+    .compile(),
+);
+
+export async function findCall(db: Executor, tenantId: string, callId: string): Promise<CallRow | undefined> {
+  return (await findCallCompiled(db, tenantId, callId))[0];
 }
 
 /** Operator API only: the tenant of a call. */
@@ -185,6 +212,17 @@ export async function countCalls(db: Executor, filter: CallFilter): Promise<numb
   return Number(row.count);
 }
 
+const markDialingCompiled = compileOnce(3, (db, tenantId: string, callId: string, at: Date) =>
+  db
+    .updateTable('calls')
+    .set({ status: 'dialing', updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', callId)
+    .where('status', '=', 'queued')
+    .returning('id')
+    .compile(),
+);
+
 /** queued → dialing; false when the call already moved on. */
 export async function markDialing(
   db: Executor,
@@ -192,16 +230,21 @@ export async function markDialing(
   callId: string,
   at: Date,
 ): Promise<boolean> {
-  const row = await db
-    .updateTable('calls')
-    .set({ status: 'dialing', updated_at: at })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', callId)
-    .where('status', '=', 'queued')
-    .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await markDialingCompiled(db, tenantId, callId, at)).length === 1;
 }
+
+const markInProgressCompiled = compileOnce(
+  4,
+  (db, tenantId: string, callId: string, startedAt: Date, at: Date) =>
+    db
+      .updateTable('calls')
+      .set({ status: 'in_progress', started_at: startedAt, updated_at: at })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', callId)
+      .where('status', '=', 'dialing')
+      .returning('id')
+      .compile(),
+);
 
 /** dialing → in_progress, answered at `startedAt`. */
 export async function markInProgress(
@@ -210,16 +253,8 @@ export async function markInProgress(
   callId: string,
   startedAt: Date,
   at: Date,
-) {
-  const row = await db
-    .updateTable('calls')
-    .set({ status: 'in_progress', started_at: startedAt, updated_at: at })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', callId)
-    .where('status', '=', 'dialing')
-    .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
+): Promise<boolean> {
+  return (await markInProgressCompiled(db, tenantId, callId, startedAt, at)).length === 1;
 }
 
 export interface CallEnding {
@@ -229,6 +264,34 @@ export interface CallEnding {
   failureReason?: string;
 }
 
+const finishCallCompiled = compileOnce(
+  7,
+  (
+    db,
+    tenantId: string,
+    callId: string,
+    status: CallEnding['status'],
+    endedAt: Date,
+    durationSeconds: number | null,
+    failureReason: string | null,
+    at: Date,
+  ) =>
+    db
+      .updateTable('calls')
+      .set({
+        status,
+        ended_at: endedAt,
+        duration_seconds: durationSeconds,
+        failure_reason: failureReason,
+        updated_at: at,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', callId)
+      .where('status', 'in', ['queued', 'dialing', 'in_progress'])
+      .returning(['id', 'user_id', 'duration_seconds'])
+      .compile(),
+);
+
 /** Moves a call that is not final yet into its final state; undefined when it already was. */
 export async function finishCall(
   db: Executor,
@@ -237,18 +300,15 @@ export async function finishCall(
   ending: CallEnding,
   at: Date,
 ) {
-  return db
-    .updateTable('calls')
-    .set({
-      status: ending.status,
-      ended_at: ending.endedAt,
-      duration_seconds: ending.durationSeconds ?? null,
-      failure_reason: ending.failureReason ?? null,
-      updated_at: at,
-    })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', callId)
-    .where('status', 'in', ['queued', 'dialing', 'in_progress'])
-    .returning(['id', 'user_id', 'duration_seconds'])
-    .executeTakeFirst();
+  const rows = await finishCallCompiled(
+    db,
+    tenantId,
+    callId,
+    ending.status,
+    ending.endedAt,
+    ending.durationSeconds ?? null,
+    ending.failureReason ?? null,
+    at,
+  );
+  return rows[0];
 }

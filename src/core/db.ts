@@ -145,8 +145,10 @@ const statementNames = new Map<string, string>();
  * unnamed statement on every execution: for a join or a CTE, planning costs more than running
  * it, on the same cores the service needs. `build` is called once with one placeholder string per
  * argument and returns the compiled query (`.compile()`, or `.compile(db)` for a `sql` template);
- * each run puts the arguments where the placeholders landed in the parameter list. Only for
- * queries whose shape does not depend on the arguments, with explicit columns (a prepared
+ * each run puts the arguments where the placeholders landed in the parameter list, and any other
+ * parameter (a literal in the builder, such as a status) stays a constant of the statement. The
+ * compiled statement is shared by every caller: everything that varies must be an argument. Only
+ * for queries whose shape does not depend on the arguments, with explicit columns (a prepared
  * `SELECT *` fails once a migration adds a column).
  */
 export function compileOnce<Args extends unknown[], Row>(
@@ -159,14 +161,14 @@ export function compileOnce<Args extends unknown[], Row>(
       const placeholders = Array.from({ length: arity }, (_, i) => `\u0000placeholder:${i}\u0000`);
       const query = build(executor as Db, ...(placeholders as Args));
       const argumentAt = query.parameters.map((value) => placeholders.indexOf(value as string));
-      if (argumentAt.some((index) => index < 0)) {
-        throw new Error(`compileOnce: a parameter of "${query.sql}" is not one of the placeholders`);
-      }
+      const unused = placeholders.findIndex((_, i) => !argumentAt.includes(i));
+      if (unused >= 0) throw new Error(`compileOnce: argument ${unused} of "${query.sql}" is never used`);
       if (!statementNames.has(query.sql)) statementNames.set(query.sql, `vp_${statementNames.size + 1}`);
       compiled = { query, argumentAt };
     }
     const { query, argumentAt } = compiled;
-    const result = await executor.executeQuery<Row>({ ...query, parameters: argumentAt.map((i) => args[i]) });
+    const parameters = argumentAt.map((at, i) => (at < 0 ? query.parameters[i] : args[at]));
+    const result = await executor.executeQuery<Row>({ ...query, parameters });
     return result.rows;
   };
 }

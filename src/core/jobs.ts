@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import type { Clock } from './clock.js';
-import type { Db, Executor } from './db.js';
+import { compileOnce, type Db, type Executor } from './db.js';
 import { randomBase62 } from './ids.js';
 
 export interface JobsTable {
@@ -131,6 +131,41 @@ export function backoffDelay(attempt: number, baseMs: number, maxMs: number): nu
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
 }
 
+/** Claims due jobs (and jobs whose lease ran out) for `workerId`, oldest first. */
+const claimJobs = compileOnce(
+  5,
+  (db, workerId: string, lockedUntil: Date, queues: string[], now: Date, limit: number) =>
+    sql<{
+      id: number;
+      tenant_id: string | null;
+      queue: string;
+      payload: unknown;
+      attempts: number;
+      max_attempts: number;
+    }>`
+      UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${workerId},
+             locked_until = ${lockedUntil}
+      WHERE id IN (
+        SELECT id FROM jobs
+        WHERE queue = ANY(${queues}::text[])
+          AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND locked_until < ${now}))
+        ORDER BY run_at, id
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING id, tenant_id, queue, payload, attempts, max_attempts`.compile(db),
+);
+
+const markJobDone = compileOnce(3, (db, jobId: number, workerId: string, now: Date) =>
+  db
+    .updateTable('jobs')
+    .set({ status: 'done', finished_at: now, locked_until: null })
+    .where('id', '=', jobId)
+    .where('locked_by', '=', workerId)
+    .where('status', '=', 'running')
+    .compile(),
+);
+
 export function createWorker(options: WorkerOptions): Worker {
   const { db, clock, handlers } = options;
   const id = `wrk_${randomBase62(12)}`;
@@ -151,26 +186,8 @@ export function createWorker(options: WorkerOptions): Worker {
     const queues = Object.keys(handlers);
     if (queues.length === 0) return [];
     const now = clock.now();
-    const rows = await sql<{
-      id: number;
-      tenant_id: string | null;
-      queue: string;
-      payload: unknown;
-      attempts: number;
-      max_attempts: number;
-    }>`
-      UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${id},
-             locked_until = ${new Date(now.getTime() + leaseMs)}
-      WHERE id IN (
-        SELECT id FROM jobs
-        WHERE queue = ANY(${queues}::text[])
-          AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND locked_until < ${now}))
-        ORDER BY run_at, id
-        LIMIT ${batchSize}
-        FOR UPDATE SKIP LOCKED
-      )
-      RETURNING id, tenant_id, queue, payload, attempts, max_attempts`.execute(db);
-    return rows.rows.map((row) => ({
+    const rows = await claimJobs(db, id, new Date(now.getTime() + leaseMs), queues, now, batchSize);
+    return rows.map((row) => ({
       id: row.id,
       tenantId: row.tenant_id,
       queue: row.queue,
@@ -185,9 +202,7 @@ export function createWorker(options: WorkerOptions): Worker {
     const mine = (qb: any) =>
       qb.where('id', '=', job.id).where('locked_by', '=', id).where('status', '=', 'running');
     if (error === undefined) {
-      await mine(
-        db.updateTable('jobs').set({ status: 'done', finished_at: now, locked_until: null }),
-      ).execute();
+      await markJobDone(db, job.id, id, now);
       return;
     }
     const message = error instanceof Error ? error.message : String(error);
