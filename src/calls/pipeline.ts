@@ -7,13 +7,13 @@
  * that checks again when the carrier expects it to end. Every step is a conditional update
  * from the previous state, and the call id is the carrier's idempotency key, so a job that runs
  * twice (a crash before its acknowledgement, a lease taken over) neither dials twice nor
- * debits twice. A completed call debits ceil(duration / 60) minutes in the transaction that
+ * debits twice. A completed call debits ceil(duration / 60) minutes in the statement that
  * records its completion.
  */
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
+import { newId } from '../core/ids.js';
 import { enqueueJob, type Job, RetryJobError } from '../core/jobs.js';
-import { addCreditEntry } from '../credits/repository.js';
 import {
   type CallProgress,
   type DialResult,
@@ -24,9 +24,9 @@ import {
   type CallEnding,
   type CallRow,
   findCall,
-  finishCall,
-  markDialing,
+  finishCallAndDebit,
   markInProgress,
+  startDialing,
 } from './repository.js';
 import { FINAL_STATUSES } from './schemas.js';
 
@@ -52,21 +52,8 @@ export function createCallPipeline(deps: {
   const { db, clock } = deps;
 
   async function end(call: CallRow, ending: CallEnding): Promise<void> {
-    const now = clock.now();
-    await db.transaction().execute(async (tx) => {
-      const ended = await finishCall(tx, call.tenant_id, call.id, ending, now);
-      if (!ended || ending.status !== 'completed') return;
-      const minutes = minutesFor(ending.durationSeconds ?? 0);
-      if (minutes <= 0) return;
-      await addCreditEntry(tx, {
-        tenantId: call.tenant_id,
-        userId: ended.user_id,
-        minutes: -minutes,
-        reason: 'call',
-        reference: `call:${call.id}`,
-        at: now,
-      });
-    });
+    const minutes = ending.status === 'completed' ? minutesFor(ending.durationSeconds ?? 0) : 0;
+    await finishCallAndDebit(db, call.tenant_id, call.id, ending, minutes, newId('cred'), clock.now());
   }
 
   /**
@@ -117,9 +104,11 @@ export function createCallPipeline(deps: {
 
   return {
     async dispatch(job: Job<CallJobPayload>): Promise<void> {
-      const call = await findCall(db, job.payload.tenantId, job.payload.callId);
+      const { tenantId, callId } = job.payload;
+      // The first run finds the call queued and moves it on in the same statement; a retry reads it.
+      const call =
+        (await startDialing(db, tenantId, callId, clock.now())) ?? (await findCall(db, tenantId, callId));
       if (!call || FINAL_STATUSES.includes(call.status)) return;
-      if (call.status === 'queued') await markDialing(db, call.tenant_id, call.id, clock.now());
       const result = await ask<DialResult>(call, job, () =>
         deps.telephony().dial({
           callId: call.id,
