@@ -156,14 +156,11 @@ const claimJobs = compileOnce(
       RETURNING id, tenant_id, queue, payload, attempts, max_attempts`.compile(db),
 );
 
-const markJobDone = compileOnce(3, (db, jobId: number, workerId: string, now: Date) =>
-  db
-    .updateTable('jobs')
-    .set({ status: 'done', finished_at: now, locked_until: null })
-    .where('id', '=', jobId)
-    .where('locked_by', '=', workerId)
-    .where('status', '=', 'running')
-    .compile(),
+/** Acknowledges a batch's successful jobs in one statement (only those this worker still holds). */
+const markJobsDone = compileOnce(3, (db, jobIds: number[], workerId: string, now: Date) =>
+  sql`
+    UPDATE jobs SET status = 'done', finished_at = ${now}::timestamptz, locked_until = NULL
+    WHERE id = ANY(${jobIds}::bigint[]) AND locked_by = ${workerId} AND status = 'running'`.compile(db),
 );
 
 export function createWorker(options: WorkerOptions): Worker {
@@ -197,14 +194,11 @@ export function createWorker(options: WorkerOptions): Worker {
     }));
   }
 
-  async function finish(job: Job, error: unknown): Promise<void> {
+  /** Records a failed run: retried later with back-off, or failed for good. */
+  async function finishFailed(job: Job, error: unknown): Promise<void> {
     const now = clock.now();
     const mine = (qb: any) =>
       qb.where('id', '=', job.id).where('locked_by', '=', id).where('status', '=', 'running');
-    if (error === undefined) {
-      await markJobDone(db, job.id, id, now);
-      return;
-    }
     const message = error instanceof Error ? error.message : String(error);
     const permanent = error instanceof PermanentJobError || job.attempt >= job.maxAttempts;
     if (permanent) {
@@ -236,14 +230,15 @@ export function createWorker(options: WorkerOptions): Worker {
     ).execute();
   }
 
-  async function runJob(job: Job): Promise<void> {
-    let failure: unknown;
+  /** Runs a job; true when it succeeded (acknowledged with its batch), a failure is recorded here. */
+  async function runJob(job: Job): Promise<boolean> {
     try {
       await handlers[job.queue](job);
+      return true;
     } catch (error) {
-      failure = error ?? new Error('job failed');
+      await finishFailed(job, error ?? new Error('job failed'));
+      return false;
     }
-    await finish(job, failure);
   }
 
   const inHand = new Set<number>();
@@ -266,7 +261,9 @@ export function createWorker(options: WorkerOptions): Worker {
     for (const job of jobs) inHand.add(job.id);
     renewal ??= setInterval(renewLeases, Math.max(1, Math.floor(leaseMs / 3))).unref();
     try {
-      await Promise.all(jobs.map(runJob));
+      const succeeded = await Promise.all(jobs.map(runJob));
+      const done = jobs.filter((_, i) => succeeded[i]).map((job) => job.id);
+      if (done.length > 0) await markJobsDone(db, done, id, clock.now());
     } finally {
       for (const job of jobs) inHand.delete(job.id);
       if (inHand.size === 0) {
