@@ -22,6 +22,9 @@ const MAX_EARLY_EXITS = 5;
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /** WEB_CONCURRENCY: the number of server processes; defaults to the number of CPUs. */
+/** Bytes: allocations from this size up are mmapped and unmapped on free (glibc). */
+export const RECOMMENDED_MMAP_THRESHOLD = 1024 * 1024;
+
 export function webConcurrency(env: Record<string, string | undefined> = process.env): number {
   const raw = env.WEB_CONCURRENCY;
   if (raw === undefined || raw === '') return Math.min(MAX_PROCESSES, os.availableParallelism());
@@ -84,6 +87,10 @@ async function runPrimary(): Promise<void> {
     await database.close();
   }
 
+  // glibc keeps a freed 16 MiB scrypt buffer in each libuv thread's malloc arena once it has
+  // raised its mmap threshold; a fixed threshold returns it to the system (README, "Memory").
+  // Read by glibc when a process starts, so it is set here for the workers.
+  process.env.MALLOC_MMAP_THRESHOLD_ ??= String(RECOMMENDED_MMAP_THRESHOLD);
   cluster.setupPrimary({ exec: serverEntry() });
   let stopping = false;
   const startedAt = new Map<Worker, number>();
