@@ -131,7 +131,11 @@ export function backoffDelay(attempt: number, baseMs: number, maxMs: number): nu
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
 }
 
-/** Claims due jobs (and jobs whose lease ran out) for `workerId`, oldest first. */
+/**
+ * Claims due jobs (and jobs whose lease ran out) for `workerId`, oldest first: a walk of the
+ * jobs_due index that stops after `limit` rows (migration 0007), whatever the backlog. `= ANY(ARRAY(…))`
+ * rather than `IN (…)` keeps the prepared statement's generic plan on the primary key.
+ */
 const claimJobs = compileOnce(
   5,
   (db, workerId: string, lockedUntil: Date, queues: string[], now: Date, limit: number) =>
@@ -145,14 +149,14 @@ const claimJobs = compileOnce(
     }>`
       UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${workerId},
              locked_until = ${lockedUntil}
-      WHERE id IN (
+      WHERE id = ANY(ARRAY(
         SELECT id FROM jobs
         WHERE queue = ANY(${queues}::text[])
           AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND locked_until < ${now}))
         ORDER BY run_at, id
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
-      )
+      ))
       RETURNING id, tenant_id, queue, payload, attempts, max_attempts`.compile(db),
 );
 
