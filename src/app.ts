@@ -15,7 +15,7 @@ import { frameworkErrors, registerErrorHandling } from './core/http-errors.js';
 import { createIdempotencyStore, type IdempotencyStore, registerIdempotency } from './core/idempotency.js';
 import { randomBase62 } from './core/ids.js';
 import { createWorker, enqueueJob, type JobHandler, type Worker } from './core/jobs.js';
-import { loggerOptions } from './core/logging.js';
+import { lazyChildLogger, loggerOptions } from './core/logging.js';
 import { registerOpenApi } from './core/openapi.js';
 import { validatorCompiler } from './core/validation.js';
 import { features } from './features.js';
@@ -151,6 +151,7 @@ export async function buildApp(
       ? { ...loggerOptions(config.logLevel), stream: options.logStream }
       : loggerOptions(config.logLevel),
     genReqId: (request) => requestIdOf(request.headers['x-request-id']),
+    childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     frameworkErrors,
