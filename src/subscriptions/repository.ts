@@ -138,6 +138,41 @@ const findSubscriptionCompiled = compileOnce(2, (db, tenantId: string, id: strin
     .compile(),
 );
 
+/** The columns a subscription's public answer is made of (service.ts toSubscription). */
+export const PUBLIC_SUBSCRIPTION_COLUMNS = [
+  'id',
+  'user_id',
+  'plan_id',
+  'status',
+  'provider',
+  'provider_subscription_id',
+  'cancel_at_period_end',
+  'current_period_start',
+  'current_period_end',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof SubscriptionsTable)[];
+
+export type PublicSubscriptionRow = Pick<SubscriptionRow, (typeof PUBLIC_SUBSCRIPTION_COLUMNS)[number]>;
+
+const findPublicSubscriptionCompiled = compileOnce(2, (db, tenantId: string, id: string) =>
+  db
+    .selectFrom('subscriptions')
+    .select(PUBLIC_SUBSCRIPTION_COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .compile(),
+);
+
+/** GET /subscriptions/{id}: only what the answer shows (the hot read). */
+export async function findPublicSubscription(
+  db: Executor,
+  tenantId: string,
+  id: string,
+): Promise<PublicSubscriptionRow | undefined> {
+  return (await findPublicSubscriptionCompiled(db, tenantId, id))[0];
+}
+
 export async function findSubscription(
   db: Executor,
   tenantId: string,

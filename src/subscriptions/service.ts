@@ -41,6 +41,7 @@ import {
   findOperation,
   findOperationsByRef,
   findPendingOperation,
+  findPublicSubscription,
   findSubscription,
   finishOperation,
   type InternalStatus,
@@ -49,6 +50,7 @@ import {
   LIVE_STATUSES,
   listSubscriptions,
   type OperationRow,
+  type PublicSubscriptionRow,
   type SubscriptionRow,
   updateSubscription,
 } from './repository.js';
@@ -74,7 +76,7 @@ export function publicStatus(status: InternalStatus): PublicStatus {
   return (PUBLIC.has(status) ? status : 'inactive') as PublicStatus;
 }
 
-export function toSubscription(row: SubscriptionRow): Subscription {
+export function toSubscription(row: PublicSubscriptionRow): Subscription {
   return {
     id: row.id,
     user_id: row.user_id,
@@ -600,7 +602,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     },
 
     async get(tenantId: string, id: string): Promise<Subscription> {
-      const row = await findSubscription(db, tenantId, id);
+      const row = await findPublicSubscription(db, tenantId, id);
       if (!row) throw notFound('Subscription');
       return toSubscription(row);
     },
