@@ -102,43 +102,72 @@ export function createCallPipeline(deps: {
     }
   }
 
-  return {
-    async dispatch(job: Job<CallJobPayload>): Promise<void> {
+  /**
+   * A call that was answered 202 must reach a final state even when its job gives up for a reason
+   * that is not the carrier's (the database refused a step, a bug): on the last attempt such a
+   * failure ends the call as failed, with the reason, instead of leaving it queued or dialing. If
+   * even that cannot be written, the error goes on to the queue, whose lease brings the job back.
+   */
+  async function finalOnLastAttempt(job: Job<CallJobPayload>, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      if (job.attempt < job.maxAttempts || error instanceof RetryJobError) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
       const { tenantId, callId } = job.payload;
-      // The first run finds the call queued and moves it on in the same statement; a retry reads it.
-      const call =
-        (await startDialing(db, tenantId, callId, clock.now())) ?? (await findCall(db, tenantId, callId));
-      if (!call || FINAL_STATUSES.includes(call.status)) return;
-      const result = await ask<DialResult>(call, job, () =>
-        deps.telephony().dial({
-          callId: call.id,
-          tenantId: call.tenant_id,
-          from: call.from_number,
-          to: call.to_number,
-          prompt: call.prompt,
-          welcomeMessage: call.welcome_message,
-          context: (call.context ?? {}) as Record<string, unknown>,
-        }),
+      const ended = await finishCallAndDebit(
+        db,
+        tenantId,
+        callId,
+        { status: 'failed', endedAt: clock.now(), failureReason: `dispatch: ${reason}`.slice(0, 500) },
+        0,
+        newId('cred'),
+        clock.now(),
       );
-      if (!result) return;
-      if (result.outcome === 'no_answer') {
-        await end(call, { status: 'no_answer', endedAt: clock.now() });
-        return;
-      }
-      if (result.outcome === 'failed') {
-        await end(call, { status: 'failed', endedAt: clock.now(), failureReason: result.reason });
-        return;
-      }
-      if (call.status !== 'in_progress')
-        await markInProgress(db, call.tenant_id, call.id, result.answeredAt, clock.now());
-      await followProgress(call, job);
-    },
+      if (!ended) throw error;
+    }
+  }
 
-    async progress(job: Job<CallJobPayload>): Promise<void> {
-      const call = await findCall(db, job.payload.tenantId, job.payload.callId);
-      if (call?.status !== 'in_progress') return;
-      await followProgress(call, job);
-    },
+  async function dispatch(job: Job<CallJobPayload>): Promise<void> {
+    const { tenantId, callId } = job.payload;
+    // The first run finds the call queued and moves it on in the same statement; a retry reads it.
+    const call =
+      (await startDialing(db, tenantId, callId, clock.now())) ?? (await findCall(db, tenantId, callId));
+    if (!call || FINAL_STATUSES.includes(call.status)) return;
+    const result = await ask<DialResult>(call, job, () =>
+      deps.telephony().dial({
+        callId: call.id,
+        tenantId: call.tenant_id,
+        from: call.from_number,
+        to: call.to_number,
+        prompt: call.prompt,
+        welcomeMessage: call.welcome_message,
+        context: (call.context ?? {}) as Record<string, unknown>,
+      }),
+    );
+    if (!result) return;
+    if (result.outcome === 'no_answer') {
+      await end(call, { status: 'no_answer', endedAt: clock.now() });
+      return;
+    }
+    if (result.outcome === 'failed') {
+      await end(call, { status: 'failed', endedAt: clock.now(), failureReason: result.reason });
+      return;
+    }
+    if (call.status !== 'in_progress')
+      await markInProgress(db, call.tenant_id, call.id, result.answeredAt, clock.now());
+    await followProgress(call, job);
+  }
+
+  async function progress(job: Job<CallJobPayload>): Promise<void> {
+    const call = await findCall(db, job.payload.tenantId, job.payload.callId);
+    if (call?.status !== 'in_progress') return;
+    await followProgress(call, job);
+  }
+
+  return {
+    dispatch: (job: Job<CallJobPayload>) => finalOnLastAttempt(job, () => dispatch(job)),
+    progress: (job: Job<CallJobPayload>) => finalOnLastAttempt(job, () => progress(job)),
   };
 }
 

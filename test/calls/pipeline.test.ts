@@ -2,6 +2,7 @@
  * The durable call pipeline: states, outcomes of the simulated carrier, credits, idempotent
  * dispatch (a retried job never dials twice) and transient / permanent telephony errors.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DISPATCH_QUEUE } from '../../src/calls/service.js';
 import { ManualClock } from '../../src/core/clock.js';
@@ -248,5 +249,43 @@ describe('telephony errors', () => {
       expect(attempts).toHaveLength(8);
     });
     expect(await balanceOf(t, userId)).toBe(5);
+  });
+
+  it('ends a call as failed when its last attempt fails on a step that is not the carrier (a database error)', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 5 });
+    const { db } = t.services.database;
+    // The database refuses one step of the pipeline (answered → in_progress) for this agent's calls.
+    await sql`CREATE FUNCTION refuse_in_progress() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'simulated storage failure'; END $$`.execute(db);
+    await sql`CREATE TRIGGER refuse_in_progress BEFORE UPDATE ON calls FOR EACH ROW
+      WHEN (NEW.status = 'in_progress' AND NEW.agent_id = ${sql.lit(agent.id)})
+      EXECUTE FUNCTION refuse_in_progress()`.execute(db);
+    try {
+      const id = await place(t, agent.webhook_id);
+      const seen: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        await t.services.worker.drain();
+        seen.push((await getCall(t, id)).status);
+        clock.advance(60 * 60 * 1000);
+      }
+      // Retried while attempts were left (the call stays dialing), then ended for good.
+      expect(seen[0]).toBe('dialing');
+      expect(await getCall(t, id)).toMatchObject({
+        status: 'failed',
+        failure_reason: expect.stringMatching(/^dispatch: .*simulated storage failure/),
+      });
+      const job = await db
+        .selectFrom('jobs')
+        .select(['status', 'attempts'])
+        .where('queue', '=', DISPATCH_QUEUE)
+        .where(({ ref }) => ref('payload', '->>').key('callId' as never), '=', id)
+        .executeTakeFirstOrThrow();
+      expect(job).toEqual({ status: 'done', attempts: 8 });
+      expect(await dialRecord(t, id)).toEqual([expect.objectContaining({ dial_requests: 8 })]);
+      expect(await balanceOf(t, userId)).toBe(5);
+    } finally {
+      await sql`DROP TRIGGER refuse_in_progress ON calls`.execute(db);
+      await sql`DROP FUNCTION refuse_in_progress()`.execute(db);
+    }
   });
 });
