@@ -156,7 +156,11 @@ export async function buildApp(
     bodyLimit: 1024 * 1024,
     frameworkErrors,
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
-    trustProxy: false,
+    // A hop count trusts that many proxies in front of us (the function form proxy-addr uses for it).
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (_address: string, hop: number) => hop < (config.trustProxy as number)
+        : config.trustProxy,
     // While closing, requests already on open connections are still answered normally (through
     // the envelope and request-id machinery) rather than with Fastify's bare 503.
     return503OnClosing: false,

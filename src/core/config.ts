@@ -2,6 +2,7 @@
  * Configuration, read once from the environment and validated at boot.
  * Every variable is documented in the README's configuration table (decisions.md §1).
  */
+import { isIP } from 'node:net';
 
 export interface Config {
   port: number;
@@ -25,6 +26,11 @@ export interface Config {
   workers: number;
   /** scrypt cost parameter N for password hashes (a power of two). */
   scryptCost: number;
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client address (per-IP rate limits, logs):
+   * false (the socket's address), a hop count, or proxy addresses / CIDR ranges.
+   */
+  trustProxy: false | number | string[];
   /** Default token buckets (decisions.md §8); a tenant may get its own partner numbers. */
   rateLimits: {
     partner: { perSecond: number; burst: number };
@@ -85,6 +91,33 @@ function readUrl(env: Env, name: string, protocols: readonly string[]): string |
   return raw;
 }
 
+/** Proxy addresses and CIDR ranges (`10.0.0.0/8`, `::1`), or a hop count. */
+function readTrustProxy(env: Env): false | number | string[] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (/^\d+$/.test(raw)) return readInteger(env, 'TRUST_PROXY', 0, 1, 10);
+  if (raw === 'true') {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      "true would let any client choose its address with X-Forwarded-For: give the number of proxy hops or the proxies' addresses",
+    );
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
+    if (family === 0 || !validBits || extra !== undefined) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be a hop count or IP addresses / CIDR ranges, got "${entry}"`,
+      );
+    }
+  }
+  return entries;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInteger(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -135,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     workers: readInteger(env, 'WORKERS', 1, 0, 64),
     scryptCost,
+    trustProxy: readTrustProxy(env),
     rateLimits: {
       partner: {
         perSecond: readInteger(env, 'RATE_LIMIT_PARTNER_PER_SECOND', 100, 1, 1_000_000_000),

@@ -49,6 +49,12 @@ describe('loadConfig', () => {
     ['WORKERS', '-2'],
     ['SCRYPT_COST', '1000'],
     ['STRIPE_API_BASE', 'not a url'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', '0'],
+    ['TRUST_PROXY', '11'],
+    ['TRUST_PROXY', 'proxy.internal'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.1,'],
   ])('%s=%s is refused with a message naming the variable', (name, value) => {
     let error: unknown;
     try {
@@ -77,6 +83,14 @@ describe('loadConfig', () => {
     );
     expect(loadConfig({ HOST: '::1', PORT: '8080' }).publicBaseUrl).toBe('http://[::1]:8080');
     expect(loadConfig({ SEED_DEMO: 'false' }).seedDemo).toBe(false);
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1,192.168.1.7' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '::1',
+      '192.168.1.7',
+    ]);
   });
 });
 
