@@ -82,6 +82,7 @@ function serviceEnv(
     WEB_CONCURRENCY: '',
     // The production setting the README recommends (section "Memory"): without it glibc keeps a
     // freed scrypt buffer per libuv thread, ~60 MB of peak RSS after users_create.
+    // src/cluster.ts RECOMMENDED_MMAP_THRESHOLD (importing cluster.ts would start a cluster).
     MALLOC_MMAP_THRESHOLD_: '1048576',
     ...extra,
     ...options.env,

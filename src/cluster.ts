@@ -21,10 +21,10 @@ const EARLY_EXIT_MS = 10_000;
 const MAX_EARLY_EXITS = 5;
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 
-/** WEB_CONCURRENCY: the number of server processes; defaults to the number of CPUs. */
 /** Bytes: allocations from this size up are mmapped and unmapped on free (glibc). */
 export const RECOMMENDED_MMAP_THRESHOLD = 1024 * 1024;
 
+/** WEB_CONCURRENCY: the number of server processes; defaults to the number of CPUs. */
 export function webConcurrency(env: Record<string, string | undefined> = process.env): number {
   const raw = env.WEB_CONCURRENCY;
   if (raw === undefined || raw === '') return Math.min(MAX_PROCESSES, os.availableParallelism());

@@ -51,9 +51,10 @@ export function createCallPipeline(deps: {
 }) {
   const { db, clock } = deps;
 
-  async function end(call: CallRow, ending: CallEnding): Promise<void> {
+  /** Ends a call that is not final yet, debiting a completed one; false when it already was final. */
+  function end(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): Promise<boolean> {
     const minutes = ending.status === 'completed' ? minutesFor(ending.durationSeconds ?? 0) : 0;
-    await finishCallAndDebit(db, call.tenant_id, call.id, ending, minutes, newId('cred'), clock.now());
+    return finishCallAndDebit(db, call.tenant_id, call.id, ending, minutes, newId('cred'), clock.now());
   }
 
   /**
@@ -114,17 +115,13 @@ export function createCallPipeline(deps: {
     } catch (error) {
       if (job.attempt < job.maxAttempts || error instanceof RetryJobError) throw error;
       const reason = error instanceof Error ? error.message : String(error);
-      const { tenantId, callId } = job.payload;
-      const ended = await finishCallAndDebit(
-        db,
-        tenantId,
-        callId,
-        { status: 'failed', endedAt: clock.now(), failureReason: `dispatch: ${reason}`.slice(0, 500) },
-        0,
-        newId('cred'),
-        clock.now(),
-      );
-      if (!ended) throw error;
+      const call = { tenant_id: job.payload.tenantId, id: job.payload.callId };
+      const ending: CallEnding = {
+        status: 'failed',
+        endedAt: clock.now(),
+        failureReason: `dispatch: ${reason}`.slice(0, 500),
+      };
+      if (!(await end(call, ending))) throw error;
     }
   }
 

@@ -1,4 +1,4 @@
-import { compileOnce, type Executor } from '../core/db.js';
+import type { Executor } from '../core/db.js';
 import { newId } from '../core/ids.js';
 
 export interface CreditLedgerTable {
@@ -28,54 +28,33 @@ export interface CreditEntry {
   at: Date;
 }
 
-const insertLedgerEntry = compileOnce(
-  7,
-  (
-    db,
-    id: string,
-    tenantId: string,
-    userId: string,
-    minutes: number,
-    reason: CreditEntry['reason'],
-    reference: string | null,
-    at: Date,
-  ) =>
-    db
-      .insertInto('credit_ledger')
-      .values({ id, tenant_id: tenantId, user_id: userId, minutes, reason, reference, created_at: at })
-      .onConflict((oc) => oc.column('reference').doNothing())
-      .returning('id')
-      .compile(),
-);
-
-const addToBalance = compileOnce(3, (db, tenantId: string, userId: string, minutes: number) =>
-  db
-    .updateTable('users')
-    .set((eb) => ({ credit_balance_minutes: eb('credit_balance_minutes', '+', minutes) }))
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', userId)
-    .returning('credit_balance_minutes')
-    .compile(),
-);
-
 /**
  * Appends a ledger entry and moves the user's balance in the caller's transaction.
  * Returns the new balance, or undefined when an entry with the same reference already exists.
  */
 export async function addCreditEntry(tx: Executor, entry: CreditEntry): Promise<number | undefined> {
-  const inserted = await insertLedgerEntry(
-    tx,
-    newId('cred'),
-    entry.tenantId,
-    entry.userId,
-    entry.minutes,
-    entry.reason,
-    entry.reference ?? null,
-    entry.at,
-  );
-  if (inserted.length === 0) return undefined;
-  const [row] = await addToBalance(tx, entry.tenantId, entry.userId, entry.minutes);
-  if (!row) throw new Error(`addCreditEntry: no user ${entry.userId} in tenant ${entry.tenantId}`);
+  const inserted = await tx
+    .insertInto('credit_ledger')
+    .values({
+      id: newId('cred'),
+      tenant_id: entry.tenantId,
+      user_id: entry.userId,
+      minutes: entry.minutes,
+      reason: entry.reason,
+      reference: entry.reference ?? null,
+      created_at: entry.at,
+    })
+    .onConflict((oc) => oc.column('reference').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!inserted) return undefined;
+  const row = await tx
+    .updateTable('users')
+    .set((eb) => ({ credit_balance_minutes: eb('credit_balance_minutes', '+', entry.minutes) }))
+    .where('tenant_id', '=', entry.tenantId)
+    .where('id', '=', entry.userId)
+    .returning('credit_balance_minutes')
+    .executeTakeFirstOrThrow();
   return row.credit_balance_minutes;
 }
 

@@ -110,36 +110,8 @@ export async function countSubscriptions(
   return Number(row.count);
 }
 
-const SUBSCRIPTION_COLUMNS = [
-  'id',
-  'tenant_id',
-  'user_id',
-  'plan_id',
-  'status',
-  'provider',
-  'provider_subscription_id',
-  'provider_item_id',
-  'cancel_at_period_end',
-  'current_period_start',
-  'current_period_end',
-  'billing_anchor',
-  'trial_end',
-  'canceled_at',
-  'created_at',
-  'updated_at',
-] as const satisfies readonly (keyof SubscriptionsTable)[];
-
-const findSubscriptionCompiled = compileOnce(2, (db, tenantId: string, id: string) =>
-  db
-    .selectFrom('subscriptions')
-    .select(SUBSCRIPTION_COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .compile(),
-);
-
 /** The columns a subscription's public answer is made of (service.ts toSubscription). */
-export const PUBLIC_SUBSCRIPTION_COLUMNS = [
+const PUBLIC_SUBSCRIPTION_COLUMNS = [
   'id',
   'user_id',
   'plan_id',
@@ -178,15 +150,14 @@ export async function findSubscription(
   tenantId: string,
   id: string,
   options: { forUpdate?: boolean } = {},
-): Promise<SubscriptionRow | undefined> {
-  if (!options.forUpdate) return (await findSubscriptionCompiled(db, tenantId, id))[0];
-  return db
+) {
+  let query = db
     .selectFrom('subscriptions')
     .selectAll()
     .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .forUpdate()
-    .executeTakeFirst();
+    .where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
 }
 
 /**

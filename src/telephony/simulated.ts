@@ -11,7 +11,7 @@
 import os from 'node:os';
 import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
-import { compileOnce, type Db, type Executor } from '../core/db.js';
+import type { Db, Executor } from '../core/db.js';
 import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './port.js';
 
 export interface SimulatedDialsTable {
@@ -65,20 +65,30 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
       const now = clock.now();
       const outcome = simulatedOutcome(request.to);
       const answered = outcome === 'answered';
-      const [row] = await recordDial(db, {
-        call_id: request.callId,
-        tenant_id: request.tenantId,
-        from_number: request.from,
-        to_number: request.to,
-        outcome,
-        failure_reason: outcome === 'failed' ? SIMULATED_FAILURE_REASON : null,
-        answered_at: answered ? now : null,
-        duration_seconds: answered ? callSeconds : null,
-        ends_at: answered ? new Date(now.getTime() + callSeconds * 1000) : null,
-        dialled_by: dialerId,
-        created_at: now,
-        last_requested_at: now,
-      });
+      const row = await db
+        .insertInto('telephony_simulated_dials')
+        .values({
+          call_id: request.callId,
+          tenant_id: request.tenantId,
+          from_number: request.from,
+          to_number: request.to,
+          outcome,
+          failure_reason: outcome === 'failed' ? SIMULATED_FAILURE_REASON : null,
+          answered_at: answered ? now : null,
+          duration_seconds: answered ? callSeconds : null,
+          ends_at: answered ? new Date(now.getTime() + callSeconds * 1000) : null,
+          dialled_by: dialerId,
+          created_at: now,
+          last_requested_at: now,
+        })
+        .onConflict((oc) =>
+          oc.column('call_id').doUpdateSet({
+            dial_requests: sql`telephony_simulated_dials.dial_requests + 1`,
+            last_requested_at: now,
+          }),
+        )
+        .returning(['outcome', 'failure_reason', 'answered_at'])
+        .executeTakeFirstOrThrow();
       if (row.outcome === 'answered') return { outcome: 'answered', answeredAt: row.answered_at as Date };
       if (row.outcome === 'no_answer') return { outcome: 'no_answer' };
       return { outcome: 'failed', reason: row.failure_reason ?? SIMULATED_FAILURE_REASON };
@@ -95,95 +105,11 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
   };
 }
 
-const DIAL_COLUMNS = [
-  'call_id',
-  'tenant_id',
-  'from_number',
-  'to_number',
-  'outcome',
-  'failure_reason',
-  'answered_at',
-  'duration_seconds',
-  'ends_at',
-  'dial_requests',
-  'dialled_by',
-  'created_at',
-  'last_requested_at',
-] as const satisfies readonly (keyof SimulatedDialsTable)[];
-
-const findSimulatedDialCompiled = compileOnce(2, (db, tenantId: string, callId: string) =>
-  db
+export async function findSimulatedDial(db: Executor, tenantId: string, callId: string) {
+  return db
     .selectFrom('telephony_simulated_dials')
-    .select(DIAL_COLUMNS)
+    .selectAll()
     .where('tenant_id', '=', tenantId)
     .where('call_id', '=', callId)
-    .compile(),
-);
-
-export async function findSimulatedDial(db: Executor, tenantId: string, callId: string) {
-  return (await findSimulatedDialCompiled(db, tenantId, callId))[0];
-}
-
-type NewDial = Omit<SimulatedDialsTable, 'dial_requests'>;
-
-const recordDialCompiled = compileOnce(
-  12,
-  (
-    db,
-    callId: string,
-    tenantId: string,
-    from: string,
-    to: string,
-    outcome: NewDial['outcome'],
-    failureReason: string | null,
-    answeredAt: Date | null,
-    durationSeconds: number | null,
-    endsAt: Date | null,
-    dialledBy: string,
-    createdAt: Date,
-    requestedAt: Date,
-  ) =>
-    db
-      .insertInto('telephony_simulated_dials')
-      .values({
-        call_id: callId,
-        tenant_id: tenantId,
-        from_number: from,
-        to_number: to,
-        outcome,
-        failure_reason: failureReason,
-        answered_at: answeredAt,
-        duration_seconds: durationSeconds,
-        ends_at: endsAt,
-        dialled_by: dialledBy,
-        created_at: createdAt,
-        last_requested_at: requestedAt,
-      })
-      // A repeated dial (the call id is the idempotency key) is counted, and answers the first outcome.
-      .onConflict((oc) =>
-        oc.column('call_id').doUpdateSet({
-          dial_requests: sql`telephony_simulated_dials.dial_requests + 1`,
-          last_requested_at: requestedAt,
-        }),
-      )
-      .returning(['outcome', 'failure_reason', 'answered_at'])
-      .compile(),
-);
-
-function recordDial(db: Executor, dial: NewDial) {
-  return recordDialCompiled(
-    db,
-    dial.call_id,
-    dial.tenant_id,
-    dial.from_number,
-    dial.to_number,
-    dial.outcome,
-    dial.failure_reason,
-    dial.answered_at,
-    dial.duration_seconds,
-    dial.ends_at,
-    dial.dialled_by,
-    dial.created_at,
-    dial.last_requested_at,
-  );
+    .executeTakeFirst();
 }
