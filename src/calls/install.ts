@@ -14,6 +14,7 @@ import { type CallJobPayload, createCallPipeline, PROGRESS_QUEUE } from './pipel
 import { webhookRoutes } from './routes.js';
 import { seedDemoAgent } from './seed.js';
 import { type CallService, createCallService, DISPATCH_QUEUE } from './service.js';
+import { createWebhookTargetCache } from './webhook-targets.js';
 
 declare module '../app.js' {
   interface Services {
@@ -30,7 +31,12 @@ export function installCalls(services: Services): void {
   const db = services.database.db;
   const telephony = createTelephony(config, { db, clock });
   const agents = createAgentService({ db, clock, publicBaseUrl: config.publicBaseUrl });
-  const calls = createCallService({ db, clock, onQueued: () => services.worker.wake() });
+  const calls = createCallService({
+    db,
+    clock,
+    webhookTargets: createWebhookTargetCache(),
+    onQueued: () => services.worker.wake(),
+  });
   services.telephony = telephony;
   services.agents = agents;
   services.calls = calls;

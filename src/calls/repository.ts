@@ -90,7 +90,7 @@ const insertQueuedCallCompiled = compileOnce(
       SELECT a.tenant_id FROM agents a
       JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
       WHERE a.webhook_id = ${webhookId} AND a.id = ${agentId} AND a.tenant_id = ${tenantId}
-        AND a.published_version = ${agentVersion}::integer
+        AND a.user_id = ${userId} AND a.published_version = ${agentVersion}::integer
         AND u.deleted_at IS NULL AND u.status <> 'blocked' AND u.credit_balance_minutes > 0
     ), queued AS (
       INSERT INTO calls (id, tenant_id, agent_id, agent_version, user_id, from_number, to_number, name, email,

@@ -1,7 +1,10 @@
 /**
  * Calls: the call-trigger webhook (partner-api.md, decisions.md §7) and the operator's view.
- * The trigger costs two database round trips: one indexed query for the agent, its published
- * version and its owner, then one statement that stores the call and its dispatch job together.
+ * A trigger for a webhook this process has already served costs one database round trip: the
+ * statement that stores the call and its dispatch job together, guarded by every condition a call
+ * needs (webhook-targets.ts). Otherwise, and whenever that guard refuses, it costs two: one
+ * indexed query for the agent, its published version and its owner, which decides the answer,
+ * then the guarded statement.
  */
 
 import { findWebhookTarget, type WebhookTarget } from '../agents/repository.js';
@@ -10,7 +13,7 @@ import type { Db } from '../core/db.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { listPage } from '../core/pagination.js';
-import { parseTriggerBody } from './input.js';
+import { parseTriggerBody, type TriggerInput } from './input.js';
 import {
   type CallRow,
   countCalls,
@@ -21,6 +24,7 @@ import {
 } from './repository.js';
 import type { Call, ListCallsQuery, QueuedCall } from './schemas.js';
 import { renderTemplate } from './template.js';
+import type { CachedWebhookTarget, WebhookTargetCache } from './webhook-targets.js';
 
 export const DISPATCH_QUEUE = 'calls.dispatch';
 export const DISPATCH_MAX_ATTEMPTS = 8;
@@ -73,10 +77,59 @@ function refusalOf(target: WebhookTarget | undefined): ApiError | undefined {
 export function createCallService(deps: {
   db: Db;
   clock: Clock;
+  /** This process's webhook targets (one per app): skips the target read for a known webhook. */
+  webhookTargets: WebhookTargetCache;
   /** Told after each queued call (wakes this process's worker). */
   onQueued?: () => void;
 }) {
-  const { db, clock } = deps;
+  const { db, clock, webhookTargets } = deps;
+
+  /**
+   * Stores the call for `target` with the guarded insert; undefined when the guard refused it
+   * (nothing stored), which says only that `target` is no longer current.
+   */
+  async function queue(
+    webhookId: string,
+    target: CachedWebhookTarget,
+    input: TriggerInput,
+  ): Promise<QueuedCall | undefined> {
+    const createdAt = clock.now();
+    const id = newId('call');
+    const stored = await insertQueuedCall(
+      db,
+      webhookId,
+      {
+        id,
+        tenantId: target.tenant_id,
+        agentId: target.agent_id,
+        agentVersion: target.published_version,
+        userId: target.user_id,
+        from: target.phone_number,
+        to: input.phone,
+        name: input.name,
+        email: input.email,
+        context: input.context,
+        prompt: renderTemplate(target.prompt, input.templateValues),
+        welcomeMessage: renderTemplate(target.welcome_message, input.templateValues),
+        createdAt,
+      },
+      {
+        queue: DISPATCH_QUEUE,
+        payload: { callId: id, tenantId: target.tenant_id },
+        maxAttempts: DISPATCH_MAX_ATTEMPTS,
+      },
+    );
+    if (!stored) return undefined;
+    deps.onQueued?.();
+    return {
+      id,
+      status: 'queued',
+      agent_id: target.agent_id,
+      from: target.phone_number,
+      to: input.phone,
+      created_at: createdAt.toISOString(),
+    };
+  }
 
   async function tenantOfCall(callId: string): Promise<string> {
     const tenantId = await findCallTenant(db, callId);
@@ -89,49 +142,34 @@ export function createCallService(deps: {
     async trigger(webhookId: string, body: Record<string, unknown>): Promise<QueuedCall> {
       const input = parseTriggerBody(body);
       if (!WEBHOOK_ID.test(webhookId)) throw unknownWebhook();
+      const cached = webhookTargets.get(webhookId);
+      if (cached) {
+        const queued = await queue(webhookId, cached, input);
+        if (queued) return queued;
+        // Something changed since (rotation, publish, block, deletion, debit): refusals are only
+        // ever answered from a fresh read, below.
+        webhookTargets.forget(webhookId, cached);
+      }
       // A concurrent change (rotation, publish, block, debit) can invalidate the target between
       // the read and the guarded insert; read again once and answer from the fresh state.
       for (let attempt = 0; attempt < 2; attempt++) {
-        const target = await findWebhookTarget(db, webhookId);
-        const refusal = refusalOf(target);
-        if (refusal || !target) throw refusal ?? unknownWebhook();
-        const createdAt = clock.now();
-        const id = newId('call');
-        const from = target.phone_number as string;
-        const stored = await insertQueuedCall(
-          db,
-          webhookId,
-          {
-            id,
-            tenantId: target.tenant_id,
-            agentId: target.agent_id,
-            agentVersion: target.published_version as number,
-            userId: target.user_id,
-            from,
-            to: input.phone,
-            name: input.name,
-            email: input.email,
-            context: input.context,
-            prompt: renderTemplate(target.prompt as string, input.templateValues),
-            welcomeMessage: renderTemplate(target.welcome_message as string, input.templateValues),
-            createdAt,
-          },
-          {
-            queue: DISPATCH_QUEUE,
-            payload: { callId: id, tenantId: target.tenant_id },
-            maxAttempts: DISPATCH_MAX_ATTEMPTS,
-          },
-        );
-        if (stored) {
-          deps.onQueued?.();
-          return {
-            id,
-            status: 'queued',
-            agent_id: target.agent_id,
-            from,
-            to: input.phone,
-            created_at: createdAt.toISOString(),
-          };
+        const found = await findWebhookTarget(db, webhookId);
+        const refusal = refusalOf(found);
+        if (refusal || !found) throw refusal ?? unknownWebhook();
+        const target: CachedWebhookTarget = {
+          agent_id: found.agent_id,
+          tenant_id: found.tenant_id,
+          user_id: found.user_id,
+          published_version: found.published_version as number,
+          prompt: found.prompt as string,
+          welcome_message: found.welcome_message as string,
+          phone_number: found.phone_number as string,
+        };
+        const queued = await queue(webhookId, target, input);
+        if (queued) {
+          // Cached only once the guarded insert accepted it, so it was current a moment ago.
+          webhookTargets.set(webhookId, target);
+          return queued;
         }
       }
       throw unknownWebhook();

@@ -136,7 +136,7 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
-/** Statement names of the compileOnce queries, by SQL text (see `usePreparedStatements`). */
+/** Statement names of the compileOnce and executePrepared queries, by SQL text (see `usePreparedStatements`). */
 const statementNames = new Map<string, string>();
 
 /**
@@ -173,8 +173,23 @@ export function compileOnce<Args extends unknown[], Row>(
   };
 }
 
+/** Shapes of executePrepared beyond this many run unnamed: SQL text built from data by mistake must not grow every connection's statement cache without bound. */
+const MAX_PREPARED_SHAPES = 500;
+
 /**
- * Sends the compileOnce queries as named prepared statements on this connection: the server
+ * Runs a query of one of a few shapes chosen per call (by sort order, filters, access path) as a
+ * named prepared statement: its SQL text names it, so each shape is parsed once per connection.
+ * Every value must be a parameter, and columns explicit, as for `compileOnce`.
+ */
+export async function executePrepared<Row>(executor: Executor, query: CompiledQuery<Row>): Promise<Row[]> {
+  if (!statementNames.has(query.sql) && statementNames.size < MAX_PREPARED_SHAPES) {
+    statementNames.set(query.sql, `vp_${statementNames.size + 1}`);
+  }
+  return (await executor.executeQuery(query)).rows;
+}
+
+/**
+ * Sends the compileOnce and executePrepared queries as named prepared statements on this connection: the server
  * parses each once per connection and, after a few runs, keeps a generic plan. Kysely's driver
  * calls `client.query(text, values)`; any other text goes through unchanged.
  */

@@ -12,6 +12,10 @@ export interface TenantsTable {
   rate_limit_burst: ColumnType<number | null, number | null | undefined, number | null>;
   /** Bumped by a trigger on every change to the tenant's plans (migration 0006); int8, read as a string. */
   plans_version: ColumnType<string, never, never>;
+  /** Bumped by a trigger on every change a user list can see (migration 0008); int8, read as a string. */
+  users_version: ColumnType<string, never, never>;
+  /** Users of the tenant that are not deleted, kept by the same trigger. */
+  live_users: ColumnType<string, never, never>;
   created_at: Date;
   updated_at: Date;
 }

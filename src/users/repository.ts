@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import { type Executor, executePrepared } from '../core/db.js';
 import type { UserStatus } from './schemas.js';
 
 export interface UsersTable {
@@ -76,34 +76,83 @@ function filteredUsers(db: Executor, tenantId: string, filter: UserFilter) {
  * agency downgrade starts next month and does not count yet).
  */
 function currentPlanJoin(now: Date) {
-  return sql<{ plan_id: string | null; plan_name: string | null }>`
+  // The plan is joined once per row after the subscription is picked, by its key: joining it
+  // inside the lateral subquery built a hash of the tenant's plans for every row of the page.
+  return sql`
     LEFT JOIN LATERAL (
-      SELECT s.plan_id, p.name AS plan_name
-      FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+      SELECT s.plan_id
+      FROM subscriptions s
       WHERE s.tenant_id = page.tenant_id AND s.user_id = page.id
         AND s.status IN ('active', 'trialing') AND s.current_period_start <= ${now}
       ORDER BY s.current_period_start DESC, s.id DESC
       LIMIT 1
-    ) current_plan ON true`;
+    ) current_subscription ON true
+    LEFT JOIN plans current_plan ON current_plan.id = current_subscription.plan_id`;
 }
 
+export interface UserListQuery extends UserFilter {
+  sortBy: 'created_at' | 'name';
+  sortOrder: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+  now: Date;
+}
+
+export interface UserListResult {
+  rows: UserListRow[];
+  /** `tenants.users_version` in the statement's snapshot (migration 0008). */
+  version: string;
+  liveUsers: number;
+  /** The exact total, or null when the caller passed a known one and it was not counted again. */
+  total: number | null;
+}
+
+/**
+ * How the page's rows are found:
+ * - `matches`: every match through the trigram indexes, set aside (MATERIALIZED), then a top-N
+ *   sort; the cheap way for a narrow search, and the way to count one;
+ * - `walk`: the (tenant, sort key, id) index in display order, testing each row until the page
+ *   is full; the cheap way without a search or for a broad one;
+ * - `none`: the page is past the end, only the total and version are read.
+ */
+type PageAccess = 'matches' | 'walk' | 'none';
+
+function pageAccess(
+  query: UserListQuery,
+  known: { total: number; liveUsers: number } | undefined,
+): PageAccess {
+  if (query.offset > Number.MAX_SAFE_INTEGER) return 'none';
+  if (!query.search) return known && query.offset >= known.total ? 'none' : 'walk';
+  if (!known) return 'matches';
+  if (query.offset >= known.total) return 'none';
+  // A walk in created_at order visits about (offset + limit) / selectivity rows, `matches` visits
+  // every match and a match costs about twice a walked row (bitmap heap recheck, sort). Name order
+  // is left to `matches`: names that match a term cluster in name order, so a walk can cross tens
+  // of thousands of rows before the first match.
+  if (query.sortBy !== 'created_at') return 'matches';
+  const walked = ((query.offset + query.limit) * known.liveUsers) / Math.max(known.total, 1);
+  return walked < 2 * known.total ? 'walk' : 'matches';
+}
+
+/**
+ * One page of the tenant's users with the tenant's `users_version`, in one statement (one
+ * snapshot). Counts the exact total unless `known` gives the total counted at a version the
+ * caller remembers; the caller must check that `version` is still that one before using it.
+ */
 export async function listUsers(
   db: Executor,
   tenantId: string,
-  options: UserFilter & {
-    sortBy: 'created_at' | 'name';
-    sortOrder: 'asc' | 'desc';
-    limit: number;
-    offset: number;
-    now: Date;
-  },
-): Promise<(UserListRow & { total: number })[]> {
-  const direction = options.sortOrder === 'asc' ? sql`ASC` : sql`DESC`;
+  query: UserListQuery,
+  known?: { total: number; liveUsers: number },
+): Promise<UserListResult> {
+  const access = pageAccess(query, known);
+  const counting = !known;
+  const direction = query.sortOrder === 'asc' ? sql`ASC` : sql`DESC`;
   const orderOf = (alias: string) =>
-    options.sortBy === 'name'
+    query.sortBy === 'name'
       ? sql`${sql.ref(`${alias}.name`)} ${direction} NULLS LAST, ${sql.ref(`${alias}.id`)} ${direction}`
       : sql`${sql.ref(`${alias}.created_at`)} ${direction}, ${sql.ref(`${alias}.id`)} ${direction}`;
-  const matches = filteredUsers(db, tenantId, options).select([
+  const columns = [
     'u.id',
     'u.tenant_id',
     'u.name',
@@ -111,41 +160,49 @@ export async function listUsers(
     'u.phone',
     'u.status',
     'u.created_at',
-  ]);
-  const total = filteredUsers(db, tenantId, options).select((eb) => eb.fn.countAll<number>().as('n'));
-  // A search is answered from its matches, found through the trigram indexes and set aside
-  // (MATERIALIZED): otherwise PostgreSQL walks the whole tenant in display order testing every
-  // name. The page is then a top-N sort of the matches and the total one count of them. Without
-  // a search, the page comes straight off the (tenant, sort key, id) index.
-  const page = options.search
-    ? sql`
-      WITH matches AS MATERIALIZED (${matches})
-      SELECT m.*, (SELECT count(*) FROM matches) AS total FROM matches m
-      ORDER BY ${orderOf('m')} LIMIT ${options.limit} OFFSET ${options.offset}`
-    : sql`
-      SELECT m.*, (${total}) AS total FROM (${matches}) m
-      ORDER BY ${orderOf('m')} LIMIT ${options.limit} OFFSET ${options.offset}`;
-  const result = await sql<UserListRow & { total: number }>`
-    SELECT page.id, page.name, page.email, page.phone, page.status, page.created_at, page.total,
-           current_plan.plan_id, current_plan.plan_name
-    FROM (${page}) page
-    ${currentPlanJoin(options.now)}
-    ORDER BY ${orderOf('page')}`.execute(db);
-  return result.rows;
-}
-
-export async function countUsers(db: Executor, tenantId: string, filter: UserFilter): Promise<number> {
-  const row = await filteredUsers(db, tenantId, filter)
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  ] as const;
+  const usesMatches = Boolean(query.search) && (access === 'matches' || counting);
+  const total = !counting
+    ? sql`NULL::bigint`
+    : usesMatches
+      ? sql`(SELECT count(*) FROM matches)`
+      : sql`(${filteredUsers(db, tenantId, query).select((eb) => eb.fn.countAll().as('n'))})`;
+  const window = sql`LIMIT ${query.limit} OFFSET ${query.offset}`;
+  const page =
+    access === 'none'
+      ? sql`SELECT NULL::text AS id, NULL::text AS tenant_id, NULL::text AS name, NULL::text AS email,
+               NULL::text AS phone, NULL::text AS status, NULL::timestamptz AS created_at WHERE false`
+      : access === 'matches'
+        ? sql`SELECT m.* FROM matches m ORDER BY ${orderOf('m')} ${window}`
+        : sql`${filteredUsers(db, tenantId, query).select(columns)} ORDER BY ${orderOf('u')} ${window}`;
+  const rows = await executePrepared(
+    db,
+    sql<UserListRow & { version: string; live_users: string; total: string | null }>`
+    ${usesMatches ? sql`WITH matches AS MATERIALIZED (${filteredUsers(db, tenantId, query).select(columns)})` : sql``}
+    SELECT v.users_version::text AS version, v.live_users::text AS live_users, ${total} AS total,
+           page.id, page.name, page.email, page.phone, page.status, page.created_at,
+           current_subscription.plan_id, current_plan.name AS plan_name
+    FROM tenants v
+    LEFT JOIN LATERAL (${page}) page ON true
+    ${currentPlanJoin(query.now)}
+    WHERE v.id = ${tenantId}
+    ORDER BY ${orderOf('page')}`.compile(db),
+  );
+  const first = rows[0];
+  if (!first) throw new Error(`tenant ${tenantId} not found while listing its users`);
+  return {
+    rows: first.id === null ? [] : rows,
+    version: first.version,
+    liveUsers: Number(first.live_users),
+    total: first.total === null ? null : Number(first.total),
+  };
 }
 
 /** One user as a list item; deleted users are absent. */
 export async function findUserListItem(db: Executor, tenantId: string, userId: string, now: Date) {
   const result = await sql<UserListRow>`
     SELECT page.id, page.name, page.email, page.phone, page.status, page.created_at,
-           current_plan.plan_id, current_plan.plan_name
+           current_subscription.plan_id, current_plan.name AS plan_name
     FROM (SELECT * FROM users WHERE tenant_id = ${tenantId} AND id = ${userId} AND deleted_at IS NULL) page
     ${currentPlanJoin(now)}`.execute(db);
   return result.rows[0];

@@ -9,11 +9,11 @@ import { isUniqueViolation } from '../core/db.js';
 import { ApiError, notFound } from '../core/errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency.js';
 import { newId } from '../core/ids.js';
-import { listPage } from '../core/pagination.js';
+import { offsetOf, paginationBlock } from '../core/pagination.js';
 import { hashPassword } from '../core/passwords.js';
 import { revokeUserSessions } from '../sessions/repository.js';
+import { createListTotals, filterKey } from './list-totals.js';
 import {
-  countUsers,
   findUser,
   findUserListItem,
   insertUser,
@@ -55,24 +55,37 @@ export function createUserService(deps: {
   publicBaseUrl: string;
 }) {
   const { db, clock, lifecycle } = deps;
+  const totals = createListTotals();
 
   return {
+    /** A page with its exact total: counted, or remembered from a count at the same users_version. */
     async list(tenantId: string, query: ListUsersQuery) {
-      const filter = { status: query.status, search: query.search };
-      return listPage(
-        query,
-        (limit, offset) =>
-          listUsers(db, tenantId, {
-            ...filter,
-            sortBy: query.sort_by,
-            sortOrder: query.sort_order,
-            limit,
-            offset,
-            now: clock.now(),
-          }),
-        () => countUsers(db, tenantId, filter),
-        toUserListItem,
+      const listQuery = {
+        status: query.status,
+        search: query.search,
+        sortBy: query.sort_by,
+        sortOrder: query.sort_order,
+        limit: query.limit,
+        offset: offsetOf(query),
+        now: clock.now(),
+      };
+      const key = filterKey(listQuery);
+      const known = totals.known(tenantId);
+      const knownTotal = known?.totals.get(key);
+      let result = await listUsers(
+        db,
+        tenantId,
+        listQuery,
+        known && knownTotal !== undefined ? { total: knownTotal, liveUsers: known.liveUsers } : undefined,
       );
+      // The users changed since that count (another process, or a write between the two reads):
+      // a total is never answered from another version, so this page is read again, counted.
+      if (result.total === null && result.version !== known?.version) {
+        result = await listUsers(db, tenantId, listQuery);
+      }
+      totals.remember(tenantId, result.version, result.liveUsers, key, result.total);
+      const total = result.total ?? (knownTotal as number);
+      return { data: result.rows.map(toUserListItem), pagination: paginationBlock(query, total) };
     },
 
     async get(tenantId: string, userId: string): Promise<UserListItem> {

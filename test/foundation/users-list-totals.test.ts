@@ -1,0 +1,216 @@
+/**
+ * GET /api/v1/users remembers the totals it counted (src/users/list-totals.ts, migration 0008):
+ * a remembered total must be exactly what a fresh count would say, whoever changed the users, and
+ * the page must be the same whichever way it was found (all matches, or a walk in display order).
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/core/ids.js';
+import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+interface Person {
+  id: string;
+  name: string;
+  email: string;
+  created_at: Date;
+}
+
+/** Users straight into the database (as another process or an import would write them). */
+async function insertPeople(tenant: TestTenant, people: Omit<Person, 'id'>[]): Promise<Person[]> {
+  const { db } = t.services.database;
+  const rows = people.map((p) => ({ ...p, id: newId('usr') }));
+  await db
+    .insertInto('users')
+    .values(
+      rows.map((p) => ({
+        id: p.id,
+        tenant_id: tenant.id,
+        email: p.email,
+        name: p.name,
+        phone: null,
+        status: 'active' as const,
+        password_hash: null,
+        created_at: p.created_at,
+        updated_at: p.created_at,
+      })),
+    )
+    .execute();
+  return rows;
+}
+
+async function page(tenant: TestTenant, query: string) {
+  const response = await tenant.request('GET', `/api/v1/users${query}`);
+  expect(response.status).toBe(200);
+  return {
+    ids: response.body.data.map((u: { id: string }) => u.id) as string[],
+    pagination: response.body.pagination,
+  };
+}
+
+/** What a fresh, exhaustive answer would be, computed here. */
+function expected(people: Person[], term: string, order: 'asc' | 'desc', pageNumber: number, limit: number) {
+  const matching = people
+    .filter((p) => p.name.toLowerCase().includes(term) || p.email.toLowerCase().includes(term))
+    .sort(
+      (a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
+  if (order === 'desc') matching.reverse();
+  const pages = Math.ceil(matching.length / limit);
+  return {
+    ids: matching.slice((pageNumber - 1) * limit, pageNumber * limit).map((p) => p.id),
+    pagination: {
+      page: pageNumber,
+      limit,
+      total: matching.length,
+      pages,
+      has_more: pageNumber < pages,
+    },
+  };
+}
+
+describe('user list totals remembered per users_version', () => {
+  it('answers the same pages and totals on the counting and the remembered path, for broad and narrow terms', async () => {
+    const tenant = await createTenant(t);
+    const start = Date.parse('2026-01-01T00:00:00.000Z');
+    // 90 users: "son" matches every third (broad: found by a walk once the total is known),
+    // "zed" three of them (narrow: found through all matches); some share a created_at.
+    const people = await insertPeople(
+      tenant,
+      Array.from({ length: 90 }, (_, i) => ({
+        name: i % 3 === 0 ? `Jackson ${i}` : i % 30 === 1 ? `Zed ${i}` : `Person ${i}`,
+        email: `p${i}@example.com`,
+        created_at: new Date(start + Math.floor(i / 2) * 1000),
+      })),
+    );
+    for (const term of ['son', 'zed', 'SON']) {
+      for (const order of ['asc', 'desc'] as const) {
+        for (const pageNumber of [1, 2, 3, 4, 11]) {
+          const query = `?search=${term}&limit=10&page=${pageNumber}&sort_order=${order}`;
+          const want = expected(people, term.toLowerCase(), order, pageNumber, 10);
+          // Twice: the first may count, the second answers from the remembered total.
+          expect(await page(tenant, query)).toEqual(want);
+          expect(await page(tenant, query)).toEqual(want);
+        }
+      }
+    }
+  });
+
+  it('uses a remembered total only while the users are unchanged (proved by hiding a change from the counter)', async () => {
+    const tenant = await createTenant(t);
+    const { db } = t.services.database;
+    await insertPeople(tenant, [
+      { name: 'Ann One', email: 'ann1@example.com', created_at: new Date('2026-01-01T00:00:00Z') },
+      { name: 'Ann Two', email: 'ann2@example.com', created_at: new Date('2026-01-01T00:00:01Z') },
+    ]);
+    expect((await page(tenant, '?search=ann')).pagination.total).toBe(2);
+    // With the counter's trigger off, a new user is invisible to the version check: the
+    // remembered total (2) is answered beside a page that already shows 3 users. This is what the
+    // trigger prevents, and shows the total really was remembered.
+    await sql`ALTER TABLE users DISABLE TRIGGER users_bump_version`.execute(db);
+    try {
+      await insertPeople(tenant, [
+        { name: 'Ann Three', email: 'ann3@example.com', created_at: new Date('2026-01-01T00:00:02Z') },
+      ]);
+      const hidden = await page(tenant, '?search=ann');
+      expect(hidden.ids).toHaveLength(3);
+      expect(hidden.pagination.total).toBe(2);
+    } finally {
+      await sql`ALTER TABLE users ENABLE TRIGGER users_bump_version`.execute(db);
+    }
+    await insertPeople(tenant, [
+      { name: 'Ann Four', email: 'ann4@example.com', created_at: new Date('2026-01-01T00:00:03Z') },
+    ]);
+    const seen = await page(tenant, '?search=ann');
+    expect(seen.ids).toHaveLength(4);
+    expect(seen.pagination.total).toBe(4);
+  });
+
+  it('counts again after every kind of change a list can see, made through the API or straight in SQL', async () => {
+    const tenant = await createTenant(t);
+    const { db } = t.services.database;
+    const total = async (query: string) => (await page(tenant, query)).pagination.total as number;
+    const anna = await createUser(tenant, { name: 'Anna', email: 'a1@example.com' });
+    const hanna = await createUser(tenant, { name: 'Hanna', email: 'h@example.com' });
+    expect(await total('?search=anna')).toBe(2);
+    expect(await total('?status=active&search=anna')).toBe(2);
+    expect(await total('')).toBe(2);
+
+    // Blocked (operator API): out of status=active, still in the unfiltered list.
+    expect((await t.admin('PATCH', `/admin/v1/users/${hanna.id}`, { status: 'blocked' })).status).toBe(200);
+    expect(await total('?status=active&search=anna')).toBe(1);
+    expect(await total('?search=anna')).toBe(2);
+
+    // Renamed and re-addressed straight in SQL (another process): in and out of a search.
+    await db.updateTable('users').set({ name: 'Bob' }).where('id', '=', anna.id).execute();
+    expect(await total('?search=anna')).toBe(1);
+    await db.updateTable('users').set({ email: 'joanna@example.com' }).where('id', '=', anna.id).execute();
+    expect(await total('?search=anna')).toBe(2);
+
+    // Deleted through the API: gone from every list.
+    expect((await tenant.request('DELETE', `/api/v1/users/${hanna.id}`)).status).toBe(200);
+    expect(await total('?search=anna')).toBe(1);
+    expect(await total('')).toBe(1);
+
+    // Removed for good in SQL (no soft delete).
+    await db.deleteFrom('memberships').where('user_id', '=', anna.id).execute();
+    await db.deleteFrom('users').where('id', '=', anna.id).execute();
+    expect(await total('?search=anna')).toBe(0);
+    expect(await total('')).toBe(0);
+  });
+
+  it('does not bump the counter for changes no list shows (a credit debit, a password change)', async () => {
+    const tenant = await createTenant(t);
+    const { db } = t.services.database;
+    const user = await createUser(tenant, { name: 'Quiet', email: 'quiet@example.com' });
+    const version = async () =>
+      (
+        await db
+          .selectFrom('tenants')
+          .select('users_version')
+          .where('id', '=', tenant.id)
+          .executeTakeFirstOrThrow()
+      ).users_version;
+    const before = await version();
+    await db
+      .updateTable('users')
+      .set({ credit_balance_minutes: 42, password_hash: 'scrypt$1024$8$1$x$y', updated_at: new Date() })
+      .where('id', '=', user.id)
+      .execute();
+    expect(await version()).toBe(before);
+    await db.updateTable('users').set({ name: 'Loud' }).where('id', '=', user.id).execute();
+    expect(BigInt(await version())).toBe(BigInt(before) + 1n);
+  });
+
+  it('keeps live_users equal to the users not deleted, through inserts, soft and hard deletes', async () => {
+    const tenant = await createTenant(t);
+    const { db } = t.services.database;
+    const live = async () =>
+      Number(
+        (
+          await db
+            .selectFrom('tenants')
+            .select('live_users')
+            .where('id', '=', tenant.id)
+            .executeTakeFirstOrThrow()
+        ).live_users,
+      );
+    const a = await createUser(tenant);
+    await createUser(tenant);
+    const c = await createUser(tenant);
+    expect(await live()).toBe(3);
+    expect((await tenant.request('DELETE', `/api/v1/users/${a.id}`)).status).toBe(200);
+    expect(await live()).toBe(2);
+    await db.updateTable('users').set({ status: 'blocked' }).where('id', '=', c.id).execute();
+    expect(await live()).toBe(2);
+    await db.deleteFrom('memberships').where('user_id', '=', c.id).execute();
+    await db.deleteFrom('users').where('id', '=', c.id).execute();
+    expect(await live()).toBe(1);
+  });
+});
