@@ -10,6 +10,7 @@
  * debits twice. A completed call debits ceil(duration / 60) minutes in the statement that
  * records its completion.
  */
+import { coalesce } from '../core/batching.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { newId } from '../core/ids.js';
@@ -22,9 +23,11 @@ import {
 } from '../telephony/port.js';
 import {
   type CallEnding,
+  type CallFinish,
   type CallRow,
+  type CallStep,
   findCall,
-  finishCallAndDebit,
+  finishCallsAndDebit,
   markInProgress,
   startDialing,
 } from './repository.js';
@@ -50,11 +53,22 @@ export function createCallPipeline(deps: {
   telephony: () => TelephonyAdapter;
 }) {
   const { db, clock } = deps;
+  // The worker runs a claimed batch's jobs together: each step of theirs is one statement.
+  const toDialing = coalesce((steps: CallStep[]) => startDialing(db, steps));
+  const toInProgress = coalesce((steps: (CallStep & { startedAt: Date })[]) => markInProgress(db, steps));
+  const finish = coalesce((finishes: CallFinish[]) => finishCallsAndDebit(db, finishes));
 
   /** Ends a call that is not final yet, debiting a completed one; false when it already was final. */
   function end(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): Promise<boolean> {
     const minutes = ending.status === 'completed' ? minutesFor(ending.durationSeconds ?? 0) : 0;
-    return finishCallAndDebit(db, call.tenant_id, call.id, ending, minutes, newId('cred'), clock.now());
+    return finish({
+      tenantId: call.tenant_id,
+      callId: call.id,
+      at: clock.now(),
+      ending,
+      minutes,
+      ledgerId: newId('cred'),
+    });
   }
 
   /**
@@ -129,7 +143,7 @@ export function createCallPipeline(deps: {
     const { tenantId, callId } = job.payload;
     // The first run finds the call queued and moves it on in the same statement; a retry reads it.
     const call =
-      (await startDialing(db, tenantId, callId, clock.now())) ?? (await findCall(db, tenantId, callId));
+      (await toDialing({ tenantId, callId, at: clock.now() })) ?? (await findCall(db, tenantId, callId));
     if (!call || FINAL_STATUSES.includes(call.status)) return;
     const result = await ask<DialResult>(call, job, () =>
       deps.telephony().dial({
@@ -152,7 +166,12 @@ export function createCallPipeline(deps: {
       return;
     }
     if (call.status !== 'in_progress')
-      await markInProgress(db, call.tenant_id, call.id, result.answeredAt, clock.now());
+      await toInProgress({
+        tenantId: call.tenant_id,
+        callId: call.id,
+        startedAt: result.answeredAt,
+        at: clock.now(),
+      });
     await followProgress(call, job);
   }
 

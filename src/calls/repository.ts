@@ -212,49 +212,67 @@ export async function countCalls(db: Executor, filter: CallFilter): Promise<numb
   return Number(row.count);
 }
 
-const startDialingCompiled = compileOnce(3, (db, tenantId: string, callId: string, at: Date) =>
-  db
-    .updateTable('calls')
-    .set({ status: 'dialing', updated_at: at })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', callId)
-    .where('status', '=', 'queued')
-    .returning(CALL_COLUMNS)
-    .compile(),
+const qualifiedCallColumns = sql.raw(CALL_COLUMNS.map((column) => `c.${column}`).join(', '));
+
+const startDialingCompiled = compileOnce(3, (db, tenantIds: string[], callIds: string[], ats: Date[]) =>
+  sql<CallRow>`
+    UPDATE calls c SET status = 'dialing', updated_at = i.at
+    FROM unnest(${tenantIds}::text[], ${callIds}::text[], ${ats}::timestamptz[]) AS i(tenant_id, id, at)
+    WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status = 'queued'
+    RETURNING ${qualifiedCallColumns}`.compile(db),
 );
 
-/** queued → dialing, answering the call as it now is; undefined when it was not queued. */
-export async function startDialing(
-  db: Executor,
-  tenantId: string,
-  callId: string,
-  at: Date,
-): Promise<CallRow | undefined> {
-  return (await startDialingCompiled(db, tenantId, callId, at))[0];
+export interface CallStep {
+  tenantId: string;
+  callId: string;
+  at: Date;
+}
+
+/**
+ * queued → dialing for a batch of calls in one statement, answering each call as it now is, or
+ * undefined for a call that was not queued (in the order of `steps`).
+ */
+export async function startDialing(db: Executor, steps: CallStep[]): Promise<(CallRow | undefined)[]> {
+  const rows = await startDialingCompiled(
+    db,
+    steps.map((s) => s.tenantId),
+    steps.map((s) => s.callId),
+    steps.map((s) => s.at),
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  // A call named twice in one batch moved once: only its first step answers the row.
+  return steps.map((s) => {
+    const row = byId.get(s.callId);
+    byId.delete(s.callId);
+    return row?.tenant_id === s.tenantId ? row : undefined;
+  });
 }
 
 const markInProgressCompiled = compileOnce(
   4,
-  (db, tenantId: string, callId: string, startedAt: Date, at: Date) =>
-    db
-      .updateTable('calls')
-      .set({ status: 'in_progress', started_at: startedAt, updated_at: at })
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', callId)
-      .where('status', '=', 'dialing')
-      .returning('id')
-      .compile(),
+  (db, tenantIds: string[], callIds: string[], startedAts: Date[], ats: Date[]) =>
+    sql<{ id: string }>`
+    UPDATE calls c SET status = 'in_progress', started_at = i.started_at, updated_at = i.at
+    FROM unnest(${tenantIds}::text[], ${callIds}::text[], ${startedAts}::timestamptz[], ${ats}::timestamptz[])
+      AS i(tenant_id, id, started_at, at)
+    WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status = 'dialing'
+    RETURNING c.id`.compile(db),
 );
 
-/** dialing → in_progress, answered at `startedAt`. */
+/** dialing → in_progress for a batch of calls, each answered at its `startedAt`. */
 export async function markInProgress(
   db: Executor,
-  tenantId: string,
-  callId: string,
-  startedAt: Date,
-  at: Date,
-): Promise<boolean> {
-  return (await markInProgressCompiled(db, tenantId, callId, startedAt, at)).length === 1;
+  steps: (CallStep & { startedAt: Date })[],
+): Promise<boolean[]> {
+  const rows = await markInProgressCompiled(
+    db,
+    steps.map((s) => s.tenantId),
+    steps.map((s) => s.callId),
+    steps.map((s) => s.startedAt),
+    steps.map((s) => s.at),
+  );
+  const moved = new Set(rows.map((row) => row.id));
+  return steps.map((s) => moved.delete(s.callId));
 }
 
 export interface CallEnding {
@@ -264,70 +282,75 @@ export interface CallEnding {
   failureReason?: string;
 }
 
-const finishCallAndDebitCompiled = compileOnce(
-  10,
+export interface CallFinish extends CallStep {
+  ending: CallEnding;
+  /** Minutes to debit from the call's owner (0: none). */
+  minutes: number;
+  ledgerId: string;
+}
+
+const finishCallsAndDebitCompiled = compileOnce(
+  9,
   (
     db,
-    tenantId: string,
-    callId: string,
-    status: CallEnding['status'],
-    endedAt: Date,
-    durationSeconds: number | null,
-    failureReason: string | null,
-    at: Date,
-    minutes: number,
-    ledgerId: string,
-    reference: string,
+    tenantIds: string[],
+    callIds: string[],
+    statuses: string[],
+    endedAts: Date[],
+    durations: (number | null)[],
+    failureReasons: (string | null)[],
+    ats: Date[],
+    minutes: number[],
+    ledgerIds: string[],
   ) =>
     sql<{ id: string }>`
-    WITH ended AS (
-      UPDATE calls SET status = ${status}, ended_at = ${endedAt}::timestamptz,
-             duration_seconds = ${durationSeconds}::integer, failure_reason = ${failureReason}::text,
-             updated_at = ${at}::timestamptz
-      WHERE tenant_id = ${tenantId} AND id = ${callId} AND status IN ('queued', 'dialing', 'in_progress')
-      RETURNING id, user_id
+    WITH input AS (
+      SELECT * FROM unnest(${tenantIds}::text[], ${callIds}::text[], ${statuses}::text[],
+                           ${endedAts}::timestamptz[], ${durations}::integer[], ${failureReasons}::text[],
+                           ${ats}::timestamptz[], ${minutes}::integer[], ${ledgerIds}::text[])
+        AS i(tenant_id, id, status, ended_at, duration_seconds, failure_reason, at, minutes, ledger_id)
+    ), ended AS (
+      UPDATE calls c SET status = i.status, ended_at = i.ended_at, duration_seconds = i.duration_seconds,
+             failure_reason = i.failure_reason, updated_at = i.at
+      FROM input i
+      WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status IN ('queued', 'dialing', 'in_progress')
+      RETURNING c.id, c.tenant_id, c.user_id, i.minutes, i.ledger_id, i.at
     ), debit AS (
       INSERT INTO credit_ledger (id, tenant_id, user_id, minutes, reason, reference, created_at)
-      SELECT ${ledgerId}, ${tenantId}, ended.user_id, -${minutes}::integer, 'call', ${reference}, ${at}::timestamptz
-      FROM ended WHERE ${minutes}::integer > 0
+      SELECT ledger_id, tenant_id, user_id, -minutes, 'call', 'call:' || id, at
+      FROM ended WHERE minutes > 0
       ON CONFLICT (reference) DO NOTHING
-      RETURNING user_id, minutes
+      RETURNING tenant_id, user_id, minutes
     ), balance AS (
-      UPDATE users SET credit_balance_minutes = credit_balance_minutes + debit.minutes
-      FROM debit WHERE users.tenant_id = ${tenantId} AND users.id = debit.user_id
-      RETURNING users.id
+      UPDATE users u SET credit_balance_minutes = u.credit_balance_minutes + owed.minutes
+      FROM (SELECT tenant_id, user_id, sum(minutes)::integer AS minutes FROM debit GROUP BY tenant_id, user_id) owed
+      WHERE u.tenant_id = owed.tenant_id AND u.id = owed.user_id
+      RETURNING u.id
     )
     SELECT ended.id FROM ended`.compile(db),
 );
 
 /**
- * Moves a call that is not final yet into its final state and, in the same statement (one
- * atomic round trip instead of a five-step transaction on the dispatch path), debits `minutes`
- * from its owner: the ledger entry and balance change that credits/repository.ts addCreditEntry
- * makes, with the reference `call:<id>` so a debit happens at most once. False when the call
- * was already final: nothing changes.
+ * Moves a batch of calls that are not final yet into their final states and, in the same
+ * statement (one atomic round trip instead of a five-step transaction per call), debits each
+ * completed call's minutes from its owner: the ledger entry and balance change that
+ * credits/repository.ts addCreditEntry makes, with the reference `call:<id>` so a debit happens at
+ * most once; an owner's debits in one batch change the balance once, by their sum. For each
+ * finish, false when the call was already final: nothing changes.
  */
-export async function finishCallAndDebit(
-  db: Executor,
-  tenantId: string,
-  callId: string,
-  ending: CallEnding,
-  minutes: number,
-  ledgerId: string,
-  at: Date,
-): Promise<boolean> {
-  const rows = await finishCallAndDebitCompiled(
+export async function finishCallsAndDebit(db: Executor, finishes: CallFinish[]): Promise<boolean[]> {
+  const rows = await finishCallsAndDebitCompiled(
     db,
-    tenantId,
-    callId,
-    ending.status,
-    ending.endedAt,
-    ending.durationSeconds ?? null,
-    ending.failureReason ?? null,
-    at,
-    minutes,
-    ledgerId,
-    `call:${callId}`,
+    finishes.map((f) => f.tenantId),
+    finishes.map((f) => f.callId),
+    finishes.map((f) => f.ending.status),
+    finishes.map((f) => f.ending.endedAt),
+    finishes.map((f) => f.ending.durationSeconds ?? null),
+    finishes.map((f) => f.ending.failureReason ?? null),
+    finishes.map((f) => f.at),
+    finishes.map((f) => f.minutes),
+    finishes.map((f) => f.ledgerId),
   );
-  return rows.length === 1;
+  const ended = new Set(rows.map((row) => row.id));
+  return finishes.map((f) => ended.delete(f.callId));
 }

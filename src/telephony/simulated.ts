@@ -10,6 +10,7 @@
  */
 import os from 'node:os';
 import { sql } from 'kysely';
+import { coalesce } from '../core/batching.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db.js';
 import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './port.js';
@@ -54,48 +55,94 @@ export function simulatedOutcome(to: string): 'answered' | 'no_answer' | 'failed
   return 'answered';
 }
 
+interface DialRecord {
+  outcome: SimulatedDialsTable['outcome'];
+  failure_reason: string | null;
+  answered_at: Date | null;
+}
+
 export function createSimulatedTelephony(options: SimulatedTelephonyOptions): TelephonyAdapter {
   const { db, clock, callSeconds, realtime } = options;
   const dialerId = options.dialerId ?? `${os.hostname()}:${process.pid}`;
+
+  /**
+   * Records the dials of one turn of the event loop in one statement (the dispatch worker dials a
+   * claimed batch together). A call dialled twice in a batch is one row whose request count
+   * grows by two, as two separate requests would make it.
+   */
+  const recordDials = coalesce(async (requests: DialRequest[]): Promise<DialRecord[]> => {
+    const now = clock.now();
+    const asked = new Map<string, { request: DialRequest; times: number }>();
+    for (const request of requests) {
+      const seen = asked.get(request.callId);
+      if (seen) seen.times++;
+      else asked.set(request.callId, { request, times: 1 });
+    }
+    const rows = await db
+      .insertInto('telephony_simulated_dials')
+      .values(
+        [...asked.values()].map(({ request, times }) => {
+          const outcome = simulatedOutcome(request.to);
+          const answered = outcome === 'answered';
+          return {
+            call_id: request.callId,
+            tenant_id: request.tenantId,
+            from_number: request.from,
+            to_number: request.to,
+            outcome,
+            failure_reason: outcome === 'failed' ? SIMULATED_FAILURE_REASON : null,
+            answered_at: answered ? now : null,
+            duration_seconds: answered ? callSeconds : null,
+            ends_at: answered ? new Date(now.getTime() + callSeconds * 1000) : null,
+            dial_requests: times,
+            dialled_by: dialerId,
+            created_at: now,
+            last_requested_at: now,
+          };
+        }),
+      )
+      .onConflict((oc) =>
+        oc.column('call_id').doUpdateSet({
+          dial_requests: sql`telephony_simulated_dials.dial_requests + excluded.dial_requests`,
+          last_requested_at: now,
+        }),
+      )
+      .returning(['call_id', 'outcome', 'failure_reason', 'answered_at'])
+      .execute();
+    const byCall = new Map(rows.map((row) => [row.call_id, row]));
+    return requests.map((request) => byCall.get(request.callId) as DialRecord);
+  });
+
+  /** The carrier's records of one turn's progress questions, in one query. */
+  const findDials = coalesce(async (keys: { tenantId: string; callId: string }[]) => {
+    const rows = await db
+      .selectFrom('telephony_simulated_dials')
+      .selectAll()
+      .where(
+        'call_id',
+        'in',
+        keys.map((key) => key.callId),
+      )
+      .execute();
+    const byCall = new Map(rows.map((row) => [row.call_id, row]));
+    return keys.map((key) => {
+      const row = byCall.get(key.callId);
+      return row?.tenant_id === key.tenantId ? row : undefined;
+    });
+  });
 
   return {
     name: 'simulated',
 
     async dial(request: DialRequest): Promise<DialResult> {
-      const now = clock.now();
-      const outcome = simulatedOutcome(request.to);
-      const answered = outcome === 'answered';
-      const row = await db
-        .insertInto('telephony_simulated_dials')
-        .values({
-          call_id: request.callId,
-          tenant_id: request.tenantId,
-          from_number: request.from,
-          to_number: request.to,
-          outcome,
-          failure_reason: outcome === 'failed' ? SIMULATED_FAILURE_REASON : null,
-          answered_at: answered ? now : null,
-          duration_seconds: answered ? callSeconds : null,
-          ends_at: answered ? new Date(now.getTime() + callSeconds * 1000) : null,
-          dialled_by: dialerId,
-          created_at: now,
-          last_requested_at: now,
-        })
-        .onConflict((oc) =>
-          oc.column('call_id').doUpdateSet({
-            dial_requests: sql`telephony_simulated_dials.dial_requests + 1`,
-            last_requested_at: now,
-          }),
-        )
-        .returning(['outcome', 'failure_reason', 'answered_at'])
-        .executeTakeFirstOrThrow();
+      const row = await recordDials(request);
       if (row.outcome === 'answered') return { outcome: 'answered', answeredAt: row.answered_at as Date };
       if (row.outcome === 'no_answer') return { outcome: 'no_answer' };
       return { outcome: 'failed', reason: row.failure_reason ?? SIMULATED_FAILURE_REASON };
     },
 
     async progress(callId: string, tenantId: string): Promise<CallProgress> {
-      const row = await findSimulatedDial(db, tenantId, callId);
+      const row = await findDials({ tenantId, callId });
       if (row?.outcome !== 'answered' || !row.ends_at) {
         return { state: 'failed', reason: 'the carrier has no answered call with this id' };
       }
