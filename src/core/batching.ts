@@ -24,7 +24,7 @@ export function coalesce<In, Out>(
           for (const entry of batch) entry.reject(error);
           return;
         }
-        batch.forEach((entry, i) => entry.resolve(outputs[i] as Out));
+        for (const [i, entry] of batch.entries()) entry.resolve(outputs[i] as Out);
       },
       (error) => {
         for (const entry of batch) entry.reject(error);
