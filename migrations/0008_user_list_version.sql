@@ -4,7 +4,9 @@
 -- a list (insert, delete, soft delete, status, name, email). A list statement reads the counter
 -- in its own snapshot, so a remembered total is used only when it is exactly the current one
 -- (src/users/list-totals.ts). live_users (users not deleted) is maintained alongside: it tells
--- how selective a search is, to pick the cheaper way of finding its page.
+-- how selective a search is, to pick the cheaper way of finding its page. The price: writes to
+-- one tenant's users queue on its tenant row until they commit (short: a password is hashed
+-- before its transaction starts).
 ALTER TABLE tenants
   ADD COLUMN users_version bigint NOT NULL DEFAULT 0,
   ADD COLUMN live_users bigint NOT NULL DEFAULT 0;
