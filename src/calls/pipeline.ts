@@ -34,7 +34,13 @@ import {
 import { FINAL_STATUSES } from './schemas.js';
 
 export const PROGRESS_QUEUE = 'calls.progress';
+/** Failed progress checks (carrier errors) before a call is ended as failed; "still talking" is not one. */
 const PROGRESS_MAX_ATTEMPTS = 50;
+/**
+ * A call the carrier still reports as talking this long after it was answered is ended as failed:
+ * carriers cut calls long before (4 hours is the usual default limit), so the carrier has lost it.
+ */
+export const MAX_CALL_MS = 4 * 60 * 60 * 1000;
 
 export interface CallJobPayload {
   callId: string;
@@ -101,9 +107,19 @@ export function createCallPipeline(deps: {
     } else if (progress.state === 'failed') {
       await end(call, { status: 'failed', endedAt: clock.now(), failureReason: progress.reason });
     } else if (job.queue === PROGRESS_QUEUE) {
+      const now = clock.now();
+      if (call.started_at && now.getTime() - call.started_at.getTime() >= MAX_CALL_MS) {
+        await end(call, {
+          status: 'failed',
+          endedAt: now,
+          failureReason: `telephony: the carrier still reported the call in progress ${MAX_CALL_MS / 3_600_000} hours after it was answered`,
+        });
+        return;
+      }
       throw new RetryJobError(
         'call still in progress',
-        Math.max(0, progress.checkAgainAt.getTime() - clock.now().getTime()),
+        Math.max(0, progress.checkAgainAt.getTime() - now.getTime()),
+        { countsAsAttempt: false },
       );
     } else {
       await enqueueJob(db, {

@@ -86,14 +86,21 @@ export class PermanentJobError extends Error {
   }
 }
 
-/** A transient failure that wants a specific delay before the next attempt. */
+/**
+ * A transient failure that wants a specific delay before the next attempt. With
+ * `countsAsAttempt: false` it is not a failure at all but "not yet" (a call still talking): the
+ * run is given back, so polling for as long as it takes never uses up the job's attempts.
+ */
 export class RetryJobError extends Error {
+  readonly countsAsAttempt: boolean;
   constructor(
     message: string,
     readonly delayMs: number,
+    options: { countsAsAttempt?: boolean } = {},
   ) {
     super(message);
     this.name = 'RetryJobError';
+    this.countsAsAttempt = options.countsAsAttempt ?? true;
   }
 }
 
@@ -204,7 +211,8 @@ export function createWorker(options: WorkerOptions): Worker {
     const mine = (qb: any) =>
       qb.where('id', '=', job.id).where('locked_by', '=', id).where('status', '=', 'running');
     const message = error instanceof Error ? error.message : String(error);
-    const permanent = error instanceof PermanentJobError || job.attempt >= job.maxAttempts;
+    const notYet = error instanceof RetryJobError && !error.countsAsAttempt;
+    const permanent = error instanceof PermanentJobError || (job.attempt >= job.maxAttempts && !notYet);
     if (permanent) {
       options.logger?.error(
         { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message },
@@ -219,14 +227,17 @@ export function createWorker(options: WorkerOptions): Worker {
     }
     const delay =
       error instanceof RetryJobError ? error.delayMs : backoffDelay(job.attempt, backoffBaseMs, backoffMaxMs);
-    options.logger?.warn(
-      { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message },
-      'job will retry',
-    );
+    if (!notYet) {
+      options.logger?.warn(
+        { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message },
+        'job will retry',
+      );
+    }
     await mine(
       db.updateTable('jobs').set({
         status: 'queued',
         run_at: new Date(now.getTime() + delay),
+        ...(notYet ? { attempts: sql`attempts - 1` } : {}),
         last_error: message,
         locked_until: null,
         locked_by: null,

@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_CALL_MS, PROGRESS_QUEUE } from '../../src/calls/pipeline.js';
 import { DISPATCH_QUEUE } from '../../src/calls/service.js';
 import { ManualClock } from '../../src/core/clock.js';
 import type { Job } from '../../src/core/jobs.js';
@@ -286,6 +287,90 @@ describe('telephony errors', () => {
     } finally {
       await sql`DROP TRIGGER refuse_in_progress ON calls`.execute(db);
       await sql`DROP FUNCTION refuse_in_progress()`.execute(db);
+    }
+  });
+});
+
+describe('long calls: "still talking" is not a failed attempt', () => {
+  let t: TestApp;
+  const clock = new ManualClock('2026-11-21T10:00:00.000Z');
+  beforeAll(async () => {
+    t = await startTestApp({ clock, env: { SIMULATED_CALL_SECONDS: '61' } });
+  });
+  afterAll(() => t.close());
+
+  /** A carrier that answers and then reports the call talking, asking to check again in a minute. */
+  function talkingUntil(real: TelephonyAdapter, done: () => boolean): TelephonyAdapter {
+    return {
+      name: 'long calls',
+      dial: (request) => real.dial(request),
+      async progress(callId, tenantId) {
+        if (done()) return real.progress(callId, tenantId);
+        return { state: 'in_progress', checkAgainAt: new Date(clock.now().getTime() + 60_000) };
+      },
+    };
+  }
+
+  async function progressJob(callId: string) {
+    return t.services.database.db
+      .selectFrom('jobs')
+      .select(['status', 'attempts', 'max_attempts'])
+      .where('queue', '=', PROGRESS_QUEUE)
+      .where(({ ref }) => ref('payload', '->>').key('callId' as never), '=', callId)
+      .executeTakeFirstOrThrow();
+  }
+
+  it('keeps checking a call that talks past 50 checks, then completes and debits it', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 10 });
+    let finished = false;
+    const real = t.services.telephony!;
+    t.services.telephony = talkingUntil(real, () => finished);
+    try {
+      const id = await place(t, agent.webhook_id);
+      await t.services.worker.drain();
+      for (let check = 0; check < 60; check++) {
+        clock.advance(60_000);
+        await t.services.worker.drain();
+      }
+      expect((await getCall(t, id)).status).toBe('in_progress');
+      const job = await progressJob(id);
+      expect(job.status).toBe('queued');
+      expect(job.attempts).toBe(0);
+      expect(job.max_attempts).toBe(50);
+
+      finished = true;
+      clock.advance(60_000);
+      await t.services.worker.drain();
+      expect((await getCall(t, id)).status).toBe('completed');
+      expect(await balanceOf(t, userId)).toBe(8);
+    } finally {
+      t.services.telephony = real;
+    }
+  });
+
+  it('ends as failed, without a debit, a call still reported talking 4 hours after it was answered', async () => {
+    const { agent, userId } = await agentFixture(t, { credits: 10 });
+    const real = t.services.telephony!;
+    t.services.telephony = talkingUntil(real, () => false);
+    try {
+      const id = await place(t, agent.webhook_id);
+      await t.services.worker.drain();
+      const answeredAt = new Date((await getCall(t, id)).started_at).getTime();
+      clock.advance(MAX_CALL_MS - 60_000);
+      await t.services.worker.drain();
+      expect((await getCall(t, id)).status).toBe('in_progress');
+      clock.advance(60_000);
+      await t.services.worker.drain();
+      const call = await getCall(t, id);
+      expect(call).toMatchObject({ status: 'failed', duration_seconds: null });
+      expect(call.failure_reason).toMatch(
+        /still reported the call in progress 4 hours after it was answered/,
+      );
+      expect(new Date(call.ended_at).getTime() - answeredAt).toBe(MAX_CALL_MS);
+      expect((await progressJob(id)).status).toBe('done');
+      expect(await balanceOf(t, userId)).toBe(10);
+    } finally {
+      t.services.telephony = real;
     }
   });
 });
