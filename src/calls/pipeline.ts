@@ -8,7 +8,8 @@
  * from the previous state, and the call id is the carrier's idempotency key, so a job that runs
  * twice (a crash before its acknowledgement, a lease taken over) neither dials twice nor
  * debits twice. A completed call debits ceil(duration / 60) minutes in the statement that
- * records its completion.
+ * records its completion. The worker runs a claimed batch's jobs together, and each step they
+ * take in the same turn is one statement for all of them (`coalesce`).
  */
 import { coalesce } from '../core/batching.js';
 import type { Clock } from '../core/clock.js';
@@ -59,7 +60,6 @@ export function createCallPipeline(deps: {
   telephony: () => TelephonyAdapter;
 }) {
   const { db, clock } = deps;
-  // The worker runs a claimed batch's jobs together: each step of theirs is one statement.
   const toDialing = coalesce((steps: CallStep[]) => startDialing(db, steps));
   const toInProgress = coalesce((steps: (CallStep & { startedAt: Date })[]) => markInProgress(db, steps));
   const finish = coalesce((finishes: CallFinish[]) => finishCallsAndDebit(db, finishes));

@@ -78,8 +78,8 @@ export function createUserService(deps: {
         listQuery,
         known && knownTotal !== undefined ? { total: knownTotal, liveUsers: known.liveUsers } : undefined,
       );
-      // The users changed since that count (another process, or a write between the two reads):
-      // a total is never answered from another version, so this page is read again, counted.
+      // The tenant's users changed since that total was counted (through this process or any
+      // other): a total is never answered from another version, so the page is read again, counted.
       if (result.total === null && result.version !== known?.version) {
         result = await listUsers(db, tenantId, listQuery);
       }
