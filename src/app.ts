@@ -11,7 +11,7 @@ import { registerPartnerAuth, tenantOf } from './core/auth.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import type { Database } from './core/db.js';
-import { frameworkErrors, registerErrorHandling } from './core/http-errors.js';
+import { frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
 import { createIdempotencyStore, type IdempotencyStore, registerIdempotency } from './core/idempotency.js';
 import { randomBase62 } from './core/ids.js';
 import { createWorker, enqueueJob, type JobHandler, type Worker } from './core/jobs.js';
@@ -192,6 +192,7 @@ export async function buildApp(
   await app.register(
     async (partner) => {
       registerPartnerAuth(partner, services.keyVerifier, partnerLimiter);
+      partner.setNotFoundHandler(noRoute);
       registerIdempotency(partner, services.idempotency, tenantOf);
       await partner.register(userRoutes, { users: services.users });
       await partner.register(planRoutes, { plans: services.plans });

@@ -108,12 +108,20 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (unexpected) request.log.error({ err: error }, 'request failed');
     return sendApiError(request, reply, apiError);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendApiError(
-      request,
-      reply,
-      new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
-    ),
+  app.setNotFoundHandler(noRoute);
+}
+
+/**
+ * The 404 of a URL no route answers. Registered again inside the partner API's scope, so an
+ * unknown /api/v1 URL first goes through that scope's hooks, like any partner request: without a
+ * valid key it is 401, with one it is counted against the key's rate limit and carries the
+ * RateLimit-* headers (decisions.md §8: "on every answer").
+ */
+export function noRoute(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendApiError(
+    request,
+    reply,
+    new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
   );
 }
 

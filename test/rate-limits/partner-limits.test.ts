@@ -130,6 +130,24 @@ describe('partner API: token bucket per API key', () => {
     expect(answers.slice(0, 4).map((r) => headersOf(r).remaining)).toEqual([199, 198, 197, 196]);
   });
 
+  it('treats an unknown /api/v1 URL like any partner request: 401 without a key, counted 404 with one', async () => {
+    const tenant = await createTenant(t);
+    const known = await tenant.request('GET', '/api/v1/plans');
+    const unknown = await tenant.request('GET', '/api/v1/no-such-resource');
+    const bare = await tenant.request('POST', '/api/v1');
+    expect([known.status, unknown.status, bare.status]).toEqual([200, 404, 404]);
+    expect(unknown.body.error.code).toBe('not_found');
+    expect([known, unknown, bare].map((r) => headersOf(r).remaining)).toEqual([199, 198, 197]);
+    const anonymous = await t.inject({ method: 'GET', url: '/api/v1/no-such-resource' });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.error.code).toBe('authentication_failed');
+    expect(anonymous.headers['ratelimit-limit']).toMatch(/^\d+$/);
+    // Outside /api/v1 nothing changes: a plain 404, no partner key asked for.
+    const elsewhere = await t.inject({ method: 'GET', url: '/no-such-page' });
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.headers['ratelimit-limit']).toBeUndefined();
+  });
+
   it('counts idempotent replays against the budget, and limits them like any request', async () => {
     const tenant = await createTenant(t);
     await t.admin('PATCH', `/admin/v1/tenants/${tenant.id}`, {
