@@ -689,7 +689,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     /** Job: settles an operation whose request never finished (503, crash), adopting what the processor did. */
     async reconcile(tenantId: string, operationId: string): Promise<void> {
       const op = await findOperation(db, tenantId, operationId);
-      if (!op || op.status !== 'pending') return;
+      if (op?.status !== 'pending') return;
       const processor = deps.processor();
       let remote: Awaited<ReturnType<PaymentProcessor['retrieveSubscription']>> | undefined;
       if (op.kind === 'create') {
@@ -708,7 +708,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       await db.transaction().execute(async (tx) => {
         const now = clock.now();
         const locked = await findOperation(tx, tenantId, operationId, { forUpdate: true });
-        if (!locked || locked.status !== 'pending') return;
+        if (locked?.status !== 'pending') return;
         if (remote) await applyProcessorResult(tx, locked, remote, now);
         else await finishOperation(tx, tenantId, operationId, { status: 'abandoned', updated_at: now });
       });
