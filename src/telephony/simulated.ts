@@ -12,7 +12,7 @@ import os from 'node:os';
 import { sql } from 'kysely';
 import { coalesce } from '../core/batching.js';
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor } from '../core/db.js';
+import type { Db } from '../core/db.js';
 import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './port.js';
 
 export interface SimulatedDialsTable {
@@ -150,13 +150,4 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
       return { state: 'completed', endedAt: row.ends_at, durationSeconds: row.duration_seconds ?? 0 };
     },
   };
-}
-
-export async function findSimulatedDial(db: Executor, tenantId: string, callId: string) {
-  return db
-    .selectFrom('telephony_simulated_dials')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('call_id', '=', callId)
-    .executeTakeFirst();
 }
