@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coalesce } from '../../src/core/batching.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
-import { agentFixture, balanceOf, getCall, recordStatements, trigger } from './helpers.js';
+import { recordStatements } from '../support/statements.js';
+import { agentFixture, balanceOf, getCall, trigger } from './helpers.js';
 
 describe('coalesce', () => {
   it('runs the calls of one turn as one batch, in order, and later calls as another', async () => {

@@ -94,34 +94,3 @@ export async function getCall(t: TestApp, callId: string) {
   if (response.status !== 200) throw new Error(`call: ${response.raw}`);
   return response.body.data;
 }
-
-export interface SentStatement {
-  text: string;
-  /** The prepared statement's name, when it was sent as one. */
-  name: string | undefined;
-}
-
-/**
- * The statements sent to the database while `work` runs, in order: both engines go through
- * `pg`'s Client, so this counts round trips. The worker is not started in tests, so nothing else
- * runs meanwhile.
- */
-export async function recordStatements(work: () => Promise<unknown>): Promise<SentStatement[]> {
-  const pg = (await import('pg')).default;
-  const original = pg.Client.prototype.query;
-  const sent: SentStatement[] = [];
-  pg.Client.prototype.query = function (this: unknown, ...args: any[]) {
-    const config = args[0];
-    sent.push({
-      text: typeof config === 'string' ? config : (config?.text ?? '?'),
-      name: typeof config === 'string' ? undefined : config?.name,
-    });
-    return (original as any).apply(this, args);
-  } as typeof original;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return sent;
-}

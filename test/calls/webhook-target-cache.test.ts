@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CachedWebhookTarget, createWebhookTargetCache } from '../../src/calls/webhook-targets.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { recordStatements } from '../support/statements.js';
 import {
   type AgentFixture,
   agentFixture,
@@ -14,7 +15,6 @@ import {
   getCall,
   grantCredits,
   publish,
-  recordStatements,
   trigger,
 } from './helpers.js';
 

@@ -4,16 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
-import {
-  agentFixture,
-  balanceOf,
-  countRows,
-  getCall,
-  grantCredits,
-  publish,
-  recordStatements,
-  trigger,
-} from './helpers.js';
+import { recordStatements } from '../support/statements.js';
+import { agentFixture, balanceOf, countRows, getCall, grantCredits, publish, trigger } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 /** compileOnce: hot queries compiled once and sent as named prepared statements, on both engines. */
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileOnce, type Database } from '../../src/core/db.js';
 import { createTestDatabase } from '../support/databases.js';
+import { recordStatements } from '../support/statements.js';
 
 let database: Database;
 let drop: () => Promise<void>;
@@ -18,23 +18,6 @@ beforeAll(async () => {
   );
 });
 afterAll(() => drop());
-
-/** The statement names and texts the driver was asked to run while `work` ran. */
-async function sentWhile(work: () => Promise<unknown>): Promise<{ name?: string; text: string }[]> {
-  const original = pg.Client.prototype.query;
-  const sent: { name?: string; text: string }[] = [];
-  pg.Client.prototype.query = function (this: unknown, ...args: any[]) {
-    const config = args[0];
-    sent.push(typeof config === 'string' ? { text: config } : { name: config?.name, text: config?.text });
-    return (original as any).apply(this, args);
-  } as typeof original;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return sent;
-}
 
 describe('compileOnce', () => {
   // A literal in the builder ('box') stays a constant; the arguments go where their placeholders are,
@@ -70,7 +53,7 @@ describe('compileOnce', () => {
   });
 
   it('sends one named statement, the same name on every run', async () => {
-    const sent = await sentWhile(async () => {
+    const sent = await recordStatements(async () => {
       await boxesBetween(database.db, 1, 4);
       await boxesBetween(database.db, 2, 2);
     });
@@ -78,7 +61,7 @@ describe('compileOnce', () => {
     expect(sent[0].name).toMatch(/^vp_\d+$/);
     expect(sent[1]).toEqual(sent[0]);
     // Any other query goes through unnamed, as before.
-    const plain = await sentWhile(() => sql`SELECT 1`.execute(database.db));
+    const plain = await recordStatements(() => sql`SELECT 1`.execute(database.db));
     expect(plain).toEqual([{ text: 'SELECT 1' }]);
   });
 
