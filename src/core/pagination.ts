@@ -2,10 +2,17 @@
 import { Type } from '@sinclair/typebox';
 
 export const MAX_SAFE = 9007199254740991;
+/** The largest `limit` a list accepts. */
+export const MAX_PAGE_LIMIT = 100;
 
 export const PageQuery = {
   page: Type.Integer({ minimum: 1, maximum: MAX_SAFE, default: 1, description: 'Page number, from 1.' }),
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1 to 100.' }),
+  limit: Type.Integer({
+    minimum: 1,
+    maximum: MAX_PAGE_LIMIT,
+    default: 20,
+    description: `Items per page, 1 to ${MAX_PAGE_LIMIT}.`,
+  }),
 };
 
 export const SortOrder = Type.Union([Type.Literal('asc'), Type.Literal('desc')], {

@@ -6,7 +6,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
+import { listUsers } from '../../src/users/repository.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
+import { recordStatements } from '../support/statements.js';
 
 let t: TestApp;
 
@@ -212,5 +214,53 @@ describe('user list totals remembered per users_version', () => {
     await db.deleteFrom('memberships').where('user_id', '=', c.id).execute();
     await db.deleteFrom('users').where('id', '=', c.id).execute();
     expect(await live()).toBe(1);
+  });
+});
+
+describe('user list statements', () => {
+  it('plan the first page once: the server keeps a generic plan for it, whatever the term', async () => {
+    const tenant = await createTenant(t);
+    // Enough users that a plan for "some unknown number of rows" looks far dearer than one for a page.
+    const { db } = t.services.database;
+    await sql`
+      INSERT INTO users (id, tenant_id, email, name, status, created_at, updated_at)
+      SELECT 'usr_plan' || g, ${tenant.id}, 'plan' || g || '@example.com',
+             CASE WHEN g % 2 = 0 THEN 'Jackson ' ELSE 'Wilma ' END || g, 'active',
+             timestamptz '2026-02-01' + g * interval '1 second', timestamptz '2026-02-01'
+      FROM generate_series(1, 5000) g`.execute(db);
+    await sql`ANALYZE users`.execute(db);
+    // One connection, so the statement's plan cache is the one asked about below.
+    const plans = await t.services.database.db.connection().execute(async (connection) => {
+      const list = (search: string, limit: number) =>
+        listUsers(
+          connection,
+          tenant.id,
+          { search, sortBy: 'created_at', sortOrder: 'desc', limit, offset: 0, now: new Date() },
+          { total: 2500, liveUsers: 5000 },
+        );
+      // The server plans the first runs for their own values, then settles on a generic plan
+      // only if it does not look dearer; an unknown LIMIT alone used to make it look 30× dearer.
+      const sent = await recordStatements(async () => {
+        for (let i = 0; i < 12; i++) {
+          const limit = i % 3 ? 20 : 10;
+          const result = await list(i % 2 ? 'son' : 'jack', limit);
+          expect(result.rows).toHaveLength(limit);
+        }
+      });
+      const names = new Set(sent.map((statement) => statement.name));
+      expect([...names]).toEqual([expect.any(String)]);
+      const counts = async () =>
+        (
+          await sql<{ generic_plans: string; custom_plans: string }>`
+            SELECT generic_plans::text, custom_plans::text FROM pg_prepared_statements
+            WHERE name = ${[...names][0]}`.execute(connection)
+        ).rows.map((row) => ({ generic: Number(row.generic_plans), custom: Number(row.custom_plans) }));
+      const before = await counts();
+      for (let i = 0; i < 4; i++) await list(i % 2 ? 'son' : 'jack', 10 + i);
+      return { before, after: await counts() };
+    });
+    // Settled: every further run reuses the generic plan.
+    expect(plans.before).toHaveLength(1);
+    expect(plans.after).toEqual([{ generic: plans.before[0].generic + 4, custom: plans.before[0].custom }]);
   });
 });

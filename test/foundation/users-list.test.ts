@@ -228,6 +228,14 @@ describe('GET /api/v1/users: search', () => {
     expect(await search('\\ S')).toEqual([u.dan.id]);
   });
 
+  it('never matches across the end of the name and the start of the email', async () => {
+    // Both are stored lowered as one search text (`alice anders\nalice@example.com`).
+    expect(await search('anders\nalice')).toEqual([]);
+    expect(await search('s\na')).toEqual([]);
+    expect(await search('\n')).toEqual([]);
+    expect(await search('anders')).toEqual([u.alice.id]);
+  });
+
   it('combines with the status filter and paginates the matches', async () => {
     expect(await search('e', '&status=blocked')).toEqual([]);
     expect(await search('x.io', '&status=blocked')).toEqual([u.carol.id]);

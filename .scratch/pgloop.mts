@@ -1,0 +1,30 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import { listUsers } from '../src/users/repository.ts';
+const url = 'postgres://postgres@127.0.0.1:5432/vp_bench_b290c81c3a';
+const pool = new pg.Pool({ connectionString: url, max: 2 });
+const captured: { sql: string; params: readonly unknown[] }[] = [];
+const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }), log: (e) => { if (e.level === 'query') captured.push({ sql: e.query.sql, params: e.query.parameters }); } });
+const tenant = (await pool.query("select id from tenants where name='Bench Agency'")).rows[0].id;
+const terms = ['kim','ole','ava','ric','mar','ell','son','ber','and','lia','tho','nor','wil','eva'];
+const client = await pool.connect();
+let sum = 0;
+for (const term of terms) {
+  const base = { search: term, sortBy: 'created_at' as const, sortOrder: 'desc' as const, limit: 100, offset: 0, now: new Date() };
+  const first = await listUsers(db, tenant, base);
+  const known = { total: first.total!, liveUsers: first.liveUsers };
+  captured.length = 0;
+  await listUsers(db, tenant, base, known);
+  const q = captured[0];
+  const name = 'p_' + term;
+  for (let i = 0; i < 20; i++) await client.query({ name, text: q.sql, values: q.params as any[] });
+  const n = 200; const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await client.query({ name, text: q.sql, values: q.params as any[] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6 / n;
+  sum += ms;
+  const access = q.sql.includes('MATERIALIZED') ? 'matches' : 'walk';
+  console.log(term.padEnd(4), String(first.total).padStart(6), access.padEnd(8), ms.toFixed(3), 'ms');
+}
+console.log('mean', (sum / terms.length).toFixed(3));
+client.release();
+await pool.end();
