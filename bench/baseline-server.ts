@@ -10,6 +10,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import Fastify from 'fastify';
@@ -27,7 +28,10 @@ async function openPool(): Promise<{ pool: pg.Pool; close(): Promise<void> }> {
   const dataDir = process.env.BASELINE_DATA_DIR;
   if (!dataDir) throw new Error('set BASELINE_DATABASE_URL or BASELINE_DATA_DIR');
   // Same layout and extensions as src/core/db.ts.
-  const pglite = await PGlite.create({ dataDir: path.join(dataDir, 'pgdata'), extensions: { pg_trgm } });
+  const pglite = await PGlite.create({
+    dataDir: path.join(dataDir, 'pgdata'),
+    extensions: { btree_gin, pg_trgm },
+  });
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
   return {
     pool,

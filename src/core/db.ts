@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { type CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
@@ -95,7 +96,7 @@ async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | und
   try {
     const pglite = await PGlite.create({
       dataDir: dataDir ? path.join(dataDir, 'pgdata') : undefined,
-      extensions: { pg_trgm },
+      extensions: { btree_gin, pg_trgm },
       loadDataDir,
     });
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });

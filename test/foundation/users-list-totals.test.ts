@@ -263,4 +263,27 @@ describe('user list statements', () => {
     expect(plans.before).toHaveLength(1);
     expect(plans.after).toEqual([{ generic: plans.before[0].generic + 4, custom: plans.before[0].custom }]);
   });
+
+  it('plan a search through all matches for its own tenant and term on every run (sent unnamed)', async () => {
+    const tenant = await createTenant(t);
+    await insertPeople(tenant, [
+      { name: 'Zed One', email: 'zed1@example.com', created_at: new Date('2026-03-01T00:00:00.000Z') },
+      { name: 'Ann Two', email: 'ann2@example.com', created_at: new Date('2026-03-01T00:00:01.000Z') },
+    ]);
+    const query = { sortBy: 'created_at', sortOrder: 'desc', limit: 20, offset: 0, now: new Date() } as const;
+    const { db } = t.services.database;
+    const sent = await recordStatements(async () => {
+      // Counting goes through all matches; so does a name-ordered search; a walk does not.
+      expect((await listUsers(db, tenant.id, { ...query, search: 'zed' })).total).toBe(1);
+      await listUsers(db, tenant.id, { ...query, search: 'zed', sortBy: 'name' }, { total: 1, liveUsers: 2 });
+      await listUsers(db, tenant.id, { ...query, search: 'zed' }, { total: 1, liveUsers: 2 });
+    });
+    expect(
+      sent.map((statement) => [statement.text.includes('WITH matches'), statement.name !== undefined]),
+    ).toEqual([
+      [true, false],
+      [true, false],
+      [false, true],
+    ]);
+  });
 });
