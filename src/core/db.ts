@@ -180,7 +180,11 @@ const MAX_PREPARED_SHAPES = 500;
 /**
  * Runs a query of one of a few shapes chosen per call (by sort order, filters, access path) as a
  * named prepared statement: its SQL text names it, so each shape is parsed once per connection.
- * Every value must be a parameter, and columns explicit, as for `compileOnce`.
+ * Every value must be a parameter, and columns explicit, as for `compileOnce`. Only for shapes
+ * whose best plan is the same for every value: after a few runs the server may keep one generic
+ * plan, made for average statistics (the average tenant, an unknown LIMIT as a tenth of the
+ * table). A shape whose plan must follow its values (a large tenant among small ones, a narrow
+ * search term) runs unnamed, as `users/repository.ts` does for searches through all matches.
  */
 export async function executePrepared<Row>(executor: Executor, query: CompiledQuery<Row>): Promise<Row[]> {
   if (!statementNames.has(query.sql) && statementNames.size < MAX_PREPARED_SHAPES) {

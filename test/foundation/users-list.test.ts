@@ -228,6 +228,25 @@ describe('GET /api/v1/users: search', () => {
     expect(await search('\\ S')).toEqual([u.dan.id]);
   });
 
+  it('answers a repeated search alike (once its total is known, the page is found by a walk)', async () => {
+    const cases: [string, string[]][] = [
+      ['%', [u.carol.id]],
+      ['0%', [u.carol.id]],
+      ['_', [u.bob.id]],
+      ['x_io', []],
+      ['x%io', []],
+      ['\\', [u.dan.id]],
+      ['\\ S', [u.dan.id]],
+      ['ALICE', [u.alice.id]],
+      ['bob@example', [u.bob.id]],
+      ['anders\nalice', []],
+    ];
+    for (const [term, expected] of cases) {
+      expect(await search(term)).toEqual(expected);
+      expect(await search(term)).toEqual(expected);
+    }
+  });
+
   it('never matches across the end of the name and the start of the email', async () => {
     // Both are stored lowered as one search text (`alice anders\nalice@example.com`).
     expect(await search('anders\nalice')).toEqual([]);
