@@ -1,69 +1,33 @@
 /**
- * Builds the HTTP application: shared plugins first (validation, errors, request ids, OpenAPI),
- * then the surfaces: partner API (/api/v1), user sessions (/auth/v1), operator API (/admin/v1).
- * Tests import buildApp; src/server.ts only starts it.
+ * Builds the HTTP application from the services (src/services.ts): shared plugins first
+ * (validation, errors, request ids, rate limits, OpenAPI), then each surface with its routes in
+ * one explicit list: partner API (/api/v1), user sessions (/auth/v1), operator API (/admin/v1),
+ * and the call-trigger webhook. Tests import buildApp; src/server.ts only starts it.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
-import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
+import { webhookRoutes } from './calls/routes.js';
 import { registerPartnerAuth, tenantOf } from './core/auth.js';
-import { type Clock, systemClock } from './core/clock.js';
-import type { Config } from './core/config.js';
-import type { Database } from './core/db.js';
 import { frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
-import { createIdempotencyStore, type IdempotencyStore, registerIdempotency } from './core/idempotency.js';
+import { registerIdempotency } from './core/idempotency.js';
 import { randomBase62 } from './core/ids.js';
-import { createWorker, enqueueJob, type JobHandler, type Worker } from './core/jobs.js';
 import { lazyChildLogger, loggerOptions } from './core/logging.js';
 import { registerOpenApi } from './core/openapi.js';
 import { validatorCompiler } from './core/validation.js';
-import { features } from './features.js';
 import { operatorRoutes } from './operator/routes.js';
 import { planRoutes } from './plans/routes.js';
-import { createPlanService, type PlanService } from './plans/service.js';
 import { registerRateLimiting } from './rate-limits/hooks.js';
-import type { DemoSeedExtension } from './seed/demo.js';
+import type { Services } from './services.js';
 import { sessionRoutes } from './sessions/routes.js';
-import { createTenantService, type TenantService } from './tenants/service.js';
+import { subscriptionRoutes } from './subscriptions/routes.js';
 import { userRoutes } from './users/routes.js';
-import { createUserService, type UserLifecycle, type UserService } from './users/service.js';
 
 export interface AppOptions {
-  config: Config;
-  database: Database;
-  clock?: Clock;
   /** Where logs go (tests capture them); stdout by default. */
   logStream?: DestinationStream;
-  /** Logger for background work (job failures); the app's own logger is built by Fastify. */
-  logger?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
-}
-
-/** Everything the routes and workers use, built once per app. */
-export interface Services {
-  config: Config;
-  database: Database;
-  clock: Clock;
-  keyVerifier: KeyVerifier;
-  idempotency: IdempotencyStore;
-  tenants: TenantService;
-  plans: PlanService;
-  users: UserService;
-  userLifecycle: UserLifecycle;
-  /** Durable job handlers by queue name; features add theirs before the worker starts. */
-  jobHandlers: Record<string, JobHandler>;
-  worker: Worker;
-  /**
-   * Route plugins added by features (src/features.ts): under /api/v1 behind partner auth and
-   * idempotency, under /admin/v1 behind the operator token, and at the root (the webhook).
-   */
-  partnerRouteExtensions: FastifyPluginAsync[];
-  operatorRouteExtensions: FastifyPluginAsync[];
-  rootRouteExtensions: FastifyPluginAsync[];
-  /** Extra demo data for the newcomer's first start (e.g. a published agent). */
-  demoSeedExtensions: DemoSeedExtension[];
-  /** Called on shutdown after the HTTP server closed (e.g. Redis connections). */
-  closeHooks: (() => Promise<void>)[];
+  /** Test-only routes added to a surface after its own (e.g. a handler that throws on purpose). */
+  extraRoutes?: { partner?: FastifyPluginAsync[]; root?: FastifyPluginAsync[] };
 }
 
 declare module 'fastify' {
@@ -74,7 +38,6 @@ declare module 'fastify' {
 
 const MAX_INCOMING_REQUEST_ID = 128;
 const PRINTABLE = /^[\x20-\x7e]+$/;
-const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
 
 function requestIdOf(header: string | string[] | undefined): string {
   if (typeof header === 'string' && header.length <= MAX_INCOMING_REQUEST_ID && PRINTABLE.test(header))
@@ -82,71 +45,13 @@ function requestIdOf(header: string | string[] | undefined): string {
   return `req_${randomBase62(20)}`;
 }
 
-export function createServices(options: AppOptions): Services {
-  const { config, database } = options;
-  const clock = options.clock ?? systemClock;
-  const db = database.db;
-  const idempotency = createIdempotencyStore({ db, clock });
-  const userLifecycle: UserLifecycle = { created: [], deleted: [] };
-  const jobHandlers: Record<string, JobHandler> = {
-    [PURGE_QUEUE]: async () => {
-      await idempotency.purgeExpired();
-      await enqueueJob(db, {
-        queue: PURGE_QUEUE,
-        payload: {},
-        runAt: new Date(clock.now().getTime() + 60 * 60 * 1000),
-        singletonKey: 'purge-idempotency',
-      });
-    },
-  };
-  const services: Services = {
-    config,
-    database,
-    clock,
-    keyVerifier: createKeyVerifier({ db, clock, prefix: config.apiKeyPrefix }),
-    idempotency,
-    tenants: createTenantService({ db, clock, partnerLimitDefault: config.rateLimits.partner }),
-    plans: createPlanService({ db, clock }),
-    users: createUserService({
-      db,
-      clock,
-      idempotency,
-      lifecycle: userLifecycle,
-      scryptCost: config.scryptCost,
-      publicBaseUrl: config.publicBaseUrl,
-    }),
-    userLifecycle,
-    jobHandlers,
-    // Handlers are read when the worker claims, so features may still add queues after this.
-    worker: undefined as unknown as Worker,
-    partnerRouteExtensions: [],
-    operatorRouteExtensions: [],
-    rootRouteExtensions: [],
-    demoSeedExtensions: [],
-    closeHooks: [],
-  };
-  services.worker = createWorker({ db, clock, handlers: jobHandlers, logger: options.logger });
-  for (const install of features) install(services);
-  return services;
-}
-
-/** Schedules the recurring maintenance jobs (idempotent across processes). */
-export async function scheduleMaintenance(services: Services): Promise<void> {
-  await enqueueJob(services.database.db, {
-    queue: PURGE_QUEUE,
-    payload: {},
-    runAt: services.clock.now(),
-    singletonKey: 'purge-idempotency',
-  });
-}
-
-export async function buildApp(
-  options: AppOptions,
-  services = createServices(options),
-): Promise<FastifyInstance> {
-  const { config } = options;
+/**
+ * Builds the app on `services` (created by the caller, who also closes the database). Closing the
+ * app stops accepting requests, waits for those in flight, then releases the services.
+ */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config } = services;
   const app = Fastify({
-    loggerInstance: undefined,
     logger: options.logStream
       ? { ...loggerOptions(config.logLevel), stream: options.logStream }
       : loggerOptions(config.logLevel),
@@ -175,7 +80,7 @@ export async function buildApp(
     done();
   });
   // Global rate-limit hooks (webhook, sign-in) before any route; the partner limiter goes to auth.
-  const partnerLimiter = registerRateLimiting(app, services);
+  const partnerLimiter = registerRateLimiting(app, services.rateLimits);
 
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl, keyPrefix: config.apiKeyPrefix });
 
@@ -189,6 +94,7 @@ export async function buildApp(
     }
   });
 
+  // The partner API: every route behind partner auth, scopes, rate limits and idempotency.
   await app.register(
     async (partner) => {
       registerPartnerAuth(partner, services.keyVerifier, partnerLimiter);
@@ -196,11 +102,13 @@ export async function buildApp(
       registerIdempotency(partner, services.idempotency, tenantOf);
       await partner.register(userRoutes, { users: services.users });
       await partner.register(planRoutes, { plans: services.plans });
-      for (const extra of services.partnerRouteExtensions) await partner.register(extra);
+      await partner.register(subscriptionRoutes, { subscriptions: services.subscriptions });
+      for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);
     },
     { prefix: '/api/v1' },
   );
 
+  // User sessions of the white-label dashboard.
   await app.register(sessionRoutes, {
     prefix: '/auth/v1',
     db: services.database.db,
@@ -209,10 +117,13 @@ export async function buildApp(
     scryptCost: config.scryptCost,
   });
 
+  // The operator API: bearer ADMIN_TOKEN, every route in operator/routes.ts.
   await app.register(operatorRoutes, { prefix: '/admin/v1', services });
-  for (const extra of services.rootRouteExtensions) await app.register(extra);
-  app.addHook('onClose', async () => {
-    for (const close of services.closeHooks) await close();
-  });
+
+  // The call-trigger webhook (its credential is the URL).
+  await app.register(webhookRoutes, { calls: services.calls });
+  for (const plugin of options.extraRoutes?.root ?? []) await app.register(plugin);
+
+  app.addHook('onClose', () => services.close());
   return app;
 }

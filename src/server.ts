@@ -3,14 +3,17 @@
  * tenant on a fresh embedded database, listens, runs the job workers, and shuts down gracefully
  * on SIGTERM/SIGINT (in-flight requests finish, workers finish their jobs, the database closes).
  */
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { buildApp, createServices, scheduleMaintenance } from './app.js';
+import { type AppOptions, buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './core/config.js';
 import { type Database, openDatabase } from './core/db.js';
 import { DirectoryLockedError } from './core/lockfile.js';
 import { loggerOptions } from './core/logging.js';
 import { migrate } from './core/migrate.js';
 import { isDatabaseEmpty, seedDemo } from './seed/demo.js';
+import { createServices, scheduleMaintenance } from './services.js';
 
 /** Where the database is, for messages: the URL without its password, or the data directory. */
 function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
@@ -42,7 +45,8 @@ async function openAndMigrate(config: Config): Promise<Database> {
   return database;
 }
 
-async function main() {
+/** Starts the service; `appOptions` adds test-only routes (test/operations/fixtures/slow-server.ts). */
+export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = {}): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -58,10 +62,10 @@ async function main() {
   // Background work (job failures and retries) logs through the same redaction as requests.
   const logger = pino(loggerOptions(config.logLevel));
   const services = createServices({ config, database, logger });
-  const app = await buildApp({ config, database }, services);
+  const app = await buildApp(services, appOptions);
 
   if (database.engine === 'embedded' && config.seedDemo && (await isDatabaseEmpty(services))) {
-    const seed = await seedDemo(services, services.demoSeedExtensions);
+    const seed = await seedDemo(services);
     process.stdout.write(`\n${seed.lines.join('\n')}\n\n`);
   }
   if (!config.adminToken) {
@@ -115,7 +119,15 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+/** True when this file is the program (node dist/server.js, tsx src/server.ts, a cluster process). */
+function isProgram(): boolean {
+  const entry = process.argv[1];
+  return entry !== undefined && fs.realpathSync(entry) === fs.realpathSync(fileURLToPath(import.meta.url));
+}
+
+if (isProgram()) {
+  startServer().catch((error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -57,7 +57,7 @@ export function createCallPipeline(deps: {
   db: Db;
   clock: Clock;
   /** Read at each step, so the adapter can be swapped (tests wrap it). */
-  telephony: () => TelephonyAdapter;
+  telephony: TelephonyAdapter;
 }) {
   const { db, clock } = deps;
   const toDialing = coalesce((steps: CallStep[]) => startDialing(db, steps));
@@ -95,7 +95,7 @@ export function createCallPipeline(deps: {
 
   async function followProgress(call: CallRow, job: Job): Promise<void> {
     const progress = await ask<CallProgress>(call, job, () =>
-      deps.telephony().progress(call.id, call.tenant_id),
+      deps.telephony.progress(call.id, call.tenant_id),
     );
     if (!progress) return;
     if (progress.state === 'completed') {
@@ -162,7 +162,7 @@ export function createCallPipeline(deps: {
       (await toDialing({ tenantId, callId, at: clock.now() })) ?? (await findCall(db, tenantId, callId));
     if (!call || FINAL_STATUSES.includes(call.status)) return;
     const result = await ask<DialResult>(call, job, () =>
-      deps.telephony().dial({
+      deps.telephony.dial({
         callId: call.id,
         tenantId: call.tenant_id,
         from: call.from_number,

@@ -1,8 +1,11 @@
 /** The demo tenant's published agent, and the lines that show a newcomer how to call with it. */
 import type { AgentService } from '../agents/service.js';
-import type { DemoSeed } from '../seed/demo.js';
 
-export async function seedDemoAgent(agents: AgentService, base: string, seed: DemoSeed): Promise<string[]> {
+export async function seedDemoAgent(
+  agents: AgentService,
+  base: string,
+  seed: { tenantId: string; userId: string },
+): Promise<string[]> {
   const created = await agents.create(seed.tenantId, {
     user_id: seed.userId,
     name: 'Demo receptionist',

@@ -118,7 +118,13 @@ export interface WorkerOptions {
   /** Back-off before attempt n+1: base * 2^(n-1), capped. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
-  logger?: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  logger?: JobLogger;
+}
+
+/** Where job failures and retries are logged. */
+export interface JobLogger {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
 }
 
 export interface Worker {

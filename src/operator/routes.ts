@@ -1,14 +1,18 @@
 /**
  * The operator API (`/admin/v1`), the stand-in for the tenant dashboard (decisions.md §4):
  * bearer ADMIN_TOKEN, the same envelope and error codes as the partner API, no scopes.
- * Each feature keeps its operator routes in its own folder; this plugin gathers them.
+ * Each feature keeps its operator routes in its own folder; this plugin is their one list.
  */
 import type { FastifyInstance } from 'fastify';
+import { agentAdminRoutes } from '../agents/admin-routes.js';
 import { apiKeyAdminRoutes } from '../api-keys/admin-routes.js';
-import type { Services } from '../app.js';
+import { paymentMethodAdminRoutes } from '../billing/admin-routes.js';
+import { callAdminRoutes } from '../calls/admin-routes.js';
 import { registerAdminAuth } from '../core/auth.js';
 import { creditAdminRoutes } from '../credits/admin-routes.js';
+import { emailAdminRoutes } from '../emails/admin-routes.js';
 import { planAdminRoutes } from '../plans/admin-routes.js';
+import type { Services } from '../services.js';
 import { tenantAdminRoutes } from '../tenants/admin-routes.js';
 import { userAdminRoutes } from '../users/admin-routes.js';
 
@@ -27,5 +31,8 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   await app.register(planAdminRoutes, { plans, tenants });
   await app.register(userAdminRoutes, { db, clock, users });
   await app.register(creditAdminRoutes, { db, clock });
-  for (const extra of services.operatorRouteExtensions) await app.register(extra);
+  await app.register(paymentMethodAdminRoutes, { db, clock, processor: () => services.processor });
+  await app.register(emailAdminRoutes, { emails: services.emails, tenants });
+  await app.register(agentAdminRoutes, { agents: services.agents, tenants });
+  await app.register(callAdminRoutes, { calls: services.calls });
 }

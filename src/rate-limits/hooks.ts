@@ -9,7 +9,6 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import type { Services } from '../app.js';
 import type { PartnerRateLimiter } from '../core/auth.js';
 import { ApiError } from '../core/errors.js';
 import type { Charge, RateLimits } from './service.js';
@@ -115,12 +114,7 @@ const hookList = (hooks: unknown): unknown[] =>
  * Registers the global hooks (call before any route is added) and returns the partner limiter for
  * the partner auth hook.
  */
-export function registerRateLimiting(
-  app: FastifyInstance,
-  services: Services,
-): PartnerRateLimiter | undefined {
-  const limits = services.rateLimits;
-  if (!limits) return undefined;
+export function registerRateLimiting(app: FastifyInstance, limits: RateLimits): PartnerRateLimiter {
   limits.setLogger(app.log);
   // The webhook and sign-in policies are attached to their routes only, so other routes pay nothing.
   app.addHook('onRoute', (routeOptions) => {

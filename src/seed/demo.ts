@@ -3,10 +3,11 @@
  * database, so both surfaces can be tried within a minute.
  */
 import { issueApiKey, SCOPES } from '../api-keys/service.js';
-import type { Services } from '../app.js';
+import { seedDemoAgent } from '../calls/seed.js';
 import { newId } from '../core/ids.js';
 import { hashPassword } from '../core/passwords.js';
 import { addCreditEntry } from '../credits/repository.js';
+import type { Services } from '../services.js';
 import { insertUser } from '../users/repository.js';
 
 export interface DemoSeed {
@@ -19,9 +20,6 @@ export interface DemoSeed {
   lines: string[];
 }
 
-/** Extra seeding by other features (e.g. a published agent for the webhook); returns lines to print. */
-export type DemoSeedExtension = (services: Services, seed: DemoSeed) => Promise<string[]>;
-
 export async function isDatabaseEmpty(services: Services): Promise<boolean> {
   const row = await services.database.db
     .selectFrom('tenants')
@@ -30,7 +28,7 @@ export async function isDatabaseEmpty(services: Services): Promise<boolean> {
   return Number(row.n) === 0;
 }
 
-export async function seedDemo(services: Services, extensions: DemoSeedExtension[] = []): Promise<DemoSeed> {
+export async function seedDemo(services: Services): Promise<DemoSeed> {
   const { clock, config } = services;
   const db = services.database.db;
   const tenant = await services.tenants.create({ name: 'Demo Agency' });
@@ -108,6 +106,6 @@ export async function seedDemo(services: Services, extensions: DemoSeedExtension
     'Try it:',
     `  curl -s ${base}/api/v1/plans -H 'Authorization: Bearer ${key}'`,
   );
-  for (const extension of extensions) seed.lines.push(...(await extension(services, seed)));
+  seed.lines.push(...(await seedDemoAgent(services.agents, base, seed)));
   return seed;
 }

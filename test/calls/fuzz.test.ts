@@ -16,12 +16,12 @@ beforeAll(async () => {
   t = await startTestApp({
     // The per-webhook pace (10/s, burst 20) would answer most of these with 429 before the
     // handler: lift it here, the rate-limit suite covers it.
-    beforeBuild(services) {
-      services.rateLimits = createRateLimits({
-        db: services.database.db,
+    adapters: ({ database }) => ({
+      rateLimits: createRateLimits({
+        db: database.db,
         policies: { webhook: { perSecond: 1_000_000, burst: 1_000_000 } },
-      });
-    },
+      }),
+    }),
   });
   ({
     agent: { webhook_id: webhookId },

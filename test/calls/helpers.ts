@@ -1,4 +1,9 @@
 /** Shared set-up for the agent and call tests: a tenant, an owner with credits, published agents. */
+import { type Clock, systemClock } from '../../src/core/clock.js';
+import type { Config } from '../../src/core/config.js';
+import type { Database } from '../../src/core/db.js';
+import { createTelephony } from '../../src/telephony/index.js';
+import type { DialRequest, TelephonyAdapter } from '../../src/telephony/port.js';
 import type { TestApp, TestResponse, TestTenant } from '../support/app.js';
 import { createTenant, createUser } from '../support/app.js';
 
@@ -93,4 +98,45 @@ export async function getCall(t: TestApp, callId: string) {
   const response = await t.admin('GET', `/admin/v1/calls/${callId}`);
   if (response.status !== 200) throw new Error(`call: ${response.raw}`);
   return response.body.data;
+}
+
+/**
+ * A carrier a test can swap mid-suite: the configured one (TELEPHONY) until `during` puts another
+ * in front of it. Pass `swappable.adapters` as startTestApp's `adapters`.
+ */
+export class SwappableTelephony implements TelephonyAdapter {
+  readonly name = 'swappable';
+  private configured: TelephonyAdapter | undefined;
+  private current: TelephonyAdapter | undefined;
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  readonly adapters = ({ config, database }: { config: Config; database: Database }) => {
+    this.configured = createTelephony(config, { db: database.db, clock: this.clock });
+    this.current = this.configured;
+    return { telephony: this as TelephonyAdapter };
+  };
+
+  /** The configured carrier, for adapters that wrap it. */
+  get real(): TelephonyAdapter {
+    if (!this.configured) throw new Error('SwappableTelephony: pass .adapters to startTestApp');
+    return this.configured;
+  }
+
+  dial(request: DialRequest) {
+    return (this.current ?? this.real).dial(request);
+  }
+
+  progress(callId: string, tenantId: string) {
+    return (this.current ?? this.real).progress(callId, tenantId);
+  }
+
+  async during<T>(adapter: TelephonyAdapter, work: () => Promise<T>): Promise<T> {
+    this.current = adapter;
+    try {
+      return await work();
+    } finally {
+      this.current = this.configured;
+    }
+  }
 }

@@ -201,7 +201,7 @@ describe('calls', () => {
 
 describe('demo seed', () => {
   it('creates a published agent for the demo user and prints a curl that places a call', async () => {
-    const seed = await seedDemo(t.services, t.services.demoSeedExtensions);
+    const seed = await seedDemo(t.services);
     const curl = seed.lines.find((line) => line.includes('curl -s -X POST'));
     expect(curl).toBeDefined();
     const match =

@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import type { Job } from '../../src/core/jobs.js';
 import { type TelephonyAdapter, TelephonyError } from '../../src/telephony/port.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { agentFixture, balanceOf, getCall, trigger } from './helpers.js';
+import { agentFixture, balanceOf, getCall, SwappableTelephony, trigger } from './helpers.js';
 
 async function dialRecord(t: TestApp, callId: string) {
   return t.services.database.db
@@ -114,16 +114,21 @@ describe('outcomes (SIMULATED_CALL_SECONDS=61)', () => {
 describe('states and real-time pacing (SIMULATED_REALTIME=true, 30 s calls, a hand-moved clock)', () => {
   let t: TestApp;
   const clock = new ManualClock('2026-11-21T10:00:00.000Z');
+  const telephony = new SwappableTelephony(clock);
   beforeAll(async () => {
-    t = await startTestApp({ clock, env: { SIMULATED_REALTIME: 'true', SIMULATED_CALL_SECONDS: '30' } });
+    t = await startTestApp({
+      clock,
+      adapters: telephony.adapters,
+      env: { SIMULATED_REALTIME: 'true', SIMULATED_CALL_SECONDS: '30' },
+    });
   });
   afterAll(() => t.close());
 
   it('moves queued → dialing → in_progress → completed, ending when the call really ends', async () => {
     const { agent, userId } = await agentFixture(t, { credits: 5 });
     const seen: string[] = [];
-    const real = t.services.telephony!;
-    t.services.telephony = {
+    const real = telephony.real;
+    const observed: TelephonyAdapter = {
       name: 'observed',
       async dial(request) {
         seen.push((await getCall(t, request.callId)).status);
@@ -131,7 +136,7 @@ describe('states and real-time pacing (SIMULATED_REALTIME=true, 30 s calls, a ha
       },
       progress: (callId, tenantId) => real.progress(callId, tenantId),
     };
-    try {
+    await telephony.during(observed, async () => {
       const id = await place(t, agent.webhook_id);
       expect((await getCall(t, id)).status).toBe('queued');
       await t.services.worker.drain();
@@ -158,17 +163,16 @@ describe('states and real-time pacing (SIMULATED_REALTIME=true, 30 s calls, a ha
       });
       expect(await balanceOf(t, userId)).toBe(4);
       expect(await dialRecord(t, id)).toHaveLength(1);
-    } finally {
-      t.services.telephony = real;
-    }
+    });
   });
 });
 
 describe('telephony errors', () => {
   let t: TestApp;
   const clock = new ManualClock('2026-11-21T10:00:00.000Z');
+  const telephony = new SwappableTelephony(clock);
   beforeAll(async () => {
-    t = await startTestApp({ clock });
+    t = await startTestApp({ clock, adapters: telephony.adapters });
   });
   afterAll(() => t.close());
 
@@ -187,19 +191,12 @@ describe('telephony errors', () => {
     return { adapter, attempts };
   }
 
-  async function withAdapter<T>(adapter: TelephonyAdapter, work: () => Promise<T>): Promise<T> {
-    const real = t.services.telephony!;
-    t.services.telephony = adapter;
-    try {
-      return await work();
-    } finally {
-      t.services.telephony = real;
-    }
-  }
+  const withAdapter = <T>(adapter: TelephonyAdapter, work: () => Promise<T>) =>
+    telephony.during(adapter, work);
 
   it('retries transient errors with growing back-off and then completes, dialled once', async () => {
     const { agent, userId } = await agentFixture(t, { credits: 5 });
-    const { adapter, attempts } = flaky(t.services.telephony!, 3, true);
+    const { adapter, attempts } = flaky(telephony.real, 3, true);
     await withAdapter(adapter, async () => {
       const id = await place(t, agent.webhook_id);
       const delays: number[] = [];
@@ -228,7 +225,7 @@ describe('telephony errors', () => {
 
   it('ends the call as failed at once on a permanent error, and after the last attempt on transient ones', async () => {
     const { agent, userId } = await agentFixture(t, { credits: 5 });
-    await withAdapter(flaky(t.services.telephony!, 1, false).adapter, async () => {
+    await withAdapter(flaky(telephony.real, 1, false).adapter, async () => {
       const id = await place(t, agent.webhook_id);
       await t.services.worker.drain();
       expect(await getCall(t, id)).toMatchObject({
@@ -236,7 +233,7 @@ describe('telephony errors', () => {
         failure_reason: 'telephony: carrier timeout',
       });
     });
-    const { adapter, attempts } = flaky(t.services.telephony!, 1000, true);
+    const { adapter, attempts } = flaky(telephony.real, 1000, true);
     await withAdapter(adapter, async () => {
       const id = await place(t, agent.webhook_id);
       for (let i = 0; i < 10; i++) {
@@ -294,8 +291,9 @@ describe('telephony errors', () => {
 describe('long calls: "still talking" is not a failed attempt', () => {
   let t: TestApp;
   const clock = new ManualClock('2026-11-21T10:00:00.000Z');
+  const telephony = new SwappableTelephony(clock);
   beforeAll(async () => {
-    t = await startTestApp({ clock, env: { SIMULATED_CALL_SECONDS: '61' } });
+    t = await startTestApp({ clock, adapters: telephony.adapters, env: { SIMULATED_CALL_SECONDS: '61' } });
   });
   afterAll(() => t.close());
 
@@ -323,54 +321,52 @@ describe('long calls: "still talking" is not a failed attempt', () => {
   it('keeps checking a call that talks past 50 checks, then completes and debits it', async () => {
     const { agent, userId } = await agentFixture(t, { credits: 10 });
     let finished = false;
-    const real = t.services.telephony!;
-    t.services.telephony = talkingUntil(real, () => finished);
-    try {
-      const id = await place(t, agent.webhook_id);
-      await t.services.worker.drain();
-      for (let check = 0; check < 60; check++) {
+    await telephony.during(
+      talkingUntil(telephony.real, () => finished),
+      async () => {
+        const id = await place(t, agent.webhook_id);
+        await t.services.worker.drain();
+        for (let check = 0; check < 60; check++) {
+          clock.advance(60_000);
+          await t.services.worker.drain();
+        }
+        expect((await getCall(t, id)).status).toBe('in_progress');
+        const job = await progressJob(id);
+        expect(job.status).toBe('queued');
+        expect(job.attempts).toBe(0);
+        expect(job.max_attempts).toBe(50);
+
+        finished = true;
         clock.advance(60_000);
         await t.services.worker.drain();
-      }
-      expect((await getCall(t, id)).status).toBe('in_progress');
-      const job = await progressJob(id);
-      expect(job.status).toBe('queued');
-      expect(job.attempts).toBe(0);
-      expect(job.max_attempts).toBe(50);
-
-      finished = true;
-      clock.advance(60_000);
-      await t.services.worker.drain();
-      expect((await getCall(t, id)).status).toBe('completed');
-      expect(await balanceOf(t, userId)).toBe(8);
-    } finally {
-      t.services.telephony = real;
-    }
+        expect((await getCall(t, id)).status).toBe('completed');
+        expect(await balanceOf(t, userId)).toBe(8);
+      },
+    );
   });
 
   it('ends as failed, without a debit, a call still reported talking 4 hours after it was answered', async () => {
     const { agent, userId } = await agentFixture(t, { credits: 10 });
-    const real = t.services.telephony!;
-    t.services.telephony = talkingUntil(real, () => false);
-    try {
-      const id = await place(t, agent.webhook_id);
-      await t.services.worker.drain();
-      const answeredAt = new Date((await getCall(t, id)).started_at).getTime();
-      clock.advance(MAX_CALL_MS - 60_000);
-      await t.services.worker.drain();
-      expect((await getCall(t, id)).status).toBe('in_progress');
-      clock.advance(60_000);
-      await t.services.worker.drain();
-      const call = await getCall(t, id);
-      expect(call).toMatchObject({ status: 'failed', duration_seconds: null });
-      expect(call.failure_reason).toMatch(
-        /still reported the call in progress 4 hours after it was answered/,
-      );
-      expect(new Date(call.ended_at).getTime() - answeredAt).toBe(MAX_CALL_MS);
-      expect((await progressJob(id)).status).toBe('done');
-      expect(await balanceOf(t, userId)).toBe(10);
-    } finally {
-      t.services.telephony = real;
-    }
+    await telephony.during(
+      talkingUntil(telephony.real, () => false),
+      async () => {
+        const id = await place(t, agent.webhook_id);
+        await t.services.worker.drain();
+        const answeredAt = new Date((await getCall(t, id)).started_at).getTime();
+        clock.advance(MAX_CALL_MS - 60_000);
+        await t.services.worker.drain();
+        expect((await getCall(t, id)).status).toBe('in_progress');
+        clock.advance(60_000);
+        await t.services.worker.drain();
+        const call = await getCall(t, id);
+        expect(call).toMatchObject({ status: 'failed', duration_seconds: null });
+        expect(call.failure_reason).toMatch(
+          /still reported the call in progress 4 hours after it was answered/,
+        );
+        expect(new Date(call.ended_at).getTime() - answeredAt).toBe(MAX_CALL_MS);
+        expect((await progressJob(id)).status).toBe('done');
+        expect(await balanceOf(t, userId)).toBe(10);
+      },
+    );
   });
 });

@@ -4,11 +4,11 @@
  * processes take part. Needs PostgreSQL whatever TEST_DATABASE says; skipped when none answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices, type Services } from '../../src/app.js';
 import { loadConfig } from '../../src/core/config.js';
 import { type Database, openDatabase } from '../../src/core/db.js';
 import { migrate } from '../../src/core/migrate.js';
 import { addCreditEntry } from '../../src/credits/repository.js';
+import { createServices, type Services } from '../../src/services.js';
 import {
   dropPostgresDatabase,
   emptyPostgresDatabase,
@@ -38,7 +38,7 @@ describe.skipIf(!available)('two worker processes on one PostgreSQL', () => {
 
   afterAll(async () => {
     for (const worker of workers) await worker.kill('SIGKILL');
-    for (const close of services?.closeHooks ?? []) await close();
+    await services?.close();
     await database?.close();
     if (url) await dropPostgresDatabase(url);
   });
@@ -60,14 +60,14 @@ describe.skipIf(!available)('two worker processes on one PostgreSQL', () => {
         at: new Date(),
       }),
     );
-    const agent = await services.agents!.create(tenant.id, {
+    const agent = await services.agents.create(tenant.id, {
       user_id: user.id,
       name: 'Bulk',
       phone_number: '+14155550199',
       prompt: 'Call {name}.',
       welcome_message: 'Hi {name}.',
     });
-    await services.agents!.publish(agent.id);
+    await services.agents.publish(agent.id);
 
     for (let i = 0; i < 2; i++) {
       workers.push(await startServerProcess({ env: { DATABASE_URL: url, WORKERS: '1', LOG_LEVEL: 'warn' } }));
@@ -80,7 +80,7 @@ describe.skipIf(!available)('two worker processes on one PostgreSQL', () => {
         while (next < CALLS) {
           const i = next++;
           const phone = `+1415555${String(1000 + i).padStart(4, '0')}`;
-          const call = await services.calls!.trigger(agent.webhook_id, { phone, name: `Callee ${i}` });
+          const call = await services.calls.trigger(agent.webhook_id, { phone, name: `Callee ${i}` });
           ids.push(call.id);
         }
       }),

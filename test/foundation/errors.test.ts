@@ -28,9 +28,7 @@ const failingRoutes: FastifyPluginAsync = async (app) => {
 
 beforeAll(async () => {
   t = await startTestApp({
-    beforeBuild: (services) => {
-      services.partnerRouteExtensions.push(failingRoutes);
-    },
+    extraRoutes: { partner: [failingRoutes] },
   });
   a = await createTenant(t);
   reader = await createTenant(t, { scopes: ['users:read', 'plans:read'] });

@@ -3,10 +3,11 @@
  * closed, dropped or unreachable, while /healthz stays 200 and the API answers 5xx in the envelope.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildApp, createServices } from '../../src/app.js';
+import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/core/config.js';
 import { openDatabase } from '../../src/core/db.js';
 import { migrate } from '../../src/core/migrate.js';
+import { createServices } from '../../src/services.js';
 import { createTenant, startTestApp } from '../support/app.js';
 import { adminQuery } from '../support/databases.js';
 import { freePort } from '../support/server-process.js';
@@ -22,7 +23,7 @@ async function appOn(databaseUrl: string) {
   });
   const database = await openDatabase({ databaseUrl, dataDir: '', poolSize: 2 });
   const services = createServices({ config, database });
-  const app = await buildApp({ config, database }, services);
+  const app = await buildApp(services);
   await app.ready();
   return { app, database, services };
 }

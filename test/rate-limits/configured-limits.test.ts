@@ -17,14 +17,16 @@ beforeAll(async () => {
       RATE_LIMIT_WEBHOOK_PER_SECOND: '1',
       RATE_LIMIT_WEBHOOK_BURST: '3',
     },
-    beforeBuild(services) {
-      services.rootRouteExtensions.push(async (app) => {
-        app.post(
-          '/rl-webhook/:agentWebhookId',
-          { config: { rateLimit: 'webhook' } },
-          async (_request, reply) => reply.code(202).send({ queued: true }),
-        );
-      });
+    extraRoutes: {
+      root: [
+        async (app) => {
+          app.post(
+            '/rl-webhook/:agentWebhookId',
+            { config: { rateLimit: 'webhook' } },
+            async (_request, reply) => reply.code(202).send({ queued: true }),
+          );
+        },
+      ],
     },
   });
 });

@@ -16,20 +16,24 @@ const advance = (ms: number) => {
 
 beforeAll(async () => {
   t = await startTestApp({
-    beforeBuild(services) {
-      services.rateLimits = createRateLimits({ db: services.database.db, now: () => nowMs });
+    adapters: ({ database }) => ({ rateLimits: createRateLimits({ db: database.db, now: () => nowMs }) }),
+    extraRoutes: {
       // A cheap partner route (no database work) to send hundreds of requests through.
-      services.partnerRouteExtensions.push(async (app) => {
-        app.get('/rl-probe', { config: { scope: 'plans:read' } }, async () => ({ ok: true }));
-      });
+      partner: [
+        async (app) => {
+          app.get('/rl-probe', { config: { scope: 'plans:read' } }, async () => ({ ok: true }));
+        },
+      ],
       // A stand-in for the call-trigger webhook: the policy is declared by the route config.
-      services.rootRouteExtensions.push(async (app) => {
-        app.post(
-          '/rl-webhook/:agentWebhookId',
-          { config: { rateLimit: 'webhook' } },
-          async (_request, reply) => reply.code(202).send({ queued: true }),
-        );
-      });
+      root: [
+        async (app) => {
+          app.post(
+            '/rl-webhook/:agentWebhookId',
+            { config: { rateLimit: 'webhook' } },
+            async (_request, reply) => reply.code(202).send({ queued: true }),
+          );
+        },
+      ],
     },
   });
 });

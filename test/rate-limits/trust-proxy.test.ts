@@ -12,9 +12,7 @@ const NOW = Date.parse('2026-03-01T12:00:00.000Z');
 function appWith(env: Record<string, string>): Promise<TestApp> {
   return startTestApp({
     env,
-    beforeBuild(services) {
-      services.rateLimits = createRateLimits({ db: services.database.db, now: () => NOW });
-    },
+    adapters: ({ database }) => ({ rateLimits: createRateLimits({ db: database.db, now: () => NOW }) }),
   });
 }
 

@@ -33,7 +33,7 @@ import {
 
 const TOTAL_RUNS = Number(process.env.FUZZ_RUNS ?? 320);
 
-const t: TestApp = await startTestApp({ env: { LOG_LEVEL: 'warn' }, beforeBuild: withoutRateLimits });
+const t: TestApp = await startTestApp({ env: { LOG_LEVEL: 'warn' }, adapters: withoutRateLimits });
 const operations = await partnerOperations(t);
 const routes = listRoutes(t.app).filter((r) => r.path !== '/api/v1/openapi.json');
 afterAll(() => t.close());

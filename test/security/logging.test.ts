@@ -7,7 +7,7 @@
  */
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker } from '../../src/core/jobs.js';
+import { createWorker, type Worker } from '../../src/core/jobs.js';
 import { loggerOptions } from '../../src/core/logging.js';
 import {
   ADMIN_TOKEN,
@@ -26,6 +26,7 @@ const WRONG_PASSWORD = 'WrongPassw0rdNeverLogged';
 
 let t: TestApp;
 let tenant: TestTenant;
+let jobs: Worker;
 const responses: TestResponse[] = [];
 /** Every secret the requests carried; none may appear in any log line. */
 const secrets = new Set<string>([SMTP_PASSWORD, USER_PASSWORD, SHORT_PASSWORD, WRONG_PASSWORD, ADMIN_TOKEN]);
@@ -39,25 +40,28 @@ async function record(response: Promise<TestResponse>): Promise<TestResponse> {
 beforeAll(async () => {
   t = await startTestApp({
     env: { LOG_LEVEL: 'trace' },
-    beforeBuild(services) {
-      withoutRateLimits(services);
-      // Background work logs into the same captured stream (src/server.ts passes its logger too).
-      services.worker = createWorker({
-        db: services.database.db,
-        clock: services.clock,
-        handlers: services.jobHandlers,
-        backoffBaseMs: 0,
-        logger: pino(loggerOptions('trace'), {
-          write: (line: string) => void t?.logs.push(...line.split('\n').filter(Boolean)),
-        }),
-      });
+    adapters: withoutRateLimits,
+    extraRoutes: {
       // A route with a bug: it throws while the request carries a key and a password.
-      services.partnerRouteExtensions.push(async (app) => {
-        app.post('/test-only/boom', { config: { scope: 'users:read' } }, async () => {
-          throw new Error('unexpected failure in a handler');
-        });
-      });
+      partner: [
+        async (app) => {
+          app.post('/test-only/boom', { config: { scope: 'users:read' } }, async () => {
+            throw new Error('unexpected failure in a handler');
+          });
+        },
+      ],
     },
+  });
+  // Background work logs into the same captured stream (src/server.ts passes its logger too), and
+  // retries at once so the failed deliveries' log lines appear within the test.
+  jobs = createWorker({
+    db: t.services.database.db,
+    clock: t.services.clock,
+    handlers: t.services.jobHandlers,
+    backoffBaseMs: 0,
+    logger: pino(loggerOptions('trace'), {
+      write: (line: string) => void t?.logs.push(...line.split('\n').filter(Boolean)),
+    }),
   });
   tenant = await createTenant(t);
   secrets.add(tenant.key);
@@ -180,12 +184,12 @@ beforeAll(async () => {
   }
 
   // Background work: the welcome email (SMTP down) and the call run, fail and retry.
-  await t.services.worker.drain();
+  await jobs.drain();
 
   // The user is deleted: its session is revoked.
   await record(tenant.request('DELETE', `/api/v1/users/${created.body.data.id}`));
   expect((await me()).status).toBe(401);
-  await t.services.worker.drain();
+  await jobs.drain();
 }, 60_000);
 
 afterAll(() => t?.close());

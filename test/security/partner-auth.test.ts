@@ -31,7 +31,7 @@ import {
 } from './routes.js';
 
 const clock = new ManualClock(new Date());
-const t: TestApp = await startTestApp({ clock, beforeBuild: withoutRateLimits });
+const t: TestApp = await startTestApp({ clock, adapters: withoutRateLimits });
 const operations = await partnerOperations(t);
 const allRoutes = listRoutes(t.app);
 afterAll(() => t.close());

@@ -8,8 +8,8 @@
  *   validation.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../src/app.js';
-import { createRateLimits } from '../../src/rate-limits/service.js';
+import type { Database } from '../../src/core/db.js';
+import { createRateLimits, type RateLimits } from '../../src/rate-limits/service.js';
 import type { TestApp } from '../support/app.js';
 
 export interface RouteInfo {
@@ -163,12 +163,12 @@ export function exampleValue(schema: any, name = '', refs: Record<string, string
 /**
  * Lifts the rate limits (src/rate-limits) for suites that send hundreds of requests, bad
  * credentials included: those limits have their own tests, and a 429 here would hide what these
- * suites look for. Pass as startTestApp's `beforeBuild`.
+ * suites look for. Pass as startTestApp's `adapters`.
  */
-export function withoutRateLimits(services: Services): void {
+export function withoutRateLimits({ database }: { database: Database }): { rateLimits: RateLimits } {
   const unlimited = { perSecond: 1_000_000, burst: 1_000_000 };
-  services.rateLimits = createRateLimits({
-    db: services.database.db,
+  const rateLimits = createRateLimits({
+    db: database.db,
     policies: {
       partner: unlimited,
       unauthenticated: unlimited,
@@ -178,4 +178,5 @@ export function withoutRateLimits(services: Services): void {
     },
     tenantCacheTtlMs: 0,
   });
+  return { rateLimits };
 }

@@ -1,8 +1,8 @@
 /** A test app on the chosen processor adapter, with the Stripe-protocol server when it is `stripe`. */
 import type { PaymentProcessor } from '../../src/billing/processor.js';
-import type { SimulatedProcessor } from '../../src/billing/simulated.js';
+import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulated.js';
 import { createStripeProcessor } from '../../src/billing/stripe.js';
-import type { Clock } from '../../src/core/clock.js';
+import { type Clock, systemClock } from '../../src/core/clock.js';
 import {
   createPlan,
   createTenant,
@@ -44,18 +44,19 @@ export async function startBillingApp(
   const t = await startTestApp({
     clock: options.clock,
     env,
-    beforeBuild(services) {
-      let processor = services.processor!;
-      if (stripe && options.stripeTimeoutMs) {
+    adapters: ({ database }) => {
+      let processor: PaymentProcessor;
+      if (stripe) {
         processor = createStripeProcessor({
           secretKey: stripe.secretKey,
           apiBase: stripe.url,
-          timeoutMs: options.stripeTimeoutMs,
-          maxNetworkRetries: 0,
+          ...(options.stripeTimeoutMs ? { timeoutMs: options.stripeTimeoutMs, maxNetworkRetries: 0 } : {}),
         });
+      } else {
+        simulated = createSimulatedProcessor({ db: database.db, clock: options.clock ?? systemClock });
+        processor = simulated;
       }
-      if (!stripe) simulated = processor as SimulatedProcessor;
-      services.processor = options.wrap ? options.wrap(processor) : processor;
+      return { processor: options.wrap ? options.wrap(processor) : processor };
     },
   });
   return {

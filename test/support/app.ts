@@ -1,10 +1,13 @@
 /** Boots the real app on a fresh database for one test file, with helpers for both surfaces. */
 import { Writable } from 'node:stream';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { SCOPES } from '../../src/api-keys/service.js';
-import { buildApp, createServices, type Services } from '../../src/app.js';
+import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/core/clock.js';
 import { type Config, loadConfig } from '../../src/core/config.js';
+import type { Database } from '../../src/core/db.js';
+import type { JobLogger } from '../../src/core/jobs.js';
+import { type Adapters, createServices, type Services } from '../../src/services.js';
 import { createTestDatabase } from './databases.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -42,8 +45,12 @@ export interface TestApp {
 export interface TestAppOptions {
   clock?: Clock;
   env?: Record<string, string>;
-  /** Hook to wire extra services before the app is built. */
-  beforeBuild?: (services: Services) => void | Promise<void>;
+  /** Adapters replacing those the configuration picks (fakes, wrappers, hand-moved time). */
+  adapters?: (context: { config: Config; database: Database }) => Partial<Adapters>;
+  /** Test-only routes (e.g. handlers that fail on purpose), after each surface's own. */
+  extraRoutes?: { partner?: FastifyPluginAsync[]; root?: FastifyPluginAsync[] };
+  /** Logger for background jobs (the app's request logs are captured in `logs` regardless). */
+  jobLogger?: JobLogger;
 }
 
 function toResponse(response: LightMyRequestResponse): TestResponse {
@@ -73,9 +80,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       callback();
     },
   });
-  const services = createServices({ config, database, clock: options.clock });
-  await options.beforeBuild?.(services);
-  const app = await buildApp({ config, database, clock: options.clock, logStream }, services);
+  const adapters = { ...options.adapters?.({ config, database }) };
+  if (options.clock) adapters.clock = options.clock;
+  const services = createServices({ config, database, adapters, logger: options.jobLogger });
+  const app = await buildApp(services, { logStream, extraRoutes: options.extraRoutes });
   await app.ready();
 
   const inject = async (injectOptions: InjectOptions) => toResponse(await app.inject(injectOptions));
