@@ -112,7 +112,7 @@ export function createServices(options: AppOptions): Services {
       clock,
       idempotency,
       lifecycle: userLifecycle,
-      scryptCost: config.scryptCost,
+      passwordHashMemoryKib: config.passwordHashMemoryKib,
       publicBaseUrl: config.publicBaseUrl,
     }),
     userLifecycle,
@@ -206,7 +206,7 @@ export async function buildApp(
     db: services.database.db,
     clock: services.clock,
     users: services.users,
-    scryptCost: config.scryptCost,
+    passwordHashMemoryKib: config.passwordHashMemoryKib,
   });
 
   await app.register(operatorRoutes, { prefix: '/admin/v1', services });
