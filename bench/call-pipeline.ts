@@ -82,6 +82,9 @@ async function measureRate(
     cpuSeconds: run.cpuSeconds,
   });
   const ended = Date.now();
+  // autocannon sends each second's share at the start of the second, one more second's worth
+  // at the very end: the rate accepted is counted over the time the load really ran.
+  const elapsedSeconds = Math.max(1, (ended - since.getTime()) / 1000);
   const drainDeadline = ended + Math.max(10, seconds) * 1000;
   let queued = await queuedSince(client, since);
   while (queued > 0 && Date.now() < drainDeadline) {
@@ -92,7 +95,7 @@ async function measureRate(
   const lag = await lagSince(client, since);
   const [p50, p99] = lag.lag ?? [null, null];
   const round = (ms: number | null) => (ms === null ? null : Math.round(ms));
-  const achieved = Math.round(lag.calls / seconds);
+  const achieved = Math.round(lag.calls / elapsedSeconds);
   const step: Step = {
     offered_rps: rate,
     achieved_rps: achieved,
