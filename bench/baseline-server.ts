@@ -5,6 +5,8 @@
  *   GET  /static     a fixed JSON body (the HTTP ceiling)
  *   GET  /read/:id   one SELECT … WHERE id = $1 on the seeded users
  *   POST /write      one single-row INSERT in its own transaction
+ *   POST /hash       one password hash as the service computes it (Argon2id, t = 2, p = 1, at
+ *                    BASELINE_HASH_MEMORY_KIB, default 19456), on libuv's pool, nothing else
  * Environment: PORT, BASELINE_DATABASE_URL (postgres://…) or BASELINE_DATA_DIR (embedded).
  */
 import crypto from 'node:crypto';
@@ -13,6 +15,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { hash } from '@node-rs/argon2';
 import Fastify from 'fastify';
 import pg from 'pg';
 
@@ -73,6 +76,18 @@ async function main() {
       client.release();
     }
     return reply.code(201).send({ id });
+  });
+
+  const memoryCost = Number(process.env.BASELINE_HASH_MEMORY_KIB || 19456);
+  app.post<{ Body: { password: string } }>('/hash', async (request, reply) => {
+    // algorithm 2: Argon2id (the binding's const enum does not survive transpilation).
+    const stored = await hash(request.body.password, {
+      algorithm: 2,
+      memoryCost,
+      timeCost: 2,
+      parallelism: 1,
+    });
+    return reply.code(201).send({ length: stored.length });
   });
 
   await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });

@@ -16,6 +16,7 @@ interface AutocannonOptions {
   url: string;
   connections: number;
   duration: number;
+  overallRate?: number;
   timeout?: number;
   method?: string;
   headers?: Record<string, string>;
@@ -59,6 +60,11 @@ export interface LoadSpec {
   connections: number;
   duration: number;
   warmup: number;
+  /**
+   * Offered requests per second over all connections (autocannon `overallRate`); unset: each
+   * connection sends its next request as soon as the answer comes (closed loop).
+   */
+  overallRate?: number;
   /** A fixed request, or a function building each request (fresh ids, keys, bodies). */
   request: RequestShape | (() => RequestShape);
   /** CPU seconds used so far by the process under test (to report CPU per request). */
@@ -72,6 +78,7 @@ async function fire(spec: LoadSpec, duration: number): Promise<AutocannonResult>
     url: spec.baseUrl,
     connections: spec.connections,
     duration,
+    ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
     timeout: 10,
     method: base.method,
     headers: { ...base.headers },

@@ -4,11 +4,15 @@ export const SCENARIO_NAMES = [
   'baseline_static',
   'baseline_db_read',
   'baseline_db_write',
+  'baseline_hash',
   'plans_list',
   'users_search',
+  'users_search_open',
   'users_create',
+  'mixed_create_read',
   'subscription_get',
   'webhook_trigger',
+  'call_pipeline',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -41,7 +45,7 @@ export interface BenchOptions {
 const HELP = `npm run bench -- [options]
   --storage postgres|embedded|both   engines to measure (default both; postgres is skipped when no server answers)
   --only a,b                         scenarios to run (${SCENARIO_NAMES.join(', ')})
-  --duration S                       measured seconds per scenario (default 10)
+  --duration S                       measured seconds per scenario (default 10; call_pipeline: 3 × S per rate)
   --warmup S                         warm-up seconds per scenario (default 3)
   --connections N                    concurrent connections (default 32)
   --cluster N                        processes of the multi-process PostgreSQL run (default 2; 0 skips it)

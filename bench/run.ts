@@ -10,292 +10,30 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import ts from 'typescript';
 import { openDatabase } from '../src/core/db.js';
 import { migrate } from '../src/core/migrate.js';
 import { freePort } from '../test/support/server-process.js';
-import { type LoadResult, type RequestShape, runLoad } from './load.js';
+import { adminQuery, postgresAdminUrl, postgresAnswers, queueBacklog, withDatabase } from './database.js';
+import { rateLimitEnv, serviceEnv } from './environment.js';
+import { cleanups, DIST_CLUSTER, DIST_SERVER, log, RESULTS_DIR, ROOT } from './harness.js';
+import type { LoadResult } from './load.js';
 import { type BenchOptions, parseOptions, type ScenarioName, type Storage } from './options.js';
-import { type Started, startProcess } from './processes.js';
+import { type PhaseResult, ratioOf, runCluster, runScenarios } from './phases.js';
+import { startProcess } from './processes.js';
 import { summariseProfile } from './profile-summary.js';
 import {
   type BenchReport,
-  type ClusterScenarioResult,
   checkTargets,
+  formatDetails,
   formatTable,
   formatTargets,
   type ScenarioResult,
   toScenarioResult,
 } from './report.js';
-import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
-import { API_KEY_PREFIX, type BenchFixture, seedBench } from './seed.js';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
-const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
-const DIST_SERVER = path.join(ROOT, 'dist', 'server.js');
-const DIST_CLUSTER = path.join(ROOT, 'dist', 'cluster.js');
-const ADMIN_TOKEN = `bench-admin-${crypto.randomBytes(16).toString('hex')}`;
-const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
-
-const cleanups: (() => Promise<void>)[] = [];
-const log = (message: string) => process.stdout.write(`${message}\n`);
-
-// ---------------------------------------------------------------------------------------------
-// Environment of the service
-
-/** Rate limits must not cap the run: the default buckets are raised far above what 32 connections send. */
-function rateLimitEnv(): { env: Record<string, string>; notes: string[] } {
-  const env = {
-    RATE_LIMIT_PARTNER_PER_SECOND: '1000000',
-    RATE_LIMIT_PARTNER_BURST: '1000000',
-    RATE_LIMIT_WEBHOOK_PER_SECOND: '1000000',
-    RATE_LIMIT_WEBHOOK_BURST: '1000000',
-  };
-  const notes = [
-    `rate limits raised via ${Object.entries(env)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(' ')}`,
-  ];
-  return { env, notes };
-}
-
-function serviceEnv(
-  options: BenchOptions,
-  storage: Storage,
-  location: string,
-  port: number,
-  extra: Record<string, string>,
-) {
-  return {
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    PUBLIC_BASE_URL: '',
-    DATABASE_URL: storage === 'postgres' ? location : '',
-    DATA_DIR: storage === 'embedded' ? location : '',
-    ADMIN_TOKEN,
-    API_KEY_PREFIX,
-    SEED_DEMO: 'false',
-    REDIS_URL: '',
-    WEB_CONCURRENCY: '',
-    // The production setting the README recommends (section "Memory"): without it glibc keeps a
-    // freed scrypt buffer per libuv thread, ~60 MB of peak RSS after users_create.
-    // src/cluster.ts RECOMMENDED_MMAP_THRESHOLD (importing cluster.ts would start a cluster).
-    MALLOC_MMAP_THRESHOLD_: '1048576',
-    ...extra,
-    ...options.env,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Databases
-
-function postgresAdminUrl(): string {
-  const fromEnv = process.env.BENCH_POSTGRES_URL ?? process.env.DATABASE_URL;
-  return fromEnv && /^postgres(ql)?:/.test(fromEnv) ? fromEnv : DEFAULT_POSTGRES_URL;
-}
-
-async function adminQuery(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-async function postgresAnswers(url: string): Promise<string | undefined> {
-  try {
-    await adminQuery(url, 'SELECT 1');
-    return undefined;
-  } catch (error) {
-    return (error as Error).message || String(error);
-  }
-}
-
-function withDatabase(url: string, name: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
-}
-
-async function queueBacklog(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const result = await client.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')",
-    );
-    return result.rows[0].n;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Requests outside the load generator
-
-function describeError(error: unknown): string {
-  const e = error as Error & { cause?: { message?: string; code?: string } };
-  return e.cause
-    ? `${e.message}: ${e.cause.code ?? ''} ${e.cause.message ?? ''}`.trim()
-    : String(e?.message ?? error);
-}
-
-/** One request outside the load generator; retried once on a network error (a closing keep-alive socket). */
-async function send(baseUrl: string, request: RequestShape): Promise<{ status: number; body: string }> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const response = await fetch(`${baseUrl}${request.path}`, {
-        method: request.method,
-        headers: { ...request.headers, connection: 'close' },
-        body: request.body,
-        signal: AbortSignal.timeout(30_000),
-      });
-      return { status: response.status, body: await response.text() };
-    } catch (error) {
-      if (attempt >= 2)
-        throw new Error(
-          `${request.method} ${request.path.replace(/webh_\w+/, 'webh_…')} failed: ${describeError(error)}`,
-        );
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
-}
-
-/** Creates and publishes the benchmark agent through the operator API, when agents exist. */
-async function setupAgent(
-  baseUrl: string,
-  fixture: BenchFixture,
-): Promise<Pick<ScenarioContext, 'webhookPath' | 'webhookUnavailable'>> {
-  const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-  const headers = { ...auth, 'content-type': 'application/json' };
-  const created = await send(baseUrl, {
-    method: 'POST',
-    path: `/admin/v1/tenants/${fixture.tenantId}/agents`,
-    headers,
-    body: JSON.stringify({
-      user_id: fixture.ownerUserId,
-      name: 'Bench agent',
-      phone_number: '+14155550199',
-      prompt: 'You are calling {name} from {company} about their appointment.',
-      welcome_message: 'Hello {name}, this is the bench agent.',
-    }),
-  });
-  if (created.status === 404) {
-    return {
-      webhookUnavailable:
-        'not available yet: POST /admin/v1/tenants/{id}/agents answered 404 (agents not built yet)',
-    };
-  }
-  if (created.status !== 201) {
-    return { webhookUnavailable: `agent creation answered ${created.status}: ${created.body.slice(0, 200)}` };
-  }
-  const agent = JSON.parse(created.body).data as { id: string; webhook_id?: string; webhook_url?: string };
-  const published = await send(baseUrl, {
-    method: 'POST',
-    path: `/admin/v1/agents/${agent.id}/publish`,
-    headers: auth,
-  });
-  if (published.status !== 200) {
-    return {
-      webhookUnavailable: `agent publish answered ${published.status}: ${published.body.slice(0, 200)}`,
-    };
-  }
-  const webhookPath = agent.webhook_url
-    ? new URL(agent.webhook_url).pathname
-    : `/webhooks/agents/${agent.webhook_id}/trigger`;
-  return { webhookPath };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running scenarios
-
-interface PhaseResult {
-  results: Map<ScenarioName, LoadResult>;
-  /** Peak RSS (MB) of the answering process(es) during each scenario (warm-up included). */
-  peaks: Map<ScenarioName, number | null>;
-  skipped: { name: ScenarioName; reason: string }[];
-}
-
-async function runScenarios(
-  scenarios: Scenario[],
-  target: Started,
-  context: ScenarioContext,
-  options: BenchOptions,
-  label: string,
-  afterEach?: (scenario: Scenario) => Promise<void>,
-): Promise<PhaseResult> {
-  const phase: PhaseResult = { results: new Map(), peaks: new Map(), skipped: [] };
-  for (const scenario of scenarios) {
-    const reason = scenario.unavailable?.(context);
-    if (reason) {
-      log(`  ${scenario.name}: skipped (${reason})`);
-      phase.skipped.push({ name: scenario.name, reason });
-      continue;
-    }
-    const request = scenario.request(context);
-    const baseUrl = target.baseUrl;
-    let probe: { status: number; body: string };
-    try {
-      probe = await send(baseUrl, typeof request === 'function' ? request() : request);
-    } catch (error) {
-      const why = `the probe request failed (${describeError(error)}); see ${path.relative(ROOT, target.logFile)}`;
-      log(`  ${scenario.name}: skipped (${why})`);
-      phase.skipped.push({ name: scenario.name, reason: why });
-      continue;
-    }
-    if (probe.status === 404) {
-      const why = `not available yet: the route answered 404 ${probe.body.slice(0, 120)}`;
-      log(`  ${scenario.name}: skipped (${why})`);
-      phase.skipped.push({ name: scenario.name, reason: why });
-      continue;
-    }
-    if (probe.status >= 300)
-      log(
-        `  ${scenario.name}: warning, the probe request answered ${probe.status}: ${probe.body.slice(0, 200)}`,
-      );
-    process.stdout.write(
-      `  ${label}${scenario.name}: warm-up ${options.warmup} s, measuring ${options.duration} s … `,
-    );
-    const peakSince = target.peakWindow();
-    const result = await runLoad({
-      baseUrl,
-      connections: options.connections,
-      duration: options.duration,
-      warmup: options.warmup,
-      request,
-      cpuSeconds: () => target.cpuSeconds(),
-    });
-    phase.results.set(scenario.name, result);
-    const peak = peakSince();
-    phase.peaks.set(scenario.name, peak);
-    const odd = Object.entries(result.statuses).filter(([code]) => !code.startsWith('2'));
-    log(
-      `${result.rps.toLocaleString('en-US')} req/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, ` +
-        `${result.cpu_ms_per_request ?? '?'} CPU ms/req${peak === null ? '' : `, peak RSS ${peak} MB`}` +
-        (result.non2xx
-          ? `, non-2xx ${result.non2xx} (${odd.map(([c, n]) => `${c}×${n}`).join(' ')}${result.errors ? ` errors×${result.errors}` : ''})`
-          : ''),
-    );
-    await afterEach?.(scenario);
-  }
-  return phase;
-}
-
-function ratioOf(
-  scenario: Scenario,
-  load: LoadResult,
-  baselines: Map<ScenarioName, LoadResult>,
-): number | null {
-  if (!scenario.ratioTo) return null;
-  const base = baselines.get(scenario.ratioTo);
-  if (!base || base.rps === 0) return null;
-  return Math.round((load.rps / base.rps) * 100) / 100;
-}
+import { describeError, setupAgent } from './requests.js';
+import { SCENARIOS, type ScenarioContext } from './scenarios.js';
+import { type BenchFixture, seedBench } from './seed.js';
 
 function newestProfile(dir: string): string | undefined {
   if (!fs.existsSync(dir)) return undefined;
@@ -376,7 +114,7 @@ async function runStorage(
   if (fixture.subscriptionsError) notes.push(`subscriptions not seeded: ${fixture.subscriptionsError}`);
 
   const wanted = SCENARIOS.filter((s) => options.only.includes(s.name));
-  const context: ScenarioContext = { fixture };
+  const context: ScenarioContext = { fixture, ...(storage === 'postgres' ? { databaseUrl: location } : {}) };
   const results = new Map<ScenarioName, LoadResult>();
   const skipped: PhaseResult['skipped'] = [];
   const logDir = RESULTS_DIR;
@@ -395,6 +133,8 @@ async function runStorage(
         NODE_ENV: 'production',
         PORT: String(port),
         ...(storage === 'postgres' ? { BASELINE_DATABASE_URL: location } : { BASELINE_DATA_DIR: location }),
+        // The same hash as the service's, also when a run lowers it with --env.
+        BASELINE_HASH_MEMORY_KIB: options.env.PASSWORD_HASH_MEMORY_KIB ?? '19456',
       },
       port,
       readyPath: '/static',
@@ -402,7 +142,7 @@ async function runStorage(
     });
     cleanups.push(() => baseline.stop());
     try {
-      const phase = await runScenarios(baselineScenarios, baseline, context, options, '');
+      const phase = await runScenarios(baselineScenarios, baseline, context, options, '', results);
       for (const [k, v] of phase.results) results.set(k, v);
       skipped.push(...phase.skipped);
       baselinePeak = baseline.peakRssMb();
@@ -415,6 +155,7 @@ async function runStorage(
   const serviceScenarios = wanted.filter((s) => s.target === 'service');
   let servicePeak = 0;
   const peaksByScenario: Record<string, number | null> = {};
+  const compound: PhaseResult['compound'] = new Map();
   let profileSummary: string | undefined;
   if (serviceScenarios.length) {
     const port = await freePort();
@@ -433,20 +174,29 @@ async function runStorage(
     });
     cleanups.push(() => service.stop());
     try {
-      if (serviceScenarios.some((s) => s.name === 'webhook_trigger')) {
+      if (serviceScenarios.some((s) => s.name === 'webhook_trigger' || s.name === 'call_pipeline')) {
         Object.assign(context, await setupAgent(service.baseUrl, fixture));
       }
-      const phase = await runScenarios(serviceScenarios, service, context, options, '', async (scenario) => {
-        if (scenario.name === 'webhook_trigger' && storage === 'postgres') {
-          const backlog = await queueBacklog(location);
-          log(`    dispatch backlog right after the run: ${backlog} jobs queued or running`);
-          notes.push(
-            `webhook_trigger left ${backlog} dispatch jobs queued or running at the end of the measured run`,
-          );
-        }
-      });
+      const phase = await runScenarios(
+        serviceScenarios,
+        service,
+        context,
+        options,
+        '',
+        results,
+        async (scenario) => {
+          if (scenario.name === 'webhook_trigger' && storage === 'postgres') {
+            const backlog = await queueBacklog(location);
+            log(`    dispatch backlog right after the run: ${backlog} jobs queued or running`);
+            notes.push(
+              `webhook_trigger left ${backlog} dispatch jobs queued or running at the end of the measured run`,
+            );
+          }
+        },
+      );
       for (const [k, v] of phase.results) results.set(k, v);
       for (const [k, v] of phase.peaks) peaksByScenario[k] = v;
+      for (const [k, v] of phase.compound) compound.set(k, v);
       skipped.push(...phase.skipped);
       servicePeak = service.peakRssMb();
     } finally {
@@ -466,7 +216,11 @@ async function runStorage(
   const scenarios: ScenarioResult[] = [];
   for (const scenario of wanted) {
     const load = results.get(scenario.name);
-    if (load) scenarios.push(toScenarioResult(scenario.name, load, ratioOf(scenario, load, results)));
+    if (!load) continue;
+    const own = compound.get(scenario.name);
+    scenarios.push(
+      toScenarioResult(scenario.name, load, own ? own.ratio : ratioOf(scenario, load, results), own?.details),
+    );
   }
 
   // 3. Several processes (PostgreSQL only).
@@ -479,7 +233,8 @@ async function runStorage(
         cluster = await runCluster(
           options,
           location,
-          serviceScenarios,
+          // Scenarios with their own runner measure one process's limits; they are not repeated here.
+          serviceScenarios.filter((s) => !s.run),
           context,
           rateLimits.env,
           results,
@@ -519,71 +274,6 @@ async function runStorage(
   };
   if (storage === 'postgres') report.targets = checkTargets(report);
   return { report, profileSummary };
-}
-
-async function runCluster(
-  options: BenchOptions,
-  location: string,
-  scenarios: Scenario[],
-  context: ScenarioContext,
-  rateLimits: Record<string, string>,
-  single: Map<ScenarioName, LoadResult>,
-  logFile: string,
-): Promise<NonNullable<BenchReport['cluster']>> {
-  // Calls queued by the single-process run would otherwise be dialled during this one.
-  const deadline = Date.now() + 60_000;
-  let backlog = await queueBacklog(location);
-  if (backlog > 0) {
-    log(
-      `  waiting for ${backlog} queued jobs to drain before the ${options.cluster}-process run (at most 60 s)`,
-    );
-  }
-  while (backlog > 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    backlog = await queueBacklog(location);
-  }
-  const port = await freePort();
-  log(`\n  --- ${options.cluster} processes (WEB_CONCURRENCY=${options.cluster}, dist/cluster.js) ---`);
-  const service = await startProcess({
-    name: 'cluster',
-    args: [DIST_CLUSTER],
-    env: {
-      ...serviceEnv(options, 'postgres', location, port, rateLimits),
-      WEB_CONCURRENCY: String(options.cluster),
-    },
-    port,
-    readyPath: '/readyz',
-    logFile,
-  });
-  cleanups.push(() => service.stop());
-  let phase: PhaseResult;
-  let peak: number;
-  try {
-    // Let every worker finish starting so the first seconds are not served by one process.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    phase = await runScenarios(scenarios, service, context, options, `[${options.cluster}p] `);
-    peak = service.peakRssMb();
-  } finally {
-    await service.stop();
-  }
-  const rows: ClusterScenarioResult[] = [];
-  for (const scenario of scenarios) {
-    const load = phase.results.get(scenario.name);
-    if (!load) continue;
-    const one = single.get(scenario.name);
-    rows.push({
-      ...toScenarioResult(scenario.name, load, ratioOf(scenario, load, single)),
-      speedup: one && one.rps > 0 ? Math.round((load.rps / one.rps) * 100) / 100 : null,
-    });
-  }
-  return {
-    processes: options.cluster,
-    peak_rss_mb: peak,
-    scenarios: rows,
-    cpu_ms_per_request: Object.fromEntries(
-      [...phase.results].map(([name, load]) => [name, load.cpu_ms_per_request]),
-    ),
-  };
 }
 
 /**
@@ -678,6 +368,8 @@ async function main() {
         ),
       );
     }
+    const details = formatDetails(report.scenarios);
+    if (details) lines.push(`\n${details}`);
     if (report.targets.length) lines.push(`\n${formatTargets(report.targets)}`);
     if (report.notes.length) lines.push(`\nnotes:\n${report.notes.map((n) => `  - ${n}`).join('\n')}`);
     if (profileSummary) lines.push(`\n${profileSummary}`);

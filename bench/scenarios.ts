@@ -1,37 +1,68 @@
 /**
  * The scenarios: what each request is, which process answers it, and what its ratio compares
- * against (reads to baseline_db_read, writes to baseline_db_write).
+ * against (reads to baseline_db_read, writes to baseline_db_write, user creation to
+ * baseline_hash). Scenarios that drive more than one load, or read dispatch times from the
+ * database, bring their own `run` (bench/compound.ts, bench/call-pipeline.ts).
  */
 import { randomBase62 } from '../src/core/ids.js';
+import { runCallPipeline } from './call-pipeline.js';
+import { runMixedCreateRead } from './compound.js';
 import type { RequestShape } from './load.js';
-import type { ScenarioName } from './options.js';
-import { BENCH_PASSWORD, type BenchFixture, pick, SEARCH_TERMS } from './seed.js';
+import type { Scenario, ScenarioContext } from './scenario-types.js';
+import { BENCH_PASSWORD, pick, SEARCH_TERMS } from './seed.js';
 
-export interface ScenarioContext {
-  fixture: BenchFixture;
-  /** Path of the benchmark agent's call-trigger webhook, when agents exist. */
-  webhookPath?: string;
-  /** Why the webhook scenario cannot run, when it cannot. */
-  webhookUnavailable?: string;
-}
-
-export interface Scenario {
-  name: ScenarioName;
-  /** Which process answers: the bare baseline server or the service. */
-  target: 'baseline' | 'service';
-  /** The baseline the ratio is computed against; undefined for the baselines themselves. */
-  ratioTo?: 'baseline_db_read' | 'baseline_db_write';
-  /** What it measures (printed in bench/README.md). */
-  measures: string;
-  /** Reason the scenario cannot run yet (checked before the probe request). */
-  unavailable?(context: ScenarioContext): string | undefined;
-  request(context: ScenarioContext): RequestShape | (() => RequestShape);
-}
+export type { CompoundResult, Scenario, ScenarioContext, ScenarioRun } from './scenario-types.js';
 
 const json = () => ({ 'content-type': 'application/json' });
 const bearer = (context: ScenarioContext) => ({ authorization: `Bearer ${context.fixture.apiKey}` });
 
 let userCounter = 0;
+
+/** A fresh user each time (new email and Idempotency-Key): what POST /api/v1/users costs. */
+function newUserRequest(context: ScenarioContext): () => RequestShape {
+  const run = randomBase62(6).toLowerCase();
+  return () => {
+    const n = ++userCounter;
+    return {
+      method: 'POST',
+      path: '/api/v1/users',
+      headers: { ...bearer(context), ...json(), 'idempotency-key': `bench-${run}-${n}` },
+      body: JSON.stringify({
+        email: `new.user.${run}.${n}@bench.example`,
+        name: `New User ${n}`,
+        password: BENCH_PASSWORD,
+      }),
+    };
+  };
+}
+
+function searchRequest(context: ScenarioContext): () => RequestShape {
+  const headers = bearer(context);
+  return () => ({ method: 'GET', path: `/api/v1/users?search=${pick(SEARCH_TERMS)}&limit=100`, headers });
+}
+
+function triggerRequest(context: ScenarioContext): () => RequestShape {
+  return () => ({
+    method: 'POST',
+    path: context.webhookPath!,
+    headers: json(),
+    // Numbers ending 0000/9999 make the simulator not answer / fail; these always answer.
+    body: JSON.stringify({
+      name: 'Bench Callee',
+      phone: `+1415555${1000 + Math.floor(Math.random() * 7999)}`,
+      company: 'Bench Co',
+    }),
+  });
+}
+
+const plansRequest = (context: ScenarioContext): RequestShape => ({
+  method: 'GET',
+  path: '/api/v1/plans',
+  headers: bearer(context),
+});
+
+/** The open-loop users_search rate (issue 12: p99 < 50 ms at 300 req/s offered). */
+export const SEARCH_OPEN_RATE = 300;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -54,43 +85,54 @@ export const SCENARIOS: Scenario[] = [
     request: () => ({ method: 'POST', path: '/write', headers: json(), body: '{"n":1}' }),
   },
   {
+    name: 'baseline_hash',
+    target: 'baseline',
+    measures:
+      'bare route computing one Argon2id password hash (m=19456 KiB, t=2, p=1) per request: the floor of user creation',
+    request: () => ({
+      method: 'POST',
+      path: '/hash',
+      headers: json(),
+      body: JSON.stringify({ password: BENCH_PASSWORD }),
+    }),
+  },
+  {
     name: 'plans_list',
     target: 'service',
     ratioTo: 'baseline_db_read',
     measures: 'GET /api/v1/plans (20 plans, one page): API-key auth + one list query',
-    request: (context) => ({ method: 'GET', path: '/api/v1/plans', headers: bearer(context) }),
+    request: plansRequest,
   },
   {
     name: 'users_search',
     target: 'service',
     ratioTo: 'baseline_db_read',
     measures: `GET /api/v1/users?search=<3 letters>&limit=100 over the seeded users (terms: ${SEARCH_TERMS.join(', ')})`,
-    request: (context) => {
-      const headers = bearer(context);
-      return () => ({ method: 'GET', path: `/api/v1/users?search=${pick(SEARCH_TERMS)}&limit=100`, headers });
-    },
+    request: searchRequest,
+  },
+  {
+    name: 'users_search_open',
+    target: 'service',
+    ratioTo: 'baseline_db_read',
+    overallRate: SEARCH_OPEN_RATE,
+    measures: `users_search offered at a fixed ${SEARCH_OPEN_RATE} req/s (open loop, autocannon overallRate; latency corrected for coordinated omission)`,
+    request: searchRequest,
   },
   {
     name: 'users_create',
     target: 'service',
-    ratioTo: 'baseline_db_write',
-    measures: 'POST /api/v1/users with a fresh Idempotency-Key and email each: scrypt hash + one transaction',
-    request: (context) => {
-      const run = randomBase62(6).toLowerCase();
-      return () => {
-        const n = ++userCounter;
-        return {
-          method: 'POST',
-          path: '/api/v1/users',
-          headers: { ...bearer(context), ...json(), 'idempotency-key': `bench-${run}-${n}` },
-          body: JSON.stringify({
-            email: `new.user.${run}.${n}@bench.example`,
-            name: `New User ${n}`,
-            password: BENCH_PASSWORD,
-          }),
-        };
-      };
-    },
+    ratioTo: 'baseline_hash',
+    measures:
+      'POST /api/v1/users with a fresh Idempotency-Key and email each: Argon2id hash + one transaction',
+    request: newUserRequest,
+  },
+  {
+    name: 'mixed_create_read',
+    target: 'service',
+    measures:
+      'plans_list at the usual connections, alone and then while users_create keeps the hash pool busy on 8 more: plans_list p99 under the mix over its p99 alone',
+    request: plansRequest,
+    run: (run) => runMixedCreateRead(run, plansRequest(run.context), newUserRequest(run.context)),
   },
   {
     name: 'subscription_get',
@@ -119,16 +161,21 @@ export const SCENARIOS: Scenario[] = [
     measures:
       'POST /webhooks/agents/{id}/trigger: a call row + its dispatch job in one transaction, dispatch workers running',
     unavailable: (context) => (context.webhookPath ? undefined : (context.webhookUnavailable ?? 'no agent')),
-    request: (context) => () => ({
-      method: 'POST',
-      path: context.webhookPath!,
-      headers: json(),
-      // Numbers ending 0000/9999 make the simulator not answer / fail; these always answer.
-      body: JSON.stringify({
-        name: 'Bench Callee',
-        phone: `+1415555${1000 + Math.floor(Math.random() * 7999)}`,
-        company: 'Bench Co',
-      }),
-    }),
+    request: triggerRequest,
+  },
+  {
+    name: 'call_pipeline',
+    target: 'service',
+    ratioTo: 'baseline_db_write',
+    measures:
+      'triggers at fixed rates (3 × --duration s each) with dispatch in the same process, calls lasting 0 s: lag from the trigger to the dial, the highest rate with p99 lag < 1 s and a drained backlog',
+    unavailable: (context) =>
+      !context.webhookPath
+        ? (context.webhookUnavailable ?? 'no agent')
+        : !context.databaseUrl
+          ? 'PostgreSQL only: dispatch times are read from the database, which the embedded service holds'
+          : undefined,
+    request: triggerRequest,
+    run: (run) => runCallPipeline(run, triggerRequest(run.context)),
   },
 ];

@@ -114,7 +114,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     db: services.database.db,
     clock: services.clock,
     users: services.users,
-    scryptCost: config.scryptCost,
+    passwordHashMemoryKib: config.passwordHashMemoryKib,
   });
 
   // The operator API: bearer ADMIN_TOKEN, every route in operator/routes.ts.

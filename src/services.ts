@@ -143,7 +143,7 @@ export function createServices(options: ServiceOptions): Services {
       created: [(tx, user) => emails.onUserCreated(tx, user)],
       deleted: [(tx, user, at) => subscriptions.cancelAllInTx(tx, user.tenant_id, user.id, at)],
     },
-    scryptCost: config.scryptCost,
+    passwordHashMemoryKib: config.passwordHashMemoryKib,
     publicBaseUrl: config.publicBaseUrl,
   });
   const agents = createAgentService({ db, clock, publicBaseUrl: config.publicBaseUrl });

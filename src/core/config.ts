@@ -24,8 +24,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Background job workers in this process (0 turns them off: an API-only process). */
   workers: number;
-  /** scrypt cost parameter N for password hashes (a power of two). */
-  scryptCost: number;
+  /** Argon2id memory (KiB) of new password hashes; t = 2, p = 1 are fixed (src/core/passwords.ts). */
+  passwordHashMemoryKib: number;
   /**
    * Which proxies' X-Forwarded-For to believe for the client address (per-IP rate limits, logs):
    * false (the socket's address), a hop count, or proxy addresses / CIDR ranges.
@@ -138,8 +138,6 @@ export function loadConfig(env: Env = process.env): Config {
   if (processor === 'stripe' && !stripeSecretKey) {
     throw new ConfigError('STRIPE_SECRET_KEY', 'is required when PROCESSOR=stripe');
   }
-  const scryptCost = readInteger(env, 'SCRYPT_COST', 16384, 1024, 1048576);
-  if ((scryptCost & (scryptCost - 1)) !== 0) throw new ConfigError('SCRYPT_COST', 'must be a power of two');
 
   return {
     port,
@@ -167,7 +165,8 @@ export function loadConfig(env: Env = process.env): Config {
       'info',
     ),
     workers: readInteger(env, 'WORKERS', 1, 0, 64),
-    scryptCost,
+    // 19456 KiB: OWASP's first Argon2id configuration (DEFAULT_PASSWORD_MEMORY_KIB).
+    passwordHashMemoryKib: readInteger(env, 'PASSWORD_HASH_MEMORY_KIB', 19456, 1024, 4194304),
     trustProxy: readTrustProxy(env),
     rateLimits: {
       partner: {

@@ -1,10 +1,43 @@
 /**
- * Password hashes: scrypt (memory-hard), computed on libuv's thread pool so hashing never blocks
- * the event loop. Stored as `scrypt$N$r$p$salt$hash` (base64) so the cost can rise later.
+ * Password hashes: Argon2id at OWASP's first recommendation (m = 19 MiB, t = 2, p = 1) through
+ * @node-rs/argon2, whose async functions run on libuv's thread pool, so hashing never blocks the
+ * event loop. Stored in the PHC format (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), which names
+ * its own parameters. Hashes written before (`scrypt$N$r$p$salt$hash`, N = 2^14, below OWASP's
+ * minimum for scrypt) still verify with their own parameters; `needsRehash` tells the sign-in to
+ * replace them.
  */
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { promisify } from 'node:util';
+import { hash as argon2Hash, verify as argon2Verify, parseOptions } from '@node-rs/argon2';
+
+/** OWASP Password Storage Cheat Sheet, Argon2id, first configuration. */
+export const DEFAULT_PASSWORD_MEMORY_KIB = 19456;
+const TIME_COST = 2;
+const PARALLELISM = 1;
+// The binding's enum is a `const enum` in a .d.ts, which isolatedModules cannot read.
+const ARGON2ID = 2;
+
+/**
+ * At most one hash per core at a time: more would not finish sooner (each is pure CPU), but each
+ * holds its memory (19 MiB by default) and a libuv thread that file and DNS work also need.
+ */
+const MAX_CONCURRENT_HASHES = Math.max(1, os.availableParallelism());
+let hashing = 0;
+const waiting: (() => void)[] = [];
+
+async function oneAtATimePerCore<T>(work: () => Promise<T>): Promise<T> {
+  // A finishing hash hands its slot straight to the next waiter, so the count never overshoots.
+  if (hashing >= MAX_CONCURRENT_HASHES) await new Promise<void>((resolve) => waiting.push(resolve));
+  else hashing++;
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else hashing--;
+  }
+}
 
 const scryptOnPool = promisify(crypto.scrypt) as (
   password: string,
@@ -13,60 +46,70 @@ const scryptOnPool = promisify(crypto.scrypt) as (
   options: crypto.ScryptOptions,
 ) => Promise<Buffer>;
 
-/**
- * At most one hash per core at a time: more would not finish sooner (each is pure CPU), but each
- * holds 128·N·r bytes (16 MiB at the default cost) and occupies a libuv thread that file and DNS
- * work also needs.
- */
-const MAX_CONCURRENT_HASHES = Math.max(1, os.availableParallelism());
-let hashing = 0;
-const waiting: (() => void)[] = [];
+/** A new Argon2id hash; `memoryKib` is the one knob (tests lower it, see PASSWORD_HASH_MEMORY_KIB). */
+export function hashPassword(password: string, memoryKib = DEFAULT_PASSWORD_MEMORY_KIB): Promise<string> {
+  return oneAtATimePerCore(() =>
+    argon2Hash(password, {
+      algorithm: ARGON2ID,
+      memoryCost: memoryKib,
+      timeCost: TIME_COST,
+      parallelism: PARALLELISM,
+    }),
+  );
+}
 
-async function scrypt(
-  password: string,
-  salt: Buffer,
-  keylen: number,
-  options: crypto.ScryptOptions,
-): Promise<Buffer> {
-  // A finishing hash hands its slot straight to the next waiter, so the count never overshoots.
-  if (hashing >= MAX_CONCURRENT_HASHES) await new Promise<void>((resolve) => waiting.push(resolve));
-  else hashing++;
+async function verifyLegacyScrypt(password: string, stored: string): Promise<boolean> {
+  const [, n, r, p, salt, hash] = stored.split('$');
+  if (!salt || !hash) return false;
+  const N = Number(n);
+  const expected = Buffer.from(hash, 'base64');
+  if (expected.length === 0) return false;
+  const options = { N, r: Number(r), p: Number(p), maxmem: 256 * N * Number(r) };
   try {
-    return await scryptOnPool(password, salt, keylen, options);
-  } finally {
-    const next = waiting.shift();
-    if (next) next();
-    else hashing--;
+    const actual = await oneAtATimePerCore(() =>
+      scryptOnPool(password, Buffer.from(salt, 'base64'), expected.length, options),
+    );
+    return crypto.timingSafeEqual(actual, expected);
+  } catch {
+    // Parameters scrypt refuses: a corrupt stored string matches no password.
+    return false;
   }
 }
 
-const KEY_LENGTH = 32;
-
-export async function hashPassword(password: string, cost = 16384): Promise<string> {
-  const salt = crypto.randomBytes(16);
-  const r = 8;
-  const p = 1;
-  const hash = await scrypt(password, salt, KEY_LENGTH, { N: cost, r, p, maxmem: 256 * cost * r });
-  return `scrypt$${cost}$${r}$${p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+/** True when `password` matches `stored` (Argon2id, or a legacy scrypt hash); false for anything else. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (stored.startsWith('scrypt$')) return verifyLegacyScrypt(password, stored);
+  if (!stored.startsWith('$argon2id$')) return false;
+  try {
+    return await oneAtATimePerCore(() => argon2Verify(stored, password));
+  } catch {
+    // A malformed stored string matches no password.
+    return false;
+  }
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const N = Number(n);
-  const expected = Buffer.from(hash, 'base64');
-  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, {
-    N,
-    r: Number(r),
-    p: Number(p),
-    maxmem: 256 * N * Number(r),
-  });
-  return crypto.timingSafeEqual(actual, expected);
+/**
+ * True when `stored` is weaker than the current policy (legacy scrypt, another Argon2 variant,
+ * less memory or fewer passes): the caller, holding the right password, stores a fresh hash.
+ * A stronger hash is kept, so lowering the setting never weakens stored hashes.
+ */
+export function needsRehash(stored: string, memoryKib = DEFAULT_PASSWORD_MEMORY_KIB): boolean {
+  if (!stored.startsWith('$argon2id$')) return true;
+  try {
+    const params = parseOptions(stored);
+    return params.memoryCost < memoryKib || params.timeCost < TIME_COST;
+  } catch {
+    return true;
+  }
 }
 
 /** A hash to compare against when the user does not exist, so both failures take the same time. */
-let decoyHash: Promise<string> | undefined;
-export function decoyPasswordHash(cost: number): Promise<string> {
-  decoyHash ??= hashPassword(crypto.randomBytes(16).toString('hex'), cost);
-  return decoyHash;
+const decoys = new Map<number, Promise<string>>();
+export function decoyPasswordHash(memoryKib = DEFAULT_PASSWORD_MEMORY_KIB): Promise<string> {
+  let decoy = decoys.get(memoryKib);
+  if (!decoy) {
+    decoy = hashPassword(crypto.randomBytes(16).toString('hex'), memoryKib);
+    decoys.set(memoryKib, decoy);
+  }
+  return decoy;
 }

@@ -73,7 +73,7 @@ export async function seedDemo(services: Services): Promise<DemoSeed> {
   const userEmail = 'demo.user@example.com';
   const now = clock.now();
   const userId = newId('usr');
-  const passwordHash = await hashPassword(userPassword, config.scryptCost);
+  const passwordHash = await hashPassword(userPassword, config.passwordHashMemoryKib);
   await db.transaction().execute(async (tx) => {
     await insertUser(tx, {
       id: userId,

@@ -11,9 +11,9 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { ApiError } from '../core/errors.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
-import { decoyPasswordHash, verifyPassword } from '../core/passwords.js';
+import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/passwords.js';
 import { DataEnvelope, Email, errorResponses, Timestamp } from '../core/schemas.js';
-import { findLiveUserByEmail } from '../users/repository.js';
+import { findLiveUserByEmail, replacePasswordHash } from '../users/repository.js';
 import { UserListItem } from '../users/schemas.js';
 import type { UserService } from '../users/service.js';
 import { findActiveSession, insertSession } from './repository.js';
@@ -39,7 +39,7 @@ const sessionInvalid = () => new ApiError('authentication_failed', 'A valid sess
 
 export async function sessionRoutes(
   fastify: FastifyInstance,
-  deps: { db: Db; clock: Clock; users: UserService; scryptCost: number },
+  deps: { db: Db; clock: Clock; users: UserService; passwordHashMemoryKib: number },
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
@@ -57,9 +57,17 @@ export async function sessionRoutes(
     async (request, reply) => {
       const { tenant_id: tenantId, email, password } = request.body;
       const user = await findLiveUserByEmail(db, tenantId, email);
-      const hash = user?.password_hash ?? (await decoyPasswordHash(deps.scryptCost));
-      const matches = await verifyPassword(password, hash);
-      if (!user || !matches || user.status === 'blocked') throw signInFailed();
+      const stored = user?.password_hash;
+      const matches = await verifyPassword(
+        password,
+        stored ?? (await decoyPasswordHash(deps.passwordHashMemoryKib)),
+      );
+      if (!user || !stored || !matches || user.status === 'blocked') throw signInFailed();
+      // The only moment the password is known: a legacy (scrypt) or weaker hash is replaced now.
+      if (needsRehash(stored, deps.passwordHashMemoryKib)) {
+        const stronger = await hashPassword(password, deps.passwordHashMemoryKib);
+        await replacePasswordHash(db, tenantId, user.id, stored, stronger);
+      }
       const now = clock.now();
       const token = `vps_${randomBase62(40)}`;
       const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);

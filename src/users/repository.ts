@@ -314,6 +314,28 @@ export async function updateUserStatus(
     .executeTakeFirst();
 }
 
+/**
+ * Replaces a password hash with a stronger one of the same password, only if it is still the one
+ * that was verified: a password changed in between is never overwritten. Touches no column a
+ * list can see (no users_version bump) and leaves updated_at alone: nothing the user set changed.
+ */
+export async function replacePasswordHash(
+  db: Executor,
+  tenantId: string,
+  userId: string,
+  verified: string,
+  stronger: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ password_hash: stronger })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .where('password_hash', '=', verified)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** Operator API only: the tenant of a user that is not deleted (operator paths name no tenant). */
 export async function findUserTenant(db: Executor, userId: string): Promise<string | undefined> {
   const row = await db

@@ -44,7 +44,7 @@ export const CreateUserBody = Type.Object(
     password: Type.String({
       minLength: 8,
       maxLength: 1024,
-      description: 'At least 8 characters; stored only as a scrypt hash.',
+      description: 'At least 8 characters; stored only as an Argon2id hash.',
     }),
     phone: Type.Optional(Phone),
   },

@@ -51,7 +51,7 @@ export function createUserService(deps: {
   clock: Clock;
   idempotency: IdempotencyStore;
   lifecycle: UserLifecycle;
-  scryptCost: number;
+  passwordHashMemoryKib: number;
   publicBaseUrl: string;
 }) {
   const { db, clock, lifecycle } = deps;
@@ -100,7 +100,7 @@ export function createUserService(deps: {
       input: CreateUserBody,
       claim: IdempotencyClaim | undefined,
     ): Promise<{ user: CreatedUser; location: string }> {
-      const passwordHash = await hashPassword(input.password, deps.scryptCost);
+      const passwordHash = await hashPassword(input.password, deps.passwordHashMemoryKib);
       const now = clock.now();
       const id = newId('usr');
       const created: CreatedUser = {

@@ -33,7 +33,10 @@ describe.skipIf(!available)('two worker processes on one PostgreSQL', () => {
     ({ url } = await emptyPostgresDatabase());
     database = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 10 });
     await migrate(database);
-    services = createServices({ config: loadConfig({ SCRYPT_COST: '1024', LOG_LEVEL: 'silent' }), database });
+    services = createServices({
+      config: loadConfig({ PASSWORD_HASH_MEMORY_KIB: '1024', LOG_LEVEL: 'silent' }),
+      database,
+    });
   });
 
   afterAll(async () => {

@@ -1,15 +1,52 @@
-/** Password hashes: scrypt, self-describing, correct under concurrency (hashes are queued per core). */
+/**
+ * Password hashes: Argon2id (OWASP's m = 19 MiB, t = 2, p = 1 by default), self-describing,
+ * correct under concurrency; legacy scrypt hashes still verify and are marked for rehashing.
+ */
 import { describe, expect, it } from 'vitest';
-import { hashPassword, verifyPassword } from '../../src/core/passwords.js';
+import {
+  DEFAULT_PASSWORD_MEMORY_KIB,
+  decoyPasswordHash,
+  hashPassword,
+  needsRehash,
+  verifyPassword,
+} from '../../src/core/passwords.js';
+import { legacyScryptHash } from '../support/passwords.js';
 
 describe('password hashes', () => {
-  it('store scrypt with its parameters and verify only the right password', async () => {
+  it('store Argon2id with its parameters and verify only the right password', async () => {
     const stored = await hashPassword('correct horse', 1024);
-    expect(stored).toMatch(/^scrypt\$1024\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
+    expect(stored).toMatch(/^\$argon2id\$v=19\$m=1024,t=2,p=1\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/);
     expect(stored).not.toContain('correct horse');
     expect(await verifyPassword('correct horse', stored)).toBe(true);
     expect(await verifyPassword('correct horsE', stored)).toBe(false);
     expect(await verifyPassword('correct horse', 'bcrypt$whatever')).toBe(false);
+    expect(await verifyPassword('correct horse', '$argon2id$garbage')).toBe(false);
+  });
+
+  it('default to OWASP’s first Argon2id configuration: 19 MiB, 2 passes, 1 lane', async () => {
+    expect(DEFAULT_PASSWORD_MEMORY_KIB).toBe(19456);
+    expect(await hashPassword('correct horse')).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+  });
+
+  it('verify a legacy scrypt hash as it is, and mark it (and weaker Argon2id) for rehashing', async () => {
+    const legacy = legacyScryptHash('open sesame');
+    expect(await verifyPassword('open sesame', legacy)).toBe(true);
+    expect(await verifyPassword('open sesamE', legacy)).toBe(false);
+    expect(await verifyPassword('open sesame', 'scrypt$1000$8$1$c2FsdA==$aGFzaA==')).toBe(false);
+    expect(needsRehash(legacy, 1024)).toBe(true);
+    const weak = await hashPassword('open sesame', 1024);
+    expect(needsRehash(weak, 1024)).toBe(false);
+    expect(needsRehash(weak, 2048)).toBe(true);
+    // A stronger hash than the setting asks for is kept.
+    expect(needsRehash(await hashPassword('open sesame', 2048), 1024)).toBe(false);
+  });
+
+  it('the decoy is an Argon2id hash at the same setting that no guessed password matches', async () => {
+    const decoy = await decoyPasswordHash(1024);
+    expect(decoy).toMatch(/^\$argon2id\$v=19\$m=1024,t=2,p=1\$/);
+    expect(await decoyPasswordHash(1024)).toBe(decoy);
+    expect(await verifyPassword('', decoy)).toBe(false);
+    expect(await verifyPassword('correct horse', decoy)).toBe(false);
   });
 
   it('many hashes at once all complete and each verifies its own password', async () => {
@@ -19,5 +56,18 @@ describe('password hashes', () => {
     const checks = await Promise.all(stored.map((s, i) => verifyPassword(passwords[i], s)));
     expect(checks.every(Boolean)).toBe(true);
     expect(await verifyPassword(passwords[1], stored[0])).toBe(false);
+  });
+
+  it('hash off the event loop: timers keep firing while a full-cost hash runs', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      const started = ticks;
+      await hashPassword('correct horse');
+      // A hash on the main thread would let no timer fire until it returned.
+      expect(ticks - started).toBeGreaterThan(0);
+    } finally {
+      clearInterval(timer);
+    }
   });
 });

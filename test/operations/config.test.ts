@@ -47,7 +47,7 @@ describe('loadConfig', () => {
     ['SEED_DEMO', 'maybe'],
     ['LOG_LEVEL', 'loud'],
     ['WORKERS', '-2'],
-    ['SCRYPT_COST', '1000'],
+    ['PASSWORD_HASH_MEMORY_KIB', '512'],
     ['STRIPE_API_BASE', 'not a url'],
     ['TRUST_PROXY', 'true'],
     ['TRUST_PROXY', '0'],

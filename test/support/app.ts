@@ -69,8 +69,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ADMIN_TOKEN,
     LOG_LEVEL: 'info',
     PUBLIC_BASE_URL: 'http://voiceplane.test',
-    // Tests hash many passwords: keep scrypt cheap here (production default is 16384).
-    SCRYPT_COST: '1024',
+    // Tests hash many passwords: keep Argon2id cheap here (production default is 19456 KiB).
+    PASSWORD_HASH_MEMORY_KIB: '1024',
     ...options.env,
   });
   const logs: string[] = [];

@@ -88,7 +88,7 @@ export function baseEnv(): Record<string, string> {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     SEED_DEMO: 'false',
-    SCRYPT_COST: '1024',
+    PASSWORD_HASH_MEMORY_KIB: '1024',
     NODE_ENV: 'test',
   };
 }

@@ -1,0 +1,47 @@
+/** The benchmark's PostgreSQL: where it is, a fresh database per run, the job backlog. */
+import pg from 'pg';
+
+const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+export function postgresAdminUrl(): string {
+  const fromEnv = process.env.BENCH_POSTGRES_URL ?? process.env.DATABASE_URL;
+  return fromEnv && /^postgres(ql)?:/.test(fromEnv) ? fromEnv : DEFAULT_POSTGRES_URL;
+}
+
+export async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+export async function postgresAnswers(url: string): Promise<string | undefined> {
+  try {
+    await adminQuery(url, 'SELECT 1');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message || String(error);
+  }
+}
+
+export function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}
+
+export async function queueBacklog(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')",
+    );
+    return result.rows[0].n;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

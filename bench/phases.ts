@@ -1,0 +1,182 @@
+/** Running scenarios against a started process, and the multi-process run. */
+import path from 'node:path';
+import { freePort } from '../test/support/server-process.js';
+import { queueBacklog } from './database.js';
+import { serviceEnv } from './environment.js';
+import { cleanups, DIST_CLUSTER, log, ROOT } from './harness.js';
+import { type LoadResult, runLoad } from './load.js';
+import type { BenchOptions, ScenarioName } from './options.js';
+import { type Started, startProcess } from './processes.js';
+import { type BenchReport, type ClusterScenarioResult, toScenarioResult } from './report.js';
+import { describeError, send } from './requests.js';
+import type { Scenario, ScenarioContext } from './scenario-types.js';
+
+export interface PhaseResult {
+  results: Map<ScenarioName, LoadResult>;
+  /** Peak RSS (MB) of the answering process(es) during each scenario (warm-up included). */
+  peaks: Map<ScenarioName, number | null>;
+  skipped: { name: ScenarioName; reason: string }[];
+  /** Scenarios with their own runner: their ratio and what their row is made of. */
+  compound: Map<ScenarioName, { ratio: number | null; details: Record<string, unknown> }>;
+}
+
+export async function runScenarios(
+  scenarios: Scenario[],
+  target: Started,
+  context: ScenarioContext,
+  options: BenchOptions,
+  label: string,
+  /** Results measured before this phase (the baselines), for ratios and compound runners. */
+  earlier: Map<ScenarioName, LoadResult>,
+  afterEach?: (scenario: Scenario) => Promise<void>,
+): Promise<PhaseResult> {
+  const phase: PhaseResult = { results: new Map(), peaks: new Map(), skipped: [], compound: new Map() };
+  for (const scenario of scenarios) {
+    const reason = scenario.unavailable?.(context);
+    if (reason) {
+      log(`  ${scenario.name}: skipped (${reason})`);
+      phase.skipped.push({ name: scenario.name, reason });
+      continue;
+    }
+    const request = scenario.request(context);
+    const baseUrl = target.baseUrl;
+    let probe: { status: number; body: string };
+    try {
+      probe = await send(baseUrl, typeof request === 'function' ? request() : request);
+    } catch (error) {
+      const why = `the probe request failed (${describeError(error)}); see ${path.relative(ROOT, target.logFile)}`;
+      log(`  ${scenario.name}: skipped (${why})`);
+      phase.skipped.push({ name: scenario.name, reason: why });
+      continue;
+    }
+    if (probe.status === 404) {
+      const why = `not available yet: the route answered 404 ${probe.body.slice(0, 120)}`;
+      log(`  ${scenario.name}: skipped (${why})`);
+      phase.skipped.push({ name: scenario.name, reason: why });
+      continue;
+    }
+    if (probe.status >= 300)
+      log(
+        `  ${scenario.name}: warning, the probe request answered ${probe.status}: ${probe.body.slice(0, 200)}`,
+      );
+    process.stdout.write(
+      `  ${label}${scenario.name}: warm-up ${options.warmup} s, measuring ${options.duration} s` +
+        `${scenario.overallRate ? ` at ${scenario.overallRate} req/s offered` : ''} … `,
+    );
+    const peakSince = target.peakWindow();
+    let result: LoadResult;
+    if (scenario.run) {
+      const outcome = await scenario.run({
+        baseUrl,
+        context,
+        options,
+        results: new Map([...earlier, ...phase.results]),
+        cpuSeconds: () => target.cpuSeconds(),
+        log,
+      });
+      result = outcome.load;
+      phase.compound.set(scenario.name, { ratio: outcome.ratio, details: outcome.details });
+    } else {
+      result = await runLoad({
+        baseUrl,
+        connections: options.connections,
+        duration: options.duration,
+        warmup: options.warmup,
+        overallRate: scenario.overallRate,
+        request,
+        cpuSeconds: () => target.cpuSeconds(),
+      });
+    }
+    phase.results.set(scenario.name, result);
+    const peak = peakSince();
+    phase.peaks.set(scenario.name, peak);
+    const odd = Object.entries(result.statuses).filter(([code]) => !code.startsWith('2'));
+    log(
+      `${result.rps.toLocaleString('en-US')} req/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, ` +
+        `${result.cpu_ms_per_request ?? '?'} CPU ms/req${peak === null ? '' : `, peak RSS ${peak} MB`}` +
+        (result.non2xx
+          ? `, non-2xx ${result.non2xx} (${odd.map(([c, n]) => `${c}×${n}`).join(' ')}${result.errors ? ` errors×${result.errors}` : ''})`
+          : ''),
+    );
+    const factor = phase.compound.get(scenario.name)?.details.p99_factor;
+    if (typeof factor === 'number') log(`    plans_list p99 beside users_create: ×${factor} its p99 alone`);
+    await afterEach?.(scenario);
+  }
+  return phase;
+}
+
+export function ratioOf(
+  scenario: Scenario,
+  load: LoadResult,
+  baselines: Map<ScenarioName, LoadResult>,
+): number | null {
+  if (!scenario.ratioTo) return null;
+  const base = baselines.get(scenario.ratioTo);
+  if (!base || base.rps === 0) return null;
+  return Math.round((load.rps / base.rps) * 100) / 100;
+}
+
+export async function runCluster(
+  options: BenchOptions,
+  location: string,
+  scenarios: Scenario[],
+  context: ScenarioContext,
+  rateLimits: Record<string, string>,
+  single: Map<ScenarioName, LoadResult>,
+  logFile: string,
+): Promise<NonNullable<BenchReport['cluster']>> {
+  // Calls queued by the single-process run would otherwise be dialled during this one.
+  const deadline = Date.now() + 60_000;
+  let backlog = await queueBacklog(location);
+  if (backlog > 0) {
+    log(
+      `  waiting for ${backlog} queued jobs to drain before the ${options.cluster}-process run (at most 60 s)`,
+    );
+  }
+  while (backlog > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    backlog = await queueBacklog(location);
+  }
+  const port = await freePort();
+  log(`\n  --- ${options.cluster} processes (WEB_CONCURRENCY=${options.cluster}, dist/cluster.js) ---`);
+  const service = await startProcess({
+    name: 'cluster',
+    args: [DIST_CLUSTER],
+    env: {
+      ...serviceEnv(options, 'postgres', location, port, rateLimits),
+      WEB_CONCURRENCY: String(options.cluster),
+    },
+    port,
+    readyPath: '/readyz',
+    logFile,
+  });
+  cleanups.push(() => service.stop());
+  let phase: PhaseResult;
+  let peak: number;
+  try {
+    // Let every worker finish starting so the first seconds are not served by one process.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    phase = await runScenarios(scenarios, service, context, options, `[${options.cluster}p] `, single);
+    peak = service.peakRssMb();
+  } finally {
+    await service.stop();
+  }
+  const rows: ClusterScenarioResult[] = [];
+  for (const scenario of scenarios) {
+    const load = phase.results.get(scenario.name);
+    if (!load) continue;
+    const one = single.get(scenario.name);
+    rows.push({
+      ...toScenarioResult(scenario.name, load, ratioOf(scenario, load, single)),
+      speedup: one && one.rps > 0 ? Math.round((load.rps / one.rps) * 100) / 100 : null,
+    });
+  }
+  return {
+    processes: options.cluster,
+    peak_rss_mb: peak,
+    scenarios: rows,
+    cpu_ms_per_request: Object.fromEntries(
+      [...phase.results].map(([name, load]) => [name, load.cpu_ms_per_request]),
+    ),
+  };
+}
