@@ -48,7 +48,6 @@ export function installSubscriptions(services: Services): void {
     clock: services.clock,
     idempotency: services.idempotency,
     processor,
-    publicBaseUrl: services.config.publicBaseUrl,
   });
   services.subscriptions = subscriptions;
 
@@ -66,7 +65,7 @@ export function installSubscriptions(services: Services): void {
   );
 
   services.partnerRouteExtensions.push(async (app) => {
-    await app.register(subscriptionRoutes, { subscriptions });
+    await app.register(subscriptionRoutes, { subscriptions, publicBaseUrl: services.config.publicBaseUrl });
   });
   services.operatorRouteExtensions.push(async (app) => {
     await app.register(paymentMethodAdminRoutes, { db, clock: services.clock, processor });
