@@ -102,7 +102,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       registerIdempotency(partner, services.idempotency, tenantOf);
       await partner.register(userRoutes, { users: services.users });
       await partner.register(planRoutes, { plans: services.plans });
-      await partner.register(subscriptionRoutes, { subscriptions: services.subscriptions });
+      await partner.register(subscriptionRoutes, {
+        subscriptions: services.subscriptions,
+        publicBaseUrl: config.publicBaseUrl,
+      });
       for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);
     },
     { prefix: '/api/v1' },

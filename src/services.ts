@@ -130,8 +130,7 @@ export function createServices(options: ServiceOptions): Services {
     db,
     clock,
     idempotency,
-    processor: () => processor,
-    publicBaseUrl: config.publicBaseUrl,
+    processor,
   });
   const emails = createEmailService({ db, clock, templates: createTemplateStore(), sender: mailSender });
   const users = createUserService({

@@ -33,7 +33,7 @@ async function viaProcessor<T>(work: () => Promise<T>): Promise<T> {
 
 export async function paymentMethodAdminRoutes(
   fastify: FastifyInstance,
-  deps: { db: Db; clock: Clock; processor: () => PaymentProcessor },
+  deps: { db: Db; clock: Clock; processor: PaymentProcessor },
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -49,7 +49,7 @@ export async function paymentMethodAdminRoutes(
     async (request) => {
       const userId = request.params.id;
       const tenantId = await tenantOfUser(userId);
-      const processor = deps.processor();
+      const processor = deps.processor;
       let customer = await findCustomer(deps.db, tenantId, userId, processor.name);
       if (!customer) {
         const user = (await findUser(deps.db, tenantId, userId))!;
@@ -96,7 +96,7 @@ export async function paymentMethodAdminRoutes(
     async (request) => {
       const userId = request.params.id;
       const tenantId = await tenantOfUser(userId);
-      const processor = deps.processor();
+      const processor = deps.processor;
       const customer = await findCustomer(deps.db, tenantId, userId, processor.name);
       if (customer?.payment_method_id) {
         const pmId = customer.payment_method_id;

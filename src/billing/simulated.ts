@@ -1,67 +1,27 @@
 /**
  * The `simulated` processor adapter (PROCESSOR=simulated, the default): the in-process engine of
- * ./engine.ts, with its objects in the database (table simulated_processor_objects) so
- * subscriptions survive a restart, Stripe's idempotency-key replay, and call counters tests read.
+ * src/processor-simulator/, with its objects in the database so subscriptions survive a restart,
+ * Stripe's idempotency-key replay, and call counters tests read.
  */
 import crypto from 'node:crypto';
-import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
-import { EngineError, type EngineStore, memoryStore, ProcessorEngine } from './engine.js';
+import { databaseStore } from '../processor-simulator/database-store.js';
+import { ProcessorEngine } from '../processor-simulator/engine.js';
+import {
+  type EngineStore,
+  type IdempotencyRecord,
+  memoryStore,
+  type Subscription,
+} from '../processor-simulator/objects.js';
+import { EngineError } from '../processor-simulator/params.js';
 import {
   type Card,
   type PaymentProcessor,
   ProcessorRequestError,
-  type ProcessorStatus,
   type ProcessorSubscription,
   ProcessorUnavailableError,
 } from './processor.js';
-
-export interface SimulatedProcessorObjectsTable {
-  id: string;
-  kind: string;
-  tenant_id: string | null;
-  doc: unknown;
-  created_at: Date;
-  updated_at: Date;
-}
-
-declare module '../core/db.js' {
-  interface Tables {
-    simulated_processor_objects: SimulatedProcessorObjectsTable;
-  }
-}
-
-/** The engine's objects in the database (the simulator's own storage, like Stripe's side). */
-export function databaseStore(db: Db, clock: Clock): EngineStore {
-  return {
-    async get(id) {
-      const row = await db
-        .selectFrom('simulated_processor_objects')
-        .select('doc')
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return row?.doc ?? undefined;
-    },
-    async put(id, kind, doc, tenantId) {
-      const now = clock.now();
-      await db
-        .insertInto('simulated_processor_objects')
-        .values({ id, kind, tenant_id: tenantId, doc: JSON.stringify(doc), created_at: now, updated_at: now })
-        .onConflict((oc) => oc.column('id').doUpdateSet({ doc: JSON.stringify(doc), updated_at: now }))
-        .execute();
-    },
-    async find(kind, field, value) {
-      const rows = await db
-        .selectFrom('simulated_processor_objects')
-        .select('doc')
-        .where('kind', '=', kind)
-        .where(sql`doc ->> ${field}`, '=', value)
-        .execute();
-      return rows.map((row) => row.doc as any);
-    },
-  };
-}
 
 /** Executed (not replayed) calls per operation; tests assert exactly-once effects with them. */
 export type CallCounts = Record<
@@ -82,13 +42,13 @@ export interface SimulatedProcessor extends PaymentProcessor {
   readonly engine: ProcessorEngine;
 }
 
-export function toProcessorSubscription(sub: any): ProcessorSubscription {
+export function toProcessorSubscription(sub: Subscription): ProcessorSubscription {
   const item = sub.items.data[0];
   return {
     id: sub.id,
     itemId: item.id,
-    priceId: typeof item.price === 'string' ? item.price : item.price.id,
-    status: sub.status as ProcessorStatus,
+    priceId: item.price.id,
+    status: sub.status,
     currentPeriodStart: new Date(item.current_period_start * 1000),
     currentPeriodEnd: new Date(item.current_period_end * 1000),
     cancelAtPeriodEnd: Boolean(sub.cancel_at_period_end),
@@ -146,7 +106,8 @@ export function createSimulatedProcessor(options: {
     }
     // From here to inFlight.set nothing awaits, so one call per key runs at a time.
     const run = (async () => {
-      const stored = await store.get(recordId);
+      const found = await store.get(recordId);
+      const stored = found?.object === 'idempotency_record' ? found : undefined;
       if (stored) {
         if (stored.fingerprint !== fingerprint) {
           throw new ProcessorRequestError(
@@ -167,22 +128,19 @@ export function createSimulatedProcessor(options: {
       calls[operation]++;
       try {
         const result = await work();
-        await store.put(
-          recordId,
-          'idempotency_record',
-          { id: recordId, object: 'idempotency_record', fingerprint, result },
-          null,
-        );
+        const record: IdempotencyRecord = { id: recordId, object: 'idempotency_record', fingerprint, result };
+        await store.put(record, null);
         return result;
       } catch (error) {
         if (error instanceof EngineError) {
           const saved = { status: error.status, type: error.type, code: error.code, message: error.message };
-          await store.put(
-            recordId,
-            'idempotency_record',
-            { id: recordId, object: 'idempotency_record', fingerprint, error: saved },
-            null,
-          );
+          const record: IdempotencyRecord = {
+            id: recordId,
+            object: 'idempotency_record',
+            fingerprint,
+            error: saved,
+          };
+          await store.put(record, null);
         }
         throw error;
       }
@@ -270,7 +228,7 @@ export function createSimulatedProcessor(options: {
       calls.findSubscriptionByOperation++;
       try {
         const list = await engine.listSubscriptions({ customer: customerId, status: 'all' });
-        const found = list.data.find((sub: any) => sub.metadata?.vp_operation === operationId);
+        const found = list.data.find((sub) => sub.metadata?.vp_operation === operationId);
         return found ? toProcessorSubscription(found) : undefined;
       } catch (error) {
         mapError(error);

@@ -31,7 +31,7 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   await app.register(planAdminRoutes, { plans, tenants });
   await app.register(userAdminRoutes, { db, clock, users });
   await app.register(creditAdminRoutes, { db, clock });
-  await app.register(paymentMethodAdminRoutes, { db, clock, processor: () => services.processor });
+  await app.register(paymentMethodAdminRoutes, { db, clock, processor: services.processor });
   await app.register(emailAdminRoutes, { emails: services.emails, tenants });
   await app.register(agentAdminRoutes, { agents: services.agents, tenants });
   await app.register(callAdminRoutes, { calls: services.calls });

@@ -88,15 +88,19 @@ export async function countPlans(db: Executor, tenantId: string, filter: PlanFil
   return Number(row.count);
 }
 
-/** A plan of the tenant that is not archived (archived plans behave as absent). */
-export async function findPlan(db: Executor, tenantId: string, planId: string) {
-  return db
-    .selectFrom('plans')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', planId)
-    .where('archived_at', 'is', null)
-    .executeTakeFirst();
+/**
+ * A plan of the tenant. Archived plans behave as absent, except with `includeArchived`: a
+ * subscription keeps its plan after the plan is archived, so billing reads it in any state.
+ */
+export async function findPlan(
+  db: Executor,
+  tenantId: string,
+  planId: string,
+  options: { includeArchived?: boolean } = {},
+) {
+  let query = db.selectFrom('plans').selectAll().where('tenant_id', '=', tenantId).where('id', '=', planId);
+  if (!options.includeArchived) query = query.where('archived_at', 'is', null);
+  return query.executeTakeFirst();
 }
 
 export async function insertPlan(db: Executor, row: PlansTable): Promise<PlanRow> {

@@ -1,6 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import { compileOnce, type Executor } from '../core/db.js';
-import type { PublicStatus } from './schemas.js';
+import { PUBLIC_STATUSES, type PublicStatus } from './schemas.js';
 
 /** Internal states: the public enum, the processor's transient states, and `superseded` (a tombstone). */
 export type InternalStatus =
@@ -33,6 +33,11 @@ export interface SubscriptionsTable {
   updated_at: Date;
 }
 
+/**
+ * One partner request that creates or changes a subscription, kept so a retry or the
+ * reconciliation job can finish it. The table's nullable `answer_status` column (migration 0002)
+ * is no longer written or read: the route decides its HTTP answer.
+ */
 export interface SubscriptionOperationsTable {
   id: string;
   tenant_id: string;
@@ -47,7 +52,6 @@ export interface SubscriptionOperationsTable {
   processor_key: string;
   status: 'pending' | 'applied' | 'abandoned';
   result_subscription_id: string | null;
-  answer_status: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -61,6 +65,13 @@ declare module '../core/db.js' {
 
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type OperationRow = Selectable<SubscriptionOperationsTable>;
+
+const PUBLIC: ReadonlySet<string> = new Set(PUBLIC_STATUSES);
+
+/** The public status an internal state shows as (the processor's transient states show as inactive). */
+export function publicStatus(status: InternalStatus): PublicStatus {
+  return (PUBLIC.has(status) ? status : 'inactive') as PublicStatus;
+}
 
 /** The internal states each public status stands for. */
 export function internalStatuses(status: PublicStatus): InternalStatus[] {
@@ -263,7 +274,7 @@ export async function finishOperation(
   id: string,
   changes: Pick<
     Partial<SubscriptionOperationsTable>,
-    'status' | 'subscription_id' | 'result_subscription_id' | 'answer_status'
+    'status' | 'subscription_id' | 'result_subscription_id'
   > & {
     updated_at: Date;
   },

@@ -2,6 +2,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/auth.js';
+import type { StoredResponse } from '../core/idempotency.js';
+import { answerRecorder, sendAnswer } from '../core/idempotent-answer.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -11,13 +13,26 @@ import {
   PARTNER_ERRORS,
 } from '../core/schemas.js';
 import { ChangePlanBody, CreateSubscriptionBody, ListSubscriptionsQuery, Subscription } from './schemas.js';
-import type { SubscriptionService } from './service.js';
+import type { SubscriptionResult, SubscriptionService } from './service.js';
 
 export async function subscriptionRoutes(
   fastify: FastifyInstance,
-  { subscriptions }: { subscriptions: SubscriptionService },
+  { subscriptions, publicBaseUrl }: { subscriptions: SubscriptionService; publicBaseUrl: string },
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  // The answers, sent and (with an Idempotency-Key) stored for replay. POST answers 201 with
+  // Location even when it switched the user's current subscription (partner-api.md).
+  const subscribed = ({ subscription }: SubscriptionResult): StoredResponse => ({
+    status: 201,
+    body: { data: subscription },
+    headers: { location: `${publicBaseUrl}/api/v1/subscriptions/${subscription.id}` },
+  });
+  const changed = ({ subscription }: SubscriptionResult): StoredResponse => ({
+    status: 200,
+    body: { data: subscription },
+    headers: {},
+  });
 
   app.post(
     '/subscriptions',
@@ -39,8 +54,9 @@ export async function subscriptionRoutes(
       },
     },
     async (request, reply) => {
-      const answer = await subscriptions.create(tenantOf(request), request.body, request.idempotency);
-      return reply.code(201).header('location', answer.location).send({ data: answer.subscription });
+      const recorder = answerRecorder(request.idempotency, subscribed);
+      const result = await subscriptions.create(tenantOf(request), request.body, recorder);
+      return sendAnswer(reply, subscribed(result));
     },
   );
 
@@ -97,14 +113,15 @@ export async function subscriptionRoutes(
         response: { 200: DataEnvelope(Subscription), ...errorResponses(...PARTNER_ERRORS, 404, 409) },
       },
     },
-    async (request) => {
-      const answer = await subscriptions.changePlan(
+    async (request, reply) => {
+      const recorder = answerRecorder(request.idempotency, changed);
+      const result = await subscriptions.changePlan(
         tenantOf(request),
         request.params.id,
         request.body,
-        request.idempotency,
+        recorder,
       );
-      return { data: answer.subscription };
+      return sendAnswer(reply, changed(result));
     },
   );
 }

@@ -4,7 +4,7 @@
  * form-encoded bodies in Stripe's bracket notation, Stripe JSON objects and error shapes,
  * Idempotency-Key replay (`Idempotent-Replayed: true`, 400 idempotency_error on other
  * parameters). The objects and their billing semantics come from the same engine as the simulated
- * adapter (src/billing/engine.ts), driven by the test's clock.
+ * adapter (src/processor-simulator/), driven by the test's clock.
  *
  * Faults can be injected per route: an immediate 500, or a reply held past the client's timeout
  * (before or after the change was made), to prove the service's behaviour when Stripe is down.
@@ -12,7 +12,9 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EngineError, memoryStore, ProcessorEngine, publicObject } from '../../src/billing/engine.js';
+import { ProcessorEngine } from '../../src/processor-simulator/engine.js';
+import { memoryStore, publicObject } from '../../src/processor-simulator/objects.js';
+import { EngineError } from '../../src/processor-simulator/params.js';
 
 export interface Fault {
   method: string;

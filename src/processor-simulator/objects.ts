@@ -1,0 +1,168 @@
+/**
+ * The simulator's objects, shaped as Stripe sends them (times in Unix seconds), and where they are
+ * kept. Fields that start with `_` are the simulator's own bookkeeping, removed by `publicObject`
+ * before an object leaves it.
+ */
+
+export type SubscriptionStatus =
+  | 'trialing'
+  | 'active'
+  | 'past_due'
+  | 'canceled'
+  | 'unpaid'
+  | 'incomplete'
+  | 'incomplete_expired';
+
+export type Metadata = Record<string, string>;
+
+export interface Customer {
+  id: string;
+  object: 'customer';
+  email: string | null;
+  name: string | null;
+  /** Credit (negative) carried to the next invoice, in the smallest currency unit. */
+  balance: number;
+  created: number;
+  invoice_settings: { default_payment_method: string | null };
+  livemode: false;
+  metadata: Metadata;
+}
+
+export interface PaymentMethod {
+  id: string;
+  object: 'payment_method';
+  type: 'card';
+  card: { brand: string; last4: string; exp_month: number; exp_year: number; funding: 'credit' };
+  customer: string | null;
+  created: number;
+  livemode: false;
+  metadata: Metadata;
+  /** What charging this test card does. */
+  _behavior: 'succeed' | 'decline';
+}
+
+export interface Price {
+  id: string;
+  object: 'price';
+  active: boolean;
+  currency: string;
+  unit_amount: number;
+  recurring: { interval: 'month'; interval_count: 1 };
+  product: string;
+  nickname: string | null;
+  type: 'recurring';
+  created: number;
+  livemode: false;
+  metadata: Metadata;
+}
+
+export interface SubscriptionItem {
+  id: string;
+  object: 'subscription_item';
+  created: number;
+  price: Price;
+  quantity: 1;
+  subscription: string;
+  current_period_start: number;
+  current_period_end: number;
+}
+
+export interface Subscription {
+  id: string;
+  object: 'subscription';
+  customer: string;
+  status: SubscriptionStatus;
+  billing_cycle_anchor: number;
+  cancel_at_period_end: boolean;
+  canceled_at: number | null;
+  ended_at: number | null;
+  collection_method: 'charge_automatically';
+  created: number;
+  start_date: number;
+  currency: string;
+  trial_start: number | null;
+  trial_end: number | null;
+  default_payment_method: string | null;
+  latest_invoice: string | null;
+  livemode: false;
+  metadata: Metadata;
+  /** Exactly one item (the simulator supports single-price subscriptions). */
+  items: { object: 'list'; data: SubscriptionItem[]; has_more: false; url: string };
+  /** Proration not invoiced yet, added to the next invoice. */
+  _pending_proration: number;
+}
+
+export interface Invoice {
+  id: string;
+  object: 'invoice';
+  customer: string;
+  currency: string;
+  amount_due: number;
+  amount_paid: number;
+  amount_remaining: number;
+  attempt_count: number;
+  billing_reason: 'subscription_create' | 'subscription_update' | 'subscription_cycle';
+  status: 'paid' | 'open';
+  created: number;
+  livemode: false;
+  parent: { type: 'subscription_details'; subscription_details: { subscription: string } };
+  metadata: Metadata;
+}
+
+/** A Stripe-shaped error as stored with an idempotency record, to be thrown again on replay. */
+export interface StoredError {
+  status: number;
+  type: 'invalid_request_error' | 'card_error' | 'api_error' | 'idempotency_error';
+  code: string | undefined;
+  message: string;
+}
+
+/** The first answer to an idempotency key (the simulated adapter's replay store). */
+export interface IdempotencyRecord {
+  id: string;
+  object: 'idempotency_record';
+  fingerprint: string;
+  result?: unknown;
+  error?: StoredError;
+}
+
+/** The objects the engine creates. */
+export type EngineObject = Customer | PaymentMethod | Price | Subscription | Invoice;
+/** Everything a store keeps. */
+export type StoredObject = EngineObject | IdempotencyRecord;
+export type ObjectKind = StoredObject['object'];
+export type ObjectOfKind<K extends ObjectKind> = Extract<StoredObject, { object: K }>;
+
+/** Where the processor keeps its objects: memory (test server) or the database (simulated adapter). */
+export interface EngineStore {
+  get(id: string): Promise<StoredObject | undefined>;
+  /** Inserts or replaces the object with its id; `tenantId` labels the row (null: not a tenant's). */
+  put(doc: StoredObject, tenantId: string | null): Promise<void>;
+  /** The subscriptions of a customer. */
+  subscriptionsOf(customerId: string): Promise<Subscription[]>;
+}
+
+export function memoryStore(): EngineStore {
+  const objects = new Map<string, StoredObject>();
+  return {
+    async get(id) {
+      const found = objects.get(id);
+      return found ? structuredClone(found) : undefined;
+    },
+    async put(doc) {
+      objects.set(doc.id, structuredClone(doc));
+    },
+    async subscriptionsOf(customerId) {
+      const found: Subscription[] = [];
+      for (const doc of objects.values()) {
+        if (doc.object === 'subscription' && doc.customer === customerId) found.push(structuredClone(doc));
+      }
+      return found;
+    },
+  };
+}
+
+/** The object as Stripe would send it (internal bookkeeping fields removed). */
+export function publicObject<T>(doc: T): T {
+  return JSON.parse(JSON.stringify(doc, (key, value) => (key.startsWith('_') ? undefined : value)));
+}
