@@ -6,9 +6,9 @@
  * duplicates that arrive meanwhile wait (up to 10 s) and replay its answer. A process that dies
  * stops renewing, so a retry takes the key over within a lease (5 s), resuming at the recovery
  * point. Whoever records the answer must still own the key in that transaction, so an owner that
- * lost its lease (stalled, not dead) commits nothing and the key's side effect happens once. Answers produced once the request started
- * executing (2xx, 404, 409 conflict, 422 unprocessable_entity) are stored; others release the key
- * so a corrected retry may proceed. Handlers with side effects record their answer inside the
+ * lost its lease (stalled, not dead) commits nothing and the key's side effect happens once.
+ * Answers produced once the request started executing (2xx, 404, 409 conflict, 422
+ * unprocessable_entity) are stored; others release the key so a corrected retry may proceed. Handlers with side effects record their answer inside the
  * transaction that makes the change (`recordInTx`), so "changed" and "answer stored" commit
  * together and a crash can never make a retry repeat the side effect.
  */
