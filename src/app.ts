@@ -3,6 +3,7 @@
  * then the surfaces: partner API (/api/v1), user sessions (/auth/v1), operator API (/admin/v1).
  * Tests import buildApp; src/server.ts only starts it.
  */
+import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -17,6 +18,7 @@ import { randomBase62 } from './core/ids.js';
 import { createWorker, enqueueJob, type JobHandler, type Worker } from './core/jobs.js';
 import { lazyChildLogger, loggerOptions } from './core/logging.js';
 import { registerOpenApi } from './core/openapi.js';
+import { createSecretBox, type SecretBox } from './core/secrets.js';
 import { validatorCompiler } from './core/validation.js';
 import { features } from './features.js';
 import { operatorRoutes } from './operator/routes.js';
@@ -46,6 +48,8 @@ export interface Services {
   clock: Clock;
   keyVerifier: KeyVerifier;
   idempotency: IdempotencyStore;
+  /** Seals stored third-party secrets (SMTP passwords). */
+  secrets: SecretBox;
   tenants: TenantService;
   plans: PlanService;
   users: UserService;
@@ -87,6 +91,8 @@ export function createServices(options: AppOptions): Services {
   const clock = options.clock ?? systemClock;
   const db = database.db;
   const idempotency = createIdempotencyStore({ db, clock });
+  // Without configured keys (memory://, tests) nothing sealed outlives the process: a key of its own.
+  const secrets = createSecretBox(config.secretKeys ?? { current: crypto.randomBytes(32), previous: [] });
   const userLifecycle: UserLifecycle = { created: [], deleted: [] };
   const jobHandlers: Record<string, JobHandler> = {
     [PURGE_QUEUE]: async () => {
@@ -105,7 +111,8 @@ export function createServices(options: AppOptions): Services {
     clock,
     keyVerifier: createKeyVerifier({ db, clock, prefix: config.apiKeyPrefix }),
     idempotency,
-    tenants: createTenantService({ db, clock, partnerLimitDefault: config.rateLimits.partner }),
+    secrets,
+    tenants: createTenantService({ db, clock, partnerLimitDefault: config.rateLimits.partner, secrets }),
     plans: createPlanService({ db, clock }),
     users: createUserService({
       db,

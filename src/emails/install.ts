@@ -19,6 +19,7 @@ export function installEmails(services: Services): void {
     clock: services.clock,
     templates: createTemplateStore(),
     sender,
+    secrets: services.secrets,
   });
   services.emails = emails;
   services.userLifecycle.created.push((tx, user) => emails.onUserCreated(tx, user));
