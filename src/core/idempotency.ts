@@ -18,6 +18,7 @@ import { sql } from 'kysely';
 import type { Clock } from './clock.js';
 import type { Db, Executor } from './db.js';
 import { ApiError } from './errors.js';
+import { createLeaseRenewer } from './idempotency-leases.js';
 import { randomBase62 } from './ids.js';
 
 export interface IdempotencyKeysTable {
@@ -100,50 +101,7 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
   const leaseMs = options.leaseMs ?? 5_000;
   const pollMs = options.pollMs ?? 25;
 
-  // The keys this process executes, renewed together by one timer while there are any.
-  const live = new Map<string, { tenantId: string; key: string; owner: string }>();
-  const liveId = (c: { tenantId: string; key: string; owner: string }) =>
-    `${c.tenantId}\n${c.key}\n${c.owner}`;
-  let renewer: NodeJS.Timeout | undefined;
-
-  function track(claim: { tenantId: string; key: string; owner: string }) {
-    live.set(liveId(claim), { tenantId: claim.tenantId, key: claim.key, owner: claim.owner });
-    if (!renewer) {
-      renewer = setInterval(() => void renewLeases(), Math.max(1, Math.floor(leaseMs / 3)));
-      renewer.unref();
-    }
-  }
-
-  function untrack(claim: { tenantId: string; key: string; owner: string }) {
-    live.delete(liveId(claim));
-    if (live.size === 0 && renewer) {
-      clearInterval(renewer);
-      renewer = undefined;
-    }
-  }
-
-  async function renewLeases() {
-    const claims = [...live.values()];
-    if (claims.length === 0) return;
-    const lockedUntil = new Date(clock.now().getTime() + leaseMs);
-    try {
-      // SKIP LOCKED: a row locked right now belongs to its owner's open transaction (recording the
-      // answer); waiting for it here could join a deadlock, and the owner is plainly alive.
-      await sql`
-        UPDATE idempotency_keys AS k SET locked_until = ${lockedUntil}
-        FROM (
-          SELECT tenant_id, key FROM idempotency_keys
-          WHERE (tenant_id, key, owner) IN (
-            SELECT * FROM unnest(${claims.map((c) => c.tenantId)}::text[], ${claims.map((c) => c.key)}::text[],
-                                 ${claims.map((c) => c.owner)}::text[]))
-            AND status = 'executing'
-          FOR UPDATE SKIP LOCKED
-        ) AS owned
-        WHERE k.tenant_id = owned.tenant_id AND k.key = owned.key`.execute(db);
-    } catch {
-      // A failed renewal (database away) only shortens the lease; the next tick tries again.
-    }
-  }
+  const { track, untrack } = createLeaseRenewer({ db, clock, leaseMs });
 
   /** One attempt to own the key: insert, or take over an expired record or an abandoned lease. */
   async function tryOwn(tenantId: string, key: string, fingerprint: string) {
