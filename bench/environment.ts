@@ -38,6 +38,8 @@ export function serviceEnv(
     DATA_DIR: storage === 'embedded' ? location : '',
     ADMIN_TOKEN,
     API_KEY_PREFIX,
+    // Required with PostgreSQL; the bench's databases are thrown away, so any fixed key does.
+    SECRETS_KEY: 'be9c4'.padEnd(64, '0'),
     SEED_DEMO: 'false',
     REDIS_URL: '',
     WEB_CONCURRENCY: '',

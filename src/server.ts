@@ -12,8 +12,10 @@ import { type Database, openDatabase } from './core/db.js';
 import { DirectoryLockedError } from './core/lockfile.js';
 import { loggerOptions } from './core/logging.js';
 import { migrate } from './core/migrate.js';
+import { dataDirSecretKey } from './core/secrets.js';
 import { isDatabaseEmpty, seedDemo } from './seed/demo.js';
 import { createServices, scheduleMaintenance } from './services.js';
+import { sealStoredSmtpPasswords } from './tenants/secrets.js';
 
 /** Where the database is, for messages: the URL without its password, or the data directory. */
 function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
@@ -61,7 +63,22 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
   const database = await openAndMigrate(config);
   // Background work (job failures and retries) logs through the same redaction as requests.
   const logger = pino(loggerOptions(config.logLevel));
+  if (!config.secretKeys && !config.databaseUrl) {
+    // The embedded database without SECRETS_KEY: a key file beside (not inside) its files.
+    const { key, file, created } = dataDirSecretKey(config.dataDir);
+    if (created)
+      logger.warn(`SECRETS_KEY is not set: stored secrets are sealed with ${file}; back it up with DATA_DIR`);
+    config = { ...config, secretKeys: { current: key, previous: [] } };
+  }
   const services = createServices({ config, database, logger });
+  try {
+    await sealStoredSmtpPasswords(database.db, services.secrets);
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw new Error(
+      `Could not open the stored SMTP passwords (${(error as Error).message}): set SECRETS_KEY_PREVIOUS to the key they were sealed with`,
+    );
+  }
   const app = await buildApp(services, appOptions);
 
   if (database.engine === 'embedded' && config.seedDemo && (await isDatabaseEmpty(services))) {

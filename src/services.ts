@@ -4,6 +4,8 @@
  * come from the configuration unless the caller passes its own (tests: fakes, hand-moved clocks,
  * wrappers). Nothing is optional and nothing is replaced after this returns.
  */
+
+import crypto from 'node:crypto';
 import { type AgentService, createAgentService } from './agents/service.js';
 import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
 import type { PaymentProcessor } from './billing/processor.js';
@@ -24,6 +26,7 @@ import {
   type JobLogger,
   type Worker,
 } from './core/jobs.js';
+import { createSecretBox, type SecretBox } from './core/secrets.js';
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';
 import { createSmtpSender, type SmtpSender } from './emails/transports.js';
@@ -74,6 +77,8 @@ export interface Services {
   readonly rateLimits: RateLimits;
   readonly keyVerifier: KeyVerifier;
   readonly idempotency: IdempotencyStore;
+  /** Seals stored third-party secrets (SMTP passwords). */
+  readonly secrets: SecretBox;
   readonly tenants: TenantService;
   readonly plans: PlanService;
   readonly users: UserService;
@@ -124,7 +129,14 @@ export function createServices(options: ServiceOptions): Services {
   const mailSender = given.mailSender ?? createSmtpSender();
 
   const idempotency = createIdempotencyStore({ db, clock });
-  const tenants = createTenantService({ db, clock, partnerLimitDefault: config.rateLimits.partner });
+  // Without configured keys (memory://, tests) a key for this process's lifetime only.
+  const secrets = createSecretBox(config.secretKeys ?? { current: crypto.randomBytes(32), previous: [] });
+  const tenants = createTenantService({
+    db,
+    clock,
+    secrets,
+    partnerLimitDefault: config.rateLimits.partner,
+  });
   const plans = createPlanService({ db, clock });
   const subscriptions = createSubscriptionService({
     db,
@@ -132,7 +144,13 @@ export function createServices(options: ServiceOptions): Services {
     idempotency,
     processor,
   });
-  const emails = createEmailService({ db, clock, templates: createTemplateStore(), sender: mailSender });
+  const emails = createEmailService({
+    db,
+    clock,
+    secrets,
+    templates: createTemplateStore(),
+    sender: mailSender,
+  });
   const users = createUserService({
     db,
     clock,
@@ -180,6 +198,7 @@ export function createServices(options: ServiceOptions): Services {
     rateLimits,
     keyVerifier: createKeyVerifier({ db, clock, prefix: config.apiKeyPrefix }),
     idempotency,
+    secrets,
     tenants,
     plans,
     users,

@@ -3,6 +3,7 @@
  * Every variable is documented in the README's configuration table (decisions.md §1).
  */
 import { isIP } from 'node:net';
+import { parseSecretKey, type SecretKeys } from './secrets.js';
 
 export interface Config {
   port: number;
@@ -31,6 +32,12 @@ export interface Config {
    * false (the socket's address), a hop count, or proxy addresses / CIDR ranges.
    */
   trustProxy: false | number | string[];
+  /**
+   * Keys sealing stored third-party secrets (SECRETS_KEY, SECRETS_KEY_PREVIOUS). Undefined only on
+   * the embedded database: the server then uses DATA_DIR/secrets.key (memory:// and tests: a key
+   * of the process's own).
+   */
+  secretKeys: SecretKeys | undefined;
   /** Default token buckets (decisions.md §8); a tenant may get its own partner numbers. */
   rateLimits: {
     partner: { perSecond: number; burst: number };
@@ -118,6 +125,35 @@ function readTrustProxy(env: Env): false | number | string[] {
   return entries;
 }
 
+const SECRET_KEY_FORMAT = 'must be 32 random bytes as 64 hex digits or base64 (openssl rand -base64 32)';
+
+function readSecretKeys(env: Env, databaseUrl: string | undefined): SecretKeys | undefined {
+  const previous = (env.SECRETS_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry, index) => {
+      const key = parseSecretKey(entry);
+      if (!key) throw new ConfigError('SECRETS_KEY_PREVIOUS', `entry ${index + 1} ${SECRET_KEY_FORMAT}`);
+      return key;
+    });
+  const raw = env.SECRETS_KEY;
+  if (raw === undefined || raw === '') {
+    if (databaseUrl && /^postgres(ql)?:/.test(databaseUrl)) {
+      throw new ConfigError(
+        'SECRETS_KEY',
+        `is required with a PostgreSQL DATABASE_URL (it seals stored SMTP passwords): ${SECRET_KEY_FORMAT.replace('must be ', '')}`,
+      );
+    }
+    if (previous.length > 0)
+      throw new ConfigError('SECRETS_KEY', 'is required when SECRETS_KEY_PREVIOUS is set');
+    return undefined;
+  }
+  const current = parseSecretKey(raw);
+  if (!current) throw new ConfigError('SECRETS_KEY', SECRET_KEY_FORMAT);
+  return { current, previous };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInteger(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -168,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     // 19456 KiB: OWASP's first Argon2id configuration (DEFAULT_PASSWORD_MEMORY_KIB).
     passwordHashMemoryKib: readInteger(env, 'PASSWORD_HASH_MEMORY_KIB', 19456, 1024, 4194304),
     trustProxy: readTrustProxy(env),
+    secretKeys: readSecretKeys(env, databaseUrl),
     rateLimits: {
       partner: {
         perSecond: readInteger(env, 'RATE_LIMIT_PARTNER_PER_SECOND', 100, 1, 1_000_000_000),

@@ -2,10 +2,13 @@
  * Idempotency-Key (decisions.md §3), reusable by any route that sets `config.idempotent`.
  *
  * A key is scoped to the tenant and bound to a fingerprint (method + path + canonical JSON body).
- * The first request inserts an `executing` row it owns under a lease; duplicates that arrive
- * meanwhile wait (up to 10 s) and replay its answer. Answers produced once the request started
- * executing (2xx, 404, 409 conflict, 422 unprocessable_entity) are stored; others release the key
- * so a corrected retry may proceed. Handlers with side effects record their answer inside the
+ * The first request inserts an `executing` row it owns under a short lease, renewed while it runs;
+ * duplicates that arrive meanwhile wait (up to 10 s) and replay its answer. A process that dies
+ * stops renewing, so a retry takes the key over within a lease (5 s), resuming at the recovery
+ * point. Whoever records the answer must still own the key in that transaction, so an owner that
+ * lost its lease (stalled, not dead) commits nothing and the key's side effect happens once.
+ * Answers produced once the request started executing (2xx, 404, 409 conflict, 422
+ * unprocessable_entity) are stored; others release the key so a corrected retry may proceed. Handlers with side effects record their answer inside the
  * transaction that makes the change (`recordInTx`), so "changed" and "answer stored" commit
  * together and a crash can never make a retry repeat the side effect.
  */
@@ -15,6 +18,7 @@ import { sql } from 'kysely';
 import type { Clock } from './clock.js';
 import type { Db, Executor } from './db.js';
 import { ApiError } from './errors.js';
+import { createLeaseRenewer } from './idempotency-leases.js';
 import { randomBase62 } from './ids.js';
 
 export interface IdempotencyKeysTable {
@@ -62,6 +66,8 @@ export interface IdempotencyStore {
   /** Saves how far a multi-phase request got, so a retry resumes there. */
   saveRecoveryPoint(tx: Executor, claim: IdempotencyClaim, point: string, data: unknown): Promise<void>;
   release(claim: IdempotencyClaim): Promise<void>;
+  /** The request is over (answered, recorded or not): stop renewing its lease. */
+  finish(claim: IdempotencyClaim): void;
   /** Deletes records older than the window; returns how many. */
   purgeExpired(): Promise<number>;
 }
@@ -81,7 +87,10 @@ export interface IdempotencyOptions {
   clock: Clock;
   /** How long a duplicate waits for the first request's answer. */
   waitMs?: number;
-  /** How long an executing request owns its key before another may take over (a crashed process). */
+  /**
+   * How long an executing request owns its key without a renewal; a live owner renews it every
+   * third of it, so another request takes over only a key whose process died (or stalled that long).
+   */
   leaseMs?: number;
   pollMs?: number;
 }
@@ -89,8 +98,10 @@ export interface IdempotencyOptions {
 export function createIdempotencyStore(options: IdempotencyOptions): IdempotencyStore {
   const { db, clock } = options;
   const waitMs = options.waitMs ?? 10_000;
-  const leaseMs = options.leaseMs ?? 60_000;
+  const leaseMs = options.leaseMs ?? 5_000;
   const pollMs = options.pollMs ?? 25;
+
+  const { track, untrack } = createLeaseRenewer({ db, clock, leaseMs });
 
   /** One attempt to own the key: insert, or take over an expired record or an abandoned lease. */
   async function tryOwn(tenantId: string, key: string, fingerprint: string) {
@@ -140,17 +151,20 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
       .where('owner', '=', claim.owner)
       .where('status', '=', 'executing')
       .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) !== 1) {
-      throw new ApiError(
-        'conflict',
-        'Another request with this Idempotency-Key took over; retry to get its answer.',
-        undefined,
-        {
-          headers: { 'retry-after': '1' },
-        },
-      );
-    }
+    if (Number(updated.numUpdatedRows) !== 1) throw lostKey();
     claim.recorded = true;
+  }
+
+  /** Another request took the key over: this one must not change anything more. */
+  function lostKey() {
+    return new ApiError(
+      'conflict',
+      'Another request with this Idempotency-Key took over; retry to get its answer.',
+      undefined,
+      {
+        headers: { 'retry-after': '1' },
+      },
+    );
   }
 
   return {
@@ -159,6 +173,7 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
       for (;;) {
         const owned = await tryOwn(tenantId, key, fingerprint);
         if (owned) {
+          track({ tenantId, key, owner: owned.owner });
           return {
             kind: 'execute',
             owner: owned.owner,
@@ -186,19 +201,26 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
       }
     },
     recordInTx: (tx, claim, response) => store(tx, claim, response),
-    record: (claim, response) => store(db, claim, response),
+    async record(claim, response) {
+      await store(db, claim, response);
+      untrack(claim);
+    },
     async saveRecoveryPoint(tx, claim, point, data) {
-      await tx
+      const updated = await tx
         .updateTable('idempotency_keys')
         .set({ recovery_point: point, recovery_data: JSON.stringify(data ?? null) })
         .where('tenant_id', '=', claim.tenantId)
         .where('key', '=', claim.key)
         .where('owner', '=', claim.owner)
-        .execute();
+        .where('status', '=', 'executing')
+        .executeTakeFirst();
+      // Fenced like the answer: a request that lost its key must not start the next phase.
+      if (Number(updated.numUpdatedRows) !== 1) throw lostKey();
       claim.recoveryPoint = point;
       claim.recoveryData = data;
     },
     async release(claim) {
+      untrack(claim);
       await db
         .deleteFrom('idempotency_keys')
         .where('tenant_id', '=', claim.tenantId)
@@ -207,6 +229,7 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
         .where('status', '=', 'executing')
         .execute();
     },
+    finish: untrack,
     async purgeExpired() {
       const cutoff = new Date(clock.now().getTime() - IDEMPOTENCY_WINDOW_MS);
       const result = await db
@@ -343,7 +366,10 @@ export function registerIdempotency(
 
   async function storeAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const claim = request.idempotency;
-    if (!claim || claim.recorded) return payload;
+    if (!claim) return payload;
+    // The handler is done (every transaction of it has ended): nothing left to keep the key for.
+    store.finish(claim);
+    if (claim.recorded) return payload;
     let body: any;
     try {
       body = typeof payload === 'string' ? JSON.parse(payload) : undefined;
@@ -362,7 +388,7 @@ export function registerIdempotency(
         await store.release(claim);
       }
     } catch (error) {
-      // The answer still goes out; the lease lets a retry take over later.
+      // The answer still goes out; the lease, no longer renewed, lets a retry take over soon.
       request.log.warn({ err: error }, 'could not store the idempotent answer');
     }
     return payload;

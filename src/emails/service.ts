@@ -11,7 +11,9 @@ import type { Db, Tx } from '../core/db.js';
 import { newId } from '../core/ids.js';
 import { enqueueJob, type Job, PermanentJobError, RetryJobError } from '../core/jobs.js';
 import { listPage } from '../core/pagination.js';
+import type { SecretBox } from '../core/secrets.js';
 import { findTenant } from '../tenants/repository.js';
+import { smtpUrlOf } from '../tenants/secrets.js';
 import { findUser, type UserRow } from '../users/repository.js';
 import {
   claimOutboxEmail,
@@ -92,6 +94,8 @@ export function createEmailService(deps: {
   clock: Clock;
   templates: TemplateStore;
   sender: SmtpSender;
+  /** Opens the tenant's sealed SMTP password. */
+  secrets: SecretBox;
 }) {
   const { db, clock, templates, sender } = deps;
 
@@ -161,11 +165,18 @@ export function createEmailService(deps: {
       const tenant = await findTenant(db, tenantId);
       if (!tenant?.email_smtp_url || !tenant.email_from)
         return giveUp('the tenant has no email settings any more');
+      let smtpUrl: string;
+      try {
+        smtpUrl = smtpUrlOf(deps.secrets, tenant) as string;
+      } catch (error) {
+        // Altered in the database, or sealed with a key this process lacks: no retry can help.
+        return giveUp(`the SMTP password cannot be opened: ${(error as Error).message}`);
+      }
       const user = await findUser(db, tenantId, row.user_id);
       if (!user || user.deleted_at) return giveUp('the user was deleted before the email was sent');
 
       try {
-        await sender.send(tenantId, tenant.email_smtp_url, {
+        await sender.send(tenantId, smtpUrl, {
           from: tenant.email_from,
           to: row.to_name ? { name: row.to_name, address: row.to_address } : row.to_address,
           subject: row.subject,
@@ -176,7 +187,7 @@ export function createEmailService(deps: {
           headers: { 'Auto-Submitted': 'auto-generated' },
         });
       } catch (error) {
-        const reason = describeSmtpFailure(error, tenant.email_smtp_url);
+        const reason = describeSmtpFailure(error, smtpUrl);
         if (isPermanentSmtpFailure(error)) return giveUp(reason);
         if (row.attempts >= MAX_SEND_ATTEMPTS || job.attempt >= job.maxAttempts) {
           return giveUp(`gave up after ${row.attempts} attempts: ${reason}`);

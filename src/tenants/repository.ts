@@ -4,8 +4,10 @@ import type { Executor } from '../core/db.js';
 export interface TenantsTable {
   id: string;
   name: string;
-  /** Holds the SMTP password: never returned or logged. */
+  /** The SMTP URL without its password (older rows: with it, until the start-up pass seals it). */
   email_smtp_url: string | null;
+  /** The SMTP password sealed with SECRETS_KEY (src/tenants/secrets.ts): never returned or logged. */
+  email_smtp_password_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   email_from: string | null;
   /** Partner API rate limit of each key of the tenant (src/rate-limits); both null: the defaults. */
   rate_limit_per_second: ColumnType<number | null, number | null | undefined, number | null>;

@@ -3,8 +3,10 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import type { SecretBox } from '../core/secrets.js';
 import { findTenant, insertTenant, type TenantRow, updateTenant } from './repository.js';
 import type { CreateTenantBody, EmailSettingsInput, Tenant, UpdateTenantBody } from './schemas.js';
+import { smtpColumns } from './secrets.js';
 
 const ADDRESS = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
 
@@ -66,23 +68,26 @@ export function createTenantService(deps: {
   db: Db;
   clock: Clock;
   partnerLimitDefault: PartnerLimitDefault;
+  /** Seals the SMTP password before it is stored. */
+  secrets: SecretBox;
 }) {
   const { db, clock } = deps;
 
-  function emailColumns(email: EmailSettingsInput | null) {
-    if (email === null) return { email_smtp_url: null, email_from: null };
+  function emailColumns(tenantId: string, email: EmailSettingsInput | null) {
+    if (email === null) return { email_smtp_url: null, email_smtp_password_sealed: null, email_from: null };
     const issues = checkEmailSettings(email);
     if (issues.length > 0) throw validationFailed(issues);
-    return { email_smtp_url: email.smtp_url, email_from: email.from.trim() };
+    return { ...smtpColumns(deps.secrets, tenantId, email.smtp_url), email_from: email.from.trim() };
   }
 
   return {
     async create(input: CreateTenantBody): Promise<Tenant> {
       const now = clock.now();
+      const id = newId('ten');
       const row = await insertTenant(db, {
-        id: newId('ten'),
+        id,
         name: input.name,
-        ...emailColumns(input.email ?? null),
+        ...emailColumns(id, input.email ?? null),
         created_at: now,
         updated_at: now,
       });
@@ -92,7 +97,7 @@ export function createTenantService(deps: {
     async update(tenantId: string, input: UpdateTenantBody): Promise<Tenant> {
       const changes = {
         ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.email !== undefined ? emailColumns(input.email) : {}),
+        ...(input.email !== undefined ? emailColumns(tenantId, input.email) : {}),
         ...(input.rate_limit !== undefined
           ? {
               rate_limit_per_second: input.rate_limit?.requests_per_second ?? null,

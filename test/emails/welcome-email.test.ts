@@ -193,7 +193,7 @@ describe('tenant email settings', () => {
     expect(created.status).toBe(422);
   });
 
-  it('stores the password but never returns or logs it', async () => {
+  it('stores the password sealed, and never returns or logs it', async () => {
     const url = `smtps://mailer:${encodeURIComponent(PASSWORD)}@smtp.acme.example:465`;
     const created = await t.admin('POST', '/admin/v1/tenants', {
       name: 'Secretive',
@@ -209,10 +209,12 @@ describe('tenant email settings', () => {
     expect(fetched.body.data.email.smtp_url).toBe('smtps://mailer@smtp.acme.example:465');
     const stored = await t.services.database.db
       .selectFrom('tenants')
-      .select('email_smtp_url')
+      .select(['email_smtp_url', 'email_smtp_password_sealed'])
       .where('id', '=', created.body.data.id)
       .executeTakeFirstOrThrow();
-    expect(stored.email_smtp_url).toBe(url);
+    expect(stored.email_smtp_url).toBe('smtps://mailer@smtp.acme.example:465');
+    expect(stored.email_smtp_password_sealed).toMatch(/^v1:[\w-]{8}:[\w-]+:[\w-]+$/);
+    expect(stored.email_smtp_password_sealed).not.toContain(PASSWORD);
     const logs = t.logs.join('\n');
     expect(logs).not.toContain(PASSWORD);
     expect(logs).not.toContain(encodeURIComponent(PASSWORD));

@@ -241,6 +241,33 @@ describe('concurrency', () => {
   });
 });
 
+describe('leases', () => {
+  it('a live request keeps its key past its lease (its process renews it), a finished one does not', async () => {
+    const db = t.services.database.db;
+    const leaseClock = new ManualClock(clock.now().toISOString());
+    const owner = createIdempotencyStore({ db, clock: leaseClock, leaseMs: 60 });
+    const other = createIdempotencyStore({ db, clock: leaseClock, leaseMs: 60, waitMs: 0 });
+    const first = await owner.begin(a.id, 'key-renewed', 'fp');
+    if (first.kind !== 'execute') throw new Error(`expected to execute, got ${first.kind}`);
+    const lockedUntil = async () =>
+      (
+        await query<{ locked_until: Date }>(
+          t,
+          sql`SELECT locked_until FROM idempotency_keys WHERE tenant_id = ${a.id} AND key = 'key-renewed'`,
+        )
+      )[0].locked_until.getTime();
+
+    // Far past the lease by the clock: the owner's next renewal moves the lease past it again.
+    leaseClock.advance(1000);
+    while ((await lockedUntil()) <= leaseClock.now().getTime()) await new Promise((r) => setTimeout(r, 10));
+    expect((await other.begin(a.id, 'key-renewed', 'fp')).kind).toBe('busy');
+
+    owner.finish({ tenantId: a.id, key: 'key-renewed', ...first, recorded: false });
+    leaseClock.advance(1000);
+    expect((await other.begin(a.id, 'key-renewed', 'fp')).kind).toBe('execute');
+  });
+});
+
 describe('the 24-hour window', () => {
   it('replays within 24 h and treats the key as new after it', async () => {
     const input = body();

@@ -55,6 +55,9 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', 'proxy.internal'],
     ['TRUST_PROXY', '10.0.0.0/33'],
     ['TRUST_PROXY', '10.0.0.1,'],
+    ['SECRETS_KEY', 'too-short'],
+    ['SECRETS_KEY', 'ab'.repeat(31)],
+    ['SECRETS_KEY_PREVIOUS', 'not a key'],
   ])('%s=%s is refused with a message naming the variable', (name, value) => {
     let error: unknown;
     try {
@@ -72,12 +75,31 @@ describe('loadConfig', () => {
     expect(loadConfig({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x' }).processor).toBe('stripe');
   });
 
+  it('a PostgreSQL DATABASE_URL needs SECRETS_KEY; the embedded database does not', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/x' })).toThrow(/SECRETS_KEY is required/);
+    expect(loadConfig({ DATABASE_URL: 'memory://' }).secretKeys).toBeUndefined();
+    expect(loadConfig({}).secretKeys).toBeUndefined();
+    expect(() => loadConfig({ SECRETS_KEY_PREVIOUS: 'ab'.repeat(32) })).toThrow(/SECRETS_KEY is required/);
+  });
+
+  it('SECRETS_KEY takes 32 bytes as hex or base64; SECRETS_KEY_PREVIOUS a comma list of them', () => {
+    const hex = 'ab'.repeat(32);
+    const base64 = Buffer.alloc(32, 7).toString('base64');
+    const base64url = Buffer.alloc(32, 0xfb).toString('base64url');
+    const config = loadConfig({ SECRETS_KEY: hex, SECRETS_KEY_PREVIOUS: `${base64}, ${base64url}` });
+    expect(config.secretKeys?.current).toEqual(Buffer.alloc(32, 0xab));
+    expect(config.secretKeys?.previous).toEqual([Buffer.alloc(32, 7), Buffer.alloc(32, 0xfb)]);
+  });
+
   it('accepts the documented forms', () => {
+    const SECRETS_KEY = 'ab'.repeat(32);
     expect(loadConfig({ DATABASE_URL: 'memory://' }).databaseUrl).toBe('memory://');
-    expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/x' }).databaseUrl).toBe(
+    expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/x', SECRETS_KEY }).databaseUrl).toBe(
       'postgres://u:p@db:5432/x',
     );
-    expect(loadConfig({ DATABASE_URL: 'postgresql://db/x' }).databaseUrl).toBe('postgresql://db/x');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://db/x', SECRETS_KEY }).databaseUrl).toBe(
+      'postgresql://db/x',
+    );
     expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe(
       'https://api.example.com',
     );
@@ -100,6 +122,8 @@ describe.skipIf(ENGINE === 'postgres')('the server process', { timeout: 120_000 
     [{ PORT: 'abc' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://localhost/db' }, 'DATABASE_URL'],
     [{ PROCESSOR: 'paypal' }, 'PROCESSOR'],
+    [{ SECRETS_KEY: 'not-a-key' }, 'SECRETS_KEY'],
+    [{ DATABASE_URL: 'postgres://127.0.0.1/x', SECRETS_KEY: null }, 'SECRETS_KEY'],
   ])('exits with code 78 and a message naming the variable: %o', async (env, variable) => {
     const server = await startServerProcess({ env, waitForReady: false });
     expect(await server.exited).toBe(78);

@@ -7,7 +7,7 @@
  *   const res = await server.request('GET', '/api/v1/plans', { token: key });
  *   await server.stop();            // SIGTERM, waits for the exit, returns the exit code
  *
- * - The environment is `baseEnv()` (quiet, cheap password hashing, no demo seed, no stray
+ * - The environment is `baseEnv()` (quiet, cheap password hashing, no demo seed, a SECRETS_KEY, no stray
  *   DATABASE_URL/REDIS_URL from the caller's shell) merged with `env`. Pass `null` as a value
  *   to remove a variable. Without `PORT`, a free port is picked.
  * - `entry` runs another script instead (e.g. a test fixture that adds a route, then imports
@@ -70,6 +70,9 @@ export interface ServerProcess {
   kill(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
+/** The key sealing stored secrets in test servers (32 bytes, hex). */
+export const TEST_SECRETS_KEY = '5ec12e75'.repeat(8);
+
 /** The environment every test server starts from. */
 export function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -90,6 +93,8 @@ export function baseEnv(): Record<string, string> {
     SEED_DEMO: 'false',
     PASSWORD_HASH_MEMORY_KIB: '1024',
     NODE_ENV: 'test',
+    // Required with a PostgreSQL DATABASE_URL (and then also used by embedded ones).
+    SECRETS_KEY: TEST_SECRETS_KEY,
   };
 }
 
