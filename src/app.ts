@@ -11,7 +11,8 @@ import { registerPartnerAuth, tenantOf } from './core/auth.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import type { Database } from './core/db.js';
-import { frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
+import { clientErrorHandler, frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
+import { httpServerFactory } from './core/http-server.js';
 import { createIdempotencyStore, type IdempotencyStore, registerIdempotency } from './core/idempotency.js';
 import { randomBase62 } from './core/ids.js';
 import { createWorker, enqueueJob, type JobHandler, type Worker } from './core/jobs.js';
@@ -155,6 +156,8 @@ export async function buildApp(
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     frameworkErrors,
+    clientErrorHandler,
+    serverFactory: httpServerFactory(config.http),
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
     // A hop count trusts that many proxies in front of us (the function form proxy-addr uses for it).
     trustProxy:
