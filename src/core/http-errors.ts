@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, codeToStatus, type ErrorCode, type ErrorDetails } from './errors.js';
+import { MAX_HEADER_BYTES } from './http-server.js';
 import { newRequestId } from './ids.js';
 
 export interface ErrorEnvelope {
@@ -108,7 +109,10 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
 /** What the HTTP parser refused, before any request object exists. */
 function clientErrorAnswer(code: string): { status: number; message: string } {
   if (code === 'HPE_HEADER_OVERFLOW')
-    return { status: 431, message: 'The request headers are too large (at most 16 KiB in all).' };
+    return {
+      status: 431,
+      message: `The request headers are too large (at most ${MAX_HEADER_BYTES / 1024} KiB in all).`,
+    };
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
     return { status: 408, message: 'The request was not received in time.' };
   return { status: 400, message: 'The request is not valid HTTP.' };

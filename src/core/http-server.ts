@@ -1,13 +1,14 @@
 /**
  * The Node HTTP server under Fastify, with deliberate limits on slow and numerous clients
- * (README, "Slow clients"): Node's own defaults wait 60 s for headers, never time out a request
- * body that trickles in, and accept connections without bound.
+ * (README, "Slow clients"). Left to Node and Fastify, a server waits 60 s for headers, never
+ * gives up on a body that trickles in (Fastify turns Node's request timeout off), and accepts
+ * connections without bound.
  */
 import http from 'node:http';
 import type { FastifyServerFactory } from 'fastify';
 import type { HttpLimits } from './config.js';
 
-/** Node's default, stated so the 431 message and the README can rely on it. */
+/** Request line and headers together (Node's default, stated so the 431 answer can name it). */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
 /**
