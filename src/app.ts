@@ -9,9 +9,10 @@ import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
 import { webhookRoutes } from './calls/routes.js';
 import { registerPartnerAuth, tenantOf } from './core/auth.js';
-import { frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
+import { clientErrorHandler, frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
+import { httpServerFactory } from './core/http-server.js';
 import { registerIdempotency } from './core/idempotency.js';
-import { randomBase62 } from './core/ids.js';
+import { newRequestId } from './core/ids.js';
 import { lazyChildLogger, loggerOptions } from './core/logging.js';
 import { registerOpenApi } from './core/openapi.js';
 import { validatorCompiler } from './core/validation.js';
@@ -42,7 +43,7 @@ const PRINTABLE = /^[\x20-\x7e]+$/;
 function requestIdOf(header: string | string[] | undefined): string {
   if (typeof header === 'string' && header.length <= MAX_INCOMING_REQUEST_ID && PRINTABLE.test(header))
     return header;
-  return `req_${randomBase62(20)}`;
+  return newRequestId();
 }
 
 /**
@@ -60,6 +61,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     frameworkErrors,
+    clientErrorHandler,
+    serverFactory: httpServerFactory(config.http),
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
     // A hop count trusts that many proxies in front of us (the function form proxy-addr uses for it).
     trustProxy:

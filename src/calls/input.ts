@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../core/errors.js';
 import { Email, PHONE_PATTERN } from '../core/schemas.js';
-import { checkAgainst } from '../core/validation.js';
+import { checkAgainst, checkStorable } from '../core/validation.js';
 
 export const NAME_REQUIRED = 'name or full name is required';
 const NAME_KEYS = ['name', 'full_name', 'fullName'] as const;
@@ -14,9 +14,6 @@ const PHONE = new RegExp(PHONE_PATTERN);
 const MAX_NAME = 200;
 export const MAX_CONTEXT_KEYS = 200;
 export const MAX_CONTEXT_DEPTH = 8;
-// PostgreSQL stores neither NUL characters nor lone UTF-16 surrogates (text or jsonb).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what is looked for
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export interface TriggerInput {
   phone: string;
@@ -29,23 +26,14 @@ export interface TriggerInput {
 
 const bad = (message: string) => new ApiError('invalid_request', message);
 
-/** Rejects strings PostgreSQL cannot store and nesting deeper than the limit. */
-function checkStorable(value: unknown, depth: number): void {
-  if (typeof value === 'string') {
-    if (UNSTORABLE.test(value)) throw bad('Strings must not contain NUL characters or unpaired surrogates.');
-    return;
-  }
-  if (typeof value !== 'object' || value === null) return;
-  if (depth > MAX_CONTEXT_DEPTH)
-    throw bad(`Context values may be nested at most ${MAX_CONTEXT_DEPTH} levels deep.`);
-  if (Array.isArray(value)) {
-    for (const item of value) checkStorable(item, depth + 1);
-    return;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    checkStorable(key, depth);
-    checkStorable(item, depth + 1);
-  }
+/**
+ * Rejects strings PostgreSQL cannot store and context nested deeper than the limit: the body is
+ * level 1, so an extra key's value may hold MAX_CONTEXT_DEPTH levels of objects and arrays.
+ */
+function assertStorable(body: Record<string, unknown>): void {
+  const { issues, tooDeep } = checkStorable(body, MAX_CONTEXT_DEPTH + 1);
+  if (tooDeep) throw bad(`Context values may be nested at most ${MAX_CONTEXT_DEPTH} levels deep.`);
+  if (issues.length > 0) throw bad('Strings must not contain NUL characters or unpaired surrogates.');
 }
 
 export function parseTriggerBody(body: Record<string, unknown>): TriggerInput {
@@ -81,9 +69,7 @@ export function parseTriggerBody(body: Record<string, unknown>): TriggerInput {
     if (++keys > MAX_CONTEXT_KEYS) throw bad(`At most ${MAX_CONTEXT_KEYS} context keys are accepted.`);
     context[key] = value;
   }
-  checkStorable(name, 0);
-  checkStorable(email, 0);
-  checkStorable(context, 0);
+  assertStorable(body);
 
   const templateValues: Record<string, unknown> = { ...context, phone, name: name.trim() };
   for (const key of NAME_KEYS) if (typeof body[key] === 'string') templateValues[key] = body[key];

@@ -38,11 +38,24 @@ export interface Config {
    * of the process's own).
    */
   secretKeys: SecretKeys | undefined;
+  /** The HTTP server's limits on slow and numerous clients (README, "Slow clients"). */
+  http: HttpLimits;
   /** Default token buckets (decisions.md §8); a tenant may get its own partner numbers. */
   rateLimits: {
     partner: { perSecond: number; burst: number };
     webhook: { perSecond: number; burst: number };
   };
+}
+
+export interface HttpLimits {
+  /** A request's headers must have arrived within this time of its first byte. */
+  headersTimeoutMs: number;
+  /** The whole request (headers and body) must have arrived within this time. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveTimeoutMs: number;
+  /** Open connections this process accepts at once; more are closed on arrival. */
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -96,6 +109,26 @@ function readUrl(env: Env, name: string, protocols: readonly string[]): string |
     throw new ConfigError(name, `must use one of ${protocols.join(', ')}`);
   }
   return raw;
+}
+
+function readHttpLimits(env: Env): HttpLimits {
+  const headersTimeoutMs = readInteger(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = readInteger(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  // Node refuses a headers timeout longer than the request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not exceed HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`,
+    );
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    // Longer than the idle timeout of the load balancers usually in front (60 s), so a balancer
+    // never sends a request on a connection this server is closing at that moment.
+    keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
+  };
 }
 
 /** Proxy addresses and CIDR ranges (`10.0.0.0/8`, `::1`), or a hop count. */
@@ -205,6 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
     passwordHashMemoryKib: readInteger(env, 'PASSWORD_HASH_MEMORY_KIB', 19456, 1024, 4194304),
     trustProxy: readTrustProxy(env),
     secretKeys: readSecretKeys(env, databaseUrl),
+    http: readHttpLimits(env),
     rateLimits: {
       partner: {
         perSecond: readInteger(env, 'RATE_LIMIT_PARTNER_PER_SECOND', 100, 1, 1_000_000_000),

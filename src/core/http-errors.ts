@@ -2,8 +2,12 @@
  * The one place errors become HTTP answers: every non-2xx answer is the envelope
  * `{ error: { code, message, details? }, request_id }`, and 5xx answers never leak internals.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, codeToStatus, type ErrorCode, type ErrorDetails } from './errors.js';
+import { MAX_HEADER_BYTES } from './http-server.js';
+import { newRequestId } from './ids.js';
 
 export interface ErrorEnvelope {
   error: { code: ErrorCode; message: string; details?: ErrorDetails };
@@ -100,6 +104,45 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
         ? new ApiError('invalid_request', 'The request URL is malformed (invalid percent-encoding).')
         : toApiError(error).apiError;
   sendApiError(request, reply, apiError);
+}
+
+/** What the HTTP parser refused, before any request object exists. */
+function clientErrorAnswer(code: string): { status: number; message: string } {
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return {
+      status: 431,
+      message: `The request headers are too large (at most ${MAX_HEADER_BYTES / 1024} KiB in all).`,
+    };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { status: 408, message: 'The request was not received in time.' };
+  return { status: 400, message: 'The request is not valid HTTP.' };
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: what Node's HTTP parser refuses (headers over the size
+ * limit, a request not received within the server's timeouts, malformed HTTP) never reaches
+ * routing, so Fastify would write its own bare body. Written here as the envelope with a fresh
+ * request id, in the header and the body like every other answer; the connection is closed.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+  // A reset connection has nobody to answer (https://nodejs.org/api/http.html#event-clienterror).
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, message } = clientErrorAnswer(error.code);
+  const requestId = newRequestId();
+  // Never the error itself: its rawPacket holds the request's bytes, credentials included.
+  this.log.info({ reqId: requestId, code: error.code, status }, 'request refused by the HTTP parser');
+  if (socket.writable) {
+    const body = JSON.stringify({ error: { code: 'invalid_request', message }, request_id: requestId });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

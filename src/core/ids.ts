@@ -47,6 +47,11 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;
 }
 
+/** A request id (`req_…`, decisions.md §2) for an answer that brought none we may echo. */
+export function newRequestId(): string {
+  return `req_${randomBase62(20)}`;
+}
+
 /** Webhook ids are credentials: 32 base62 characters, about 190 bits. */
 export function newWebhookId(): string {
   return `webh_${randomBase62(32)}`;

@@ -1,6 +1,8 @@
 /**
- * Structured JSON logs (pino). Every request line carries `reqId`. Secrets never reach a log:
- * headers are not logged, webhook ids in URLs are shortened, and known secret fields are redacted.
+ * Structured JSON logs (pino). Every request line carries `reqId` and the route pattern. Secrets
+ * and personal data never reach a log: headers are not logged, webhook ids in URLs are shortened,
+ * query values are kept only for paging, sorting, enum and id parameters, and known secret fields
+ * are redacted.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, DestinationStream, Logger, LoggerOptions } from 'pino';
@@ -8,6 +10,55 @@ import type { Bindings, ChildLoggerOptions, DestinationStream, Logger, LoggerOpt
 /** `webh_` ids are credentials: keep only enough to tell two apart. */
 export function redactUrl(url: string): string {
   return url.replace(/webh_[0-9A-Za-z]+/g, (id) => `${id.slice(0, 9)}…`);
+}
+
+/**
+ * Query parameters whose values are logged: paging, sorting, enum filters and ids. Anything else
+ * (`search` holds emails and names) is logged as `[redacted]`.
+ */
+const LOGGED_QUERY_VALUES = new Set([
+  'page',
+  'limit',
+  'sort_by',
+  'sort_order',
+  'status',
+  'active',
+  'provider',
+  'user_id',
+  'plan_id',
+  'agent_id',
+  'tenant_id',
+]);
+/** What an enum, a number or an id looks like; an `@`, a space or other text is not one. */
+const PLAIN_VALUE = /^[\w.-]{0,100}$/;
+const PLAIN_NAME = /^[\w.[\]-]{1,64}$/;
+const REDACTED = '[redacted]';
+
+function decoded(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The URL as logged: webhook ids shortened, query values redacted unless plainly not personal. */
+export function loggableUrl(url: string): string {
+  const mark = url.indexOf('?');
+  if (mark === -1) return redactUrl(url);
+  const query = url
+    .slice(mark + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = decoded(equals === -1 ? pair : pair.slice(0, equals));
+      if (name === undefined || !PLAIN_NAME.test(name)) return REDACTED;
+      if (equals === -1) return name;
+      const value = decoded(pair.slice(equals + 1));
+      const keep = LOGGED_QUERY_VALUES.has(name) && value !== undefined && PLAIN_VALUE.test(value);
+      return `${name}=${keep ? value : REDACTED}`;
+    });
+  return `${redactUrl(url.slice(0, mark))}?${query.join('&')}`;
 }
 
 const SECRET_PATHS = [
@@ -30,8 +81,14 @@ export function loggerOptions(level: string): LoggerOptions {
     level,
     redact: { paths: SECRET_PATHS, censor: '[redacted]' },
     serializers: {
-      req(request: { method: string; url: string; ip?: string }) {
-        return { method: request.method, url: redactUrl(request.url), remoteAddress: request.ip };
+      req(request: { method: string; url: string; ip?: string; routeOptions?: { url?: string } }) {
+        return {
+          method: request.method,
+          // The pattern (`/api/v1/users/:id`), or undefined when no route matched.
+          route: request.routeOptions?.url,
+          url: loggableUrl(request.url),
+          remoteAddress: request.ip,
+        };
       },
     },
   };

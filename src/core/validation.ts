@@ -45,6 +45,7 @@ function parseIntegerParameters(schema: any, query: Record<string, unknown>): Re
   return result;
 }
 
+// PostgreSQL stores neither NUL characters nor lone UTF-16 surrogates (text or jsonb).
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function textProblem(value: string): string | undefined {
@@ -54,25 +55,80 @@ function textProblem(value: string): string | undefined {
 }
 
 /**
- * Fields whose strings PostgreSQL cannot store as sent: text and jsonb refuse U+0000 (the request
- * would fail in the database) and an unpaired surrogate would silently become U+FFFD. Refused as
- * invalid input instead; object keys count too.
+ * How deep an API request body may nest objects and arrays, the body itself being level 1. No
+ * request needs more than a few levels; the cap keeps every later step (validation, the
+ * idempotency fingerprint) shallow whatever fits in the body limit.
  */
-export function unstorableTextIssues(data: unknown, path: string[] = []): FieldIssue[] {
-  if (typeof data === 'string') {
-    const issue = textProblem(data);
-    return issue ? [{ ...(path.length > 0 ? { field: path.join('.') } : {}), issue }] : [];
-  }
-  if (Array.isArray(data)) return data.flatMap((item, i) => unstorableTextIssues(item, [...path, String(i)]));
-  if (isPlainObject(data)) {
-    return Object.entries(data).flatMap(([key, value]) => {
+export const MAX_BODY_DEPTH = 32;
+
+export interface StorabilityCheck {
+  /** Strings (values and object keys) PostgreSQL cannot store as sent, in document order. */
+  issues: FieldIssue[];
+  /** An object or array sits deeper than allowed; the walk stopped there. */
+  tooDeep: boolean;
+}
+
+/** A field's dotted path, kept as a link to its parent so a step costs O(1), not O(depth). */
+interface PathLink {
+  key: string;
+  parent: PathLink | undefined;
+}
+
+function dotted(link: PathLink | undefined): string | undefined {
+  const keys: string[] = [];
+  for (let at = link; at; at = at.parent) keys.push(at.key);
+  return keys.length > 0 ? keys.reverse().join('.') : undefined;
+}
+
+/**
+ * One walk over parsed JSON for what PostgreSQL cannot store: text and jsonb refuse U+0000 (the
+ * request would fail in the database) and an unpaired surrogate would silently become U+FFFD.
+ * Object keys count too; a key with a problem is reported instead of its value. Objects and arrays
+ * deeper than `maxDepth` (the outermost value being level 1) stop the walk.
+ *
+ * Iterative with an explicit stack, and linear in the size of the value: any nesting a body limit
+ * lets through is answered as bad input, never with a stack overflow.
+ */
+export function checkStorable(data: unknown, maxDepth: number): StorabilityCheck {
+  const issues: FieldIssue[] = [];
+  const report = (link: PathLink | undefined, issue: string) => {
+    const field = dotted(link);
+    issues.push(field === undefined ? { issue } : { field, issue });
+  };
+  // `key` is set when the entry is an object member whose key is still to be checked.
+  const stack: { value: unknown; level: number; link: PathLink | undefined; key?: string }[] = [
+    { value: data, level: 1, link: undefined },
+  ];
+  while (stack.length > 0) {
+    const { value, level, link, key } = stack.pop() as (typeof stack)[number];
+    if (key !== undefined) {
       const issue = textProblem(key);
-      return issue
-        ? [{ field: [...path, key].join('.'), issue }]
-        : unstorableTextIssues(value, [...path, key]);
-    });
+      if (issue) {
+        report(link, issue);
+        continue;
+      }
+    }
+    if (typeof value === 'string') {
+      const issue = textProblem(value);
+      if (issue) report(link, issue);
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (level > maxDepth) return { issues, tooDeep: true };
+    // Pushed last to first, so members come off the stack in document order.
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        stack.push({ value: value[i], level: level + 1, link: { key: String(i), parent: link } });
+      }
+    } else {
+      const members = Object.entries(value);
+      for (let i = members.length - 1; i >= 0; i--) {
+        const [name, member] = members[i];
+        stack.push({ value: member, level: level + 1, link: { key: name, parent: link }, key: name });
+      }
+    }
   }
-  return [];
+  return { issues, tooDeep: false };
 }
 
 /** Only the parameters the schema declares (unknown query parameters are ignored, NUL or not). */
@@ -83,10 +139,19 @@ function declaredOnly(schema: any, data: unknown): unknown {
 }
 
 function check(validate: ValidateFunction, data: unknown, part: string, schema?: unknown) {
+  // Depth and text first: Ajv then only ever sees shallow data.
+  const text = checkStorable(part === 'body' ? data : declaredOnly(schema, data), MAX_BODY_DEPTH);
+  if (text.tooDeep) {
+    return {
+      error: new ApiError(
+        'invalid_request',
+        `The ${partName(part)} is nested too deeply: at most ${MAX_BODY_DEPTH} levels of objects and arrays.`,
+      ),
+    };
+  }
   const valid = validate(data);
-  const text = unstorableTextIssues(part === 'body' ? data : declaredOnly(schema, data));
-  if (valid && text.length === 0) return { value: data };
-  const issues = [...(valid ? [] : toFieldIssues(validate.errors ?? [])), ...text];
+  if (valid && text.issues.length === 0) return { value: data };
+  const issues = [...(valid ? [] : toFieldIssues(validate.errors ?? [])), ...text.issues];
   return { error: validationError(issues, part) };
 }
 
@@ -226,9 +291,12 @@ export function toFieldIssues(errors: ErrorObject[]): FieldIssue[] {
   });
 }
 
+function partName(part: string): string {
+  return part === 'querystring' ? 'query parameters' : part === 'body' ? 'request body' : part;
+}
+
 function validationError(issues: FieldIssue[], part: string): ApiError {
-  const what = part === 'querystring' ? 'query parameters' : part === 'body' ? 'request body' : part;
-  return new ApiError('validation_failed', `The ${what} failed validation.`, issues);
+  return new ApiError('validation_failed', `The ${partName(part)} failed validation.`, issues);
 }
 
 /** Validates data against a schema outside a route (e.g. nested settings); returns issues. */

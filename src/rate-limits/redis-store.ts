@@ -67,7 +67,17 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
   /** How long requests skip Redis after a failed command before one tries again (ms). */
   retryAfterFailureMs?: number;
+  /** How long one connection attempt may take (ms). */
+  connectTimeoutMs?: number;
 }
+
+/**
+ * Failed connection attempts in a row, before the first connection, that make an outage. One is
+ * not: the attempt starts while the process is still building its app, and a busy event loop
+ * (a loaded machine, several processes booting) makes its connect time out although Redis is
+ * there. The retries run once start-up is over.
+ */
+const FAILED_ATTEMPTS_BEFORE_FIRST_OUTAGE = 3;
 
 export interface RedisBucketStore extends BucketStore {
   /** True while answers come from Redis (false during an outage). */
@@ -82,7 +92,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisBucketStore {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: options.commandTimeoutMs ?? 250,
-    connectTimeout: 1000,
+    connectTimeout: options.connectTimeoutMs ?? 1000,
     // Keep trying to reconnect, at most a second apart, so recovery is noticed quickly.
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
   }) as RedisWithScript;
@@ -110,14 +120,25 @@ export function createRedisStore(options: RedisStoreOptions): RedisBucketStore {
     options.logger().info({}, 'rate limiter: Redis reachable again, limits are shared again');
   }
 
+  let connectedOnce = false;
+  let failedAttempts = 0;
+  let lastError: unknown;
   // Connection errors are reported through markDown; without a listener ioredis prints each retry.
-  redis.on('error', markDown);
+  redis.on('error', (error) => {
+    lastError = error;
+    if (connectedOnce) markDown(error);
+  });
   redis.on('ready', () => {
+    connectedOnce = true;
     skipUntil = 0;
     markUp();
   });
+  // Every connection attempt, failed or lost, ends with 'close'.
   redis.on('close', () => {
-    if (!closing) markDown(new Error('connection closed'));
+    if (closing) return;
+    if (connectedOnce) markDown(new Error('connection closed'));
+    else if (++failedAttempts >= FAILED_ATTEMPTS_BEFORE_FIRST_OUTAGE)
+      markDown(lastError ?? new Error('connection closed'));
   });
 
   return {

@@ -58,6 +58,11 @@ describe('loadConfig', () => {
     ['SECRETS_KEY', 'too-short'],
     ['SECRETS_KEY', 'ab'.repeat(31)],
     ['SECRETS_KEY_PREVIOUS', 'not a key'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '50'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '40000'],
+    ['HTTP_REQUEST_TIMEOUT_MS', 'soon'],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1'],
+    ['HTTP_MAX_CONNECTIONS', '0'],
   ])('%s=%s is refused with a message naming the variable', (name, value) => {
     let error: unknown;
     try {
@@ -113,6 +118,18 @@ describe('loadConfig', () => {
       '::1',
       '192.168.1.7',
     ]);
+    expect(loadConfig({}).http).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 72_000,
+      maxConnections: 4096,
+    });
+    expect(
+      loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '60000' }).http,
+    ).toMatchObject({
+      headersTimeoutMs: 60_000,
+      requestTimeoutMs: 60_000,
+    });
   });
 });
 

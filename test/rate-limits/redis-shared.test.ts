@@ -82,6 +82,64 @@ describe.skipIf(!redisUp)('Redis store (Lua script) against the in-process bucke
   });
 });
 
+describe.skipIf(!redisUp)('Redis store start-up', () => {
+  function capture() {
+    const lines: string[] = [];
+    let onWarn = () => {};
+    const warned = new Promise<void>((resolve) => {
+      onWarn = resolve;
+    });
+    const logger = {
+      warn(_obj: object, msg: string) {
+        lines.push(msg);
+        onWarn();
+      },
+      info(_obj: object, msg: string) {
+        lines.push(msg);
+      },
+    };
+    return { lines, logger, warned };
+  }
+
+  it('logs nothing when Redis is up, even if start-up keeps the event loop busy past the connect timeout', async () => {
+    const { lines, logger } = capture();
+    const store = createRedisStore({
+      url: MACHINE_REDIS,
+      fallback: createMemoryStore(),
+      logger: () => logger,
+      connectTimeoutMs: 200,
+    });
+    // The connection attempt is under way; the process goes on building its app without yielding.
+    await new Promise((resolve) => process.nextTick(resolve));
+    const until = Date.now() + 1200;
+    while (Date.now() < until) {}
+    try {
+      await store.ready(10_000);
+      expect(store.healthy()).toBe(true);
+      expect(lines).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('still reports a Redis that is not there at start, once', async () => {
+    const { lines, logger, warned } = capture();
+    const store = createRedisStore({
+      url: `redis://127.0.0.1:${await freePort()}`,
+      fallback: createMemoryStore(),
+      logger: () => logger,
+    });
+    try {
+      await warned;
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/Redis unreachable/);
+      expect(store.healthy()).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 const startServer = (databaseUrl: string, redisUrl: string) =>
   startServerProcess({ env: { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, ADMIN_TOKEN, WORKERS: '0' } });
 

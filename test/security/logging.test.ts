@@ -23,6 +23,9 @@ const SMTP_PASSWORD = 'SmtpPassw0rdNeverLogged';
 const USER_PASSWORD = 'UserPassw0rdNeverLogged';
 const SHORT_PASSWORD = 'Sh0rtPw';
 const WRONG_PASSWORD = 'WrongPassw0rdNeverLogged';
+/** Personal data sent in query strings: never logged, not even percent-encoded. */
+const SEARCHED_EMAIL = 'zebulon.searched@example.com';
+const SEARCHED_NAME = 'Zebulon Quartermaine';
 
 let t: TestApp;
 let tenant: TestTenant;
@@ -140,6 +143,17 @@ beforeAll(async () => {
   await record(t.admin('DELETE', `/admin/v1/api-keys/${issued.body.data.id}`));
   await record(t.partner(issued.body.data.key, 'GET', '/api/v1/plans'));
   await record(t.partner(tenant.key, 'GET', `/api/v1/users?limit=1000`));
+  // Personal data in query strings: searches, and parameters no route declares.
+  await record(
+    tenant.request('GET', `/api/v1/users?search=${encodeURIComponent(SEARCHED_EMAIL)}&limit=5&sort_by=name`),
+  );
+  await record(
+    tenant.request(
+      'GET',
+      `/api/v1/users?search=${encodeURIComponent(SEARCHED_NAME)}&email=${SEARCHED_EMAIL}&status=active`,
+    ),
+  );
+  await record(tenant.request('GET', `/api/v1/users/${created.body.data.id}?q=${SEARCHED_EMAIL}`));
   await record(t.partner(ADMIN_TOKEN, 'GET', '/api/v1/users'));
   await record(t.partner(tenant.key, 'GET', '/admin/v1/tenants/x'));
 
@@ -243,6 +257,24 @@ describe('logs', () => {
     }
     expect(all).not.toMatch(/"authorization"/i);
     expect(all).not.toMatch(/"password"\s*:\s*"(?!\[redacted\])/);
+  });
+
+  it('name the route pattern, and keep no personal data from query strings', () => {
+    const all = t.logs.join('\n');
+    for (const term of [SEARCHED_EMAIL, encodeURIComponent(SEARCHED_EMAIL), 'Quartermaine', 'zebulon']) {
+      expect(all.toLowerCase().includes(term.toLowerCase()), `a log line contains ${term}`).toBe(false);
+    }
+    const requests = t.logs.map((line) => JSON.parse(line)).filter((e) => e.req);
+    const searches = requests.filter((e) => e.req.url.includes('search='));
+    expect(searches.map((e) => [e.req.route, e.req.url])).toEqual([
+      ['/api/v1/users', '/api/v1/users?search=[redacted]&limit=5&sort_by=name'],
+      ['/api/v1/users', '/api/v1/users?search=[redacted]&email=[redacted]&status=active'],
+    ]);
+    const routes = new Set(requests.map((e) => e.req.route));
+    expect(routes).toContain('/api/v1/users/:id');
+    expect(routes).toContain('/admin/v1/tenants/:id/api-keys');
+    if (all.includes('/webhooks/agents/'))
+      expect(routes).toContain('/webhooks/agents/:agentWebhookId/trigger');
   });
 
   it('shorten webhook ids in URLs and keep SMTP passwords out of answers too', () => {
