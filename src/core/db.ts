@@ -13,7 +13,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { type CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
-import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from './config.js';
+import { type DatabaseTimeouts, DEFAULT_DATABASE_TIMEOUTS } from './config.js';
 import { acquireDirectoryLock, type DirectoryLock } from './lockfile.js';
 
 // int8 (counts, money in minor units) and numeric (per-minute rates) arrive as strings by default.
@@ -81,7 +81,12 @@ export class DatabaseTimeoutError extends Error {
 }
 
 /** Rejects with DatabaseTimeoutError when `work` has not settled after `timeoutMs` (then `onTimeout` runs). */
-function withDeadline<T>(work: Promise<T>, what: string, timeoutMs: number, onTimeout?: () => void): Promise<T> {
+function withDeadline<T>(
+  work: Promise<T>,
+  what: string,
+  timeoutMs: number,
+  onTimeout?: () => void,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -93,12 +98,11 @@ function withDeadline<T>(work: Promise<T>, what: string, timeoutMs: number, onTi
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-function ping(db: Db, timeoutMs: number): Promise<void> {
-  const query = db.selectNoFrom((eb) => eb.val(1).as('ok')).execute();
-  return withDeadline(query, 'a ping', timeoutMs).then(() => undefined);
-}
-
-async function openPostgres(connectionString: string, max: number, timeouts: DatabaseTimeouts): Promise<Database> {
+async function openPostgres(
+  connectionString: string,
+  max: number,
+  timeouts: DatabaseTimeouts,
+): Promise<Database> {
   const connection = {
     connectionString,
     // A server that does not answer (a dropped packet, not a refusal) fails within seconds instead
@@ -118,9 +122,10 @@ async function openPostgres(connectionString: string, max: number, timeouts: Dat
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     survivesConnectionLoss(client);
-    usePreparedStatements(client, timeouts.queryMs);
+    wrapQueries(client, timeouts.queryMs);
   });
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const probe = createProbe(connection);
   return {
     engine: 'postgres',
     db,
@@ -140,9 +145,53 @@ async function openPostgres(connectionString: string, max: number, timeouts: Dat
         await client.end().catch(() => {});
       }
     },
-    ping: (timeoutMs) => ping(db, timeoutMs),
+    ping: (timeoutMs) => probe.ping(timeoutMs),
     async close() {
+      probe.close();
       await db.destroy();
+    },
+  };
+}
+
+/**
+ * Readiness asks on a connection of its own, outside the pool: "the database answers" must not
+ * turn false because every pooled connection is busy under load (which would take a loaded
+ * process out of its load balancer). Opened on the first ping, opened again after a failure.
+ */
+function createProbe(connection: pg.ClientConfig) {
+  let current: { client: pg.Client; connected: Promise<unknown> } | undefined;
+  let closed = false;
+  const drop = () => {
+    current?.client.connection.stream.destroy();
+    current = undefined;
+  };
+  return {
+    async ping(timeoutMs: number): Promise<void> {
+      if (closed) throw new Error('The database is closed');
+      const run = async () => {
+        if (!current) {
+          const client = new pg.Client({ ...connection, connectionTimeoutMillis: timeoutMs });
+          survivesConnectionLoss(client);
+          // Lost while idle (a database restart): the next ping connects again instead of failing once.
+          client.on('end', () => {
+            if (current?.client === client) current = undefined;
+          });
+          current = { client, connected: client.connect() };
+        }
+        const { client, connected } = current;
+        try {
+          await connected;
+          await client.query('SELECT 1');
+        } catch (error) {
+          if (current?.client === client) drop();
+          throw error;
+        }
+      };
+      await withDeadline(run(), 'a ping', timeoutMs, drop);
+    },
+    close() {
+      closed = true;
+      drop();
     },
   };
 }
@@ -171,7 +220,7 @@ async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | und
       loadDataDir,
     });
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
-    pool.on('connect', (client) => usePreparedStatements(client, 0));
+    pool.on('connect', (client) => wrapQueries(client, 0));
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     return {
       engine: 'embedded',
@@ -190,7 +239,10 @@ async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | und
           client.release();
         }
       },
-      ping: (timeoutMs) => ping(db, timeoutMs),
+      // One connection, shared with the requests: the ping waits its turn.
+      ping: async (timeoutMs) => {
+        await withDeadline(db.selectNoFrom((eb) => eb.val(1).as('ok')).execute(), 'a ping', timeoutMs);
+      },
       async close() {
         await db.destroy();
         await pglite.close();
@@ -209,7 +261,7 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
-/** Statement names of the compileOnce and executePrepared queries, by SQL text (see `usePreparedStatements`). */
+/** Statement names of the compileOnce and executePrepared queries, by SQL text (see `wrapQueries`). */
 const statementNames = new Map<string, string>();
 
 /**
@@ -276,7 +328,7 @@ export async function executePrepared<Row>(executor: Executor, query: CompiledQu
  * pool). The server's statement_timeout, set below this limit, cancels a merely slow statement
  * first and keeps the connection.
  */
-function usePreparedStatements(client: pg.PoolClient, queryTimeoutMs: number): void {
+function wrapQueries(client: pg.PoolClient, queryTimeoutMs: number): void {
   // The class's own query, looked up on each call (instrumentation may wrap the prototype's).
   const query = (...args: unknown[]) => Object.getPrototypeOf(client).query.apply(client, args);
   const discard = () => client.connection.stream.destroy();

@@ -280,7 +280,9 @@ export function createWorker(options: WorkerOptions): Worker {
       // and the batch must still wait for its other jobs before their leases stop being renewed.
       // A job whose outcome could not be recorded keeps its lease and is run again once it expires.
       const outcomes = await Promise.allSettled(jobs.map(runJob));
-      const done = jobs.filter((_, i) => outcomes[i].status === 'fulfilled' && outcomes[i].value).map((job) => job.id);
+      const done = jobs
+        .filter((_, i) => outcomes[i].status === 'fulfilled' && outcomes[i].value)
+        .map((job) => job.id);
       if (done.length > 0) await markJobsDone(db, done, id, clock.now());
       const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
       if (unrecorded) throw unrecorded.reason;
