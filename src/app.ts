@@ -90,7 +90,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     try {
-      await services.database.db.selectNoFrom((eb) => eb.val(1).as('ok')).execute();
+      await services.database.ping(1_000);
       return { status: 'ready' };
     } catch {
       return reply.code(503).send({ status: 'unavailable' });

@@ -32,7 +32,11 @@ function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): stri
 async function openAndMigrate(config: Config): Promise<Database> {
   let database: Database;
   try {
-    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      timeouts: config.databaseTimeouts,
+    });
   } catch (error) {
     if (error instanceof DirectoryLockedError) throw error;
     throw new Error(`Could not open ${describeDatabase(config)}: ${(error as Error).message}`);

@@ -11,6 +11,8 @@ export interface Config {
   /** undefined: embedded PGlite under dataDir; 'memory://': embedded in memory; postgres://…: a server. */
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Time limits of PostgreSQL queries (the embedded database has none). */
+  databaseTimeouts: DatabaseTimeouts;
   redisUrl: string | undefined;
   adminToken: string | undefined;
   apiKeyPrefix: string;
@@ -57,6 +59,27 @@ export interface HttpLimits {
   /** Open connections this process accepts at once; more are closed on arrival. */
   maxConnections: number;
 }
+
+/**
+ * How long the service waits on PostgreSQL. A statement the server runs too long is cancelled by
+ * the server (`statement_timeout`, the connection stays usable); a query the server does not
+ * answer at all (a stalled network, a frozen host) is given up by the service after `queryMs` and
+ * its connection discarded, which needs no answer from the peer. 0 turns a limit off.
+ */
+export interface DatabaseTimeouts {
+  /** PostgreSQL's statement_timeout on every pooled connection (DB_STATEMENT_TIMEOUT_MS). */
+  statementMs: number;
+  /** How long a query may go unanswered before the service gives up on it (DB_QUERY_TIMEOUT_MS). */
+  queryMs: number;
+  /** How long to wait for a connection: a new one's handshake, or a free one of the pool (DB_CONNECT_TIMEOUT_MS). */
+  connectMs: number;
+}
+
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
+  statementMs: 10_000,
+  queryMs: 15_000,
+  connectMs: 5_000,
+};
 
 export class ConfigError extends Error {
   constructor(
@@ -129,6 +152,24 @@ function readHttpLimits(env: Env): HttpLimits {
     keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
   };
+function readDatabaseTimeouts(env: Env): DatabaseTimeouts {
+  const day = 86_400_000;
+  const defaults = DEFAULT_DATABASE_TIMEOUTS;
+  const statementMs = readInteger(env, 'DB_STATEMENT_TIMEOUT_MS', defaults.statementMs, 0, day);
+  const queryMs = readInteger(env, 'DB_QUERY_TIMEOUT_MS', defaults.queryMs, 0, day);
+  const connectMs = readInteger(env, 'DB_CONNECT_TIMEOUT_MS', defaults.connectMs, 100, day);
+  // The server must get to cancel a slow statement first: giving up client-side discards the
+  // connection, and would do so for every statement that is merely slow.
+  if (queryMs !== 0 && statementMs === 0) {
+    throw new ConfigError('DB_QUERY_TIMEOUT_MS', 'must be 0 (off) when DB_STATEMENT_TIMEOUT_MS is 0 (off)');
+  }
+  if (queryMs !== 0 && queryMs <= statementMs) {
+    throw new ConfigError(
+      'DB_QUERY_TIMEOUT_MS',
+      `must be greater than DB_STATEMENT_TIMEOUT_MS (${statementMs}), got ${queryMs}`,
+    );
+  }
+  return { statementMs, queryMs, connectMs };
 }
 
 /** Proxy addresses and CIDR ranges (`10.0.0.0/8`, `::1`), or a hop count. */
@@ -213,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     databaseUrl,
     dataDir: env.DATA_DIR || './data',
+    databaseTimeouts: readDatabaseTimeouts(env),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     adminToken,
     apiKeyPrefix,

@@ -13,6 +13,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { type CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { type DatabaseTimeouts, DEFAULT_DATABASE_TIMEOUTS } from './config.js';
 import { acquireDirectoryLock, type DirectoryLock } from './lockfile.js';
 
 // int8 (counts, money in minor units) and numeric (per-minute rates) arrive as strings by default.
@@ -36,6 +37,11 @@ export interface Database {
    * statements (migrations, advisory locks); returns the rows of the script's last statement.
    */
   withScriptSession<T>(work: (exec: ScriptExec) => Promise<T>): Promise<T>;
+  /**
+   * Resolves when the database answers a trivial query within `timeoutMs`, rejects otherwise
+   * (readiness: a stalled database must be reported, not waited on).
+   */
+  ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
   /** The embedded instance, when there is one (tests dump it as a template). */
   pglite?: PGlite;
@@ -49,28 +55,86 @@ export interface OpenDatabaseOptions {
   /** A data directory tarball to start from (tests: a migrated template). */
   loadDataDir?: Blob;
   poolSize?: number;
+  /** PostgreSQL only; DEFAULT_DATABASE_TIMEOUTS when absent. */
+  timeouts?: DatabaseTimeouts;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const url = options.databaseUrl;
-  if (url && /^postgres(ql)?:/.test(url)) return openPostgres(url, options.poolSize ?? 10);
+  if (url && /^postgres(ql)?:/.test(url)) {
+    return openPostgres(url, options.poolSize ?? 10, options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS);
+  }
   const inMemory = url?.startsWith('memory:') ?? false;
   return openEmbedded(inMemory ? undefined : path.resolve(options.dataDir), options.loadDataDir);
 }
 
-async function openPostgres(connectionString: string, max: number): Promise<Database> {
-  // A server that does not answer (a dropped packet, not a refusal) fails within seconds instead
-  // of holding start-up, /readyz and every request forever.
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 10_000 });
+/**
+ * A query the database did not answer within DB_QUERY_TIMEOUT_MS, or a ping past its deadline.
+ * `ETIMEDOUT` like a network timeout: the request answers 503 service_unavailable.
+ */
+export class DatabaseTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(what: string, timeoutMs: number) {
+    super(`The database did not answer ${what} within ${timeoutMs} ms`);
+    this.name = 'DatabaseTimeoutError';
+  }
+}
+
+/** Rejects with DatabaseTimeoutError when `work` has not settled after `timeoutMs` (then `onTimeout` runs). */
+function withDeadline<T>(
+  work: Promise<T>,
+  what: string,
+  timeoutMs: number,
+  onTimeout?: () => void,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new DatabaseTimeoutError(what, timeoutMs));
+      onTimeout?.();
+    }, timeoutMs);
+  });
+  // race() also handles `work`'s rejection when it comes after the deadline.
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+async function openPostgres(
+  connectionString: string,
+  max: number,
+  timeouts: DatabaseTimeouts,
+): Promise<Database> {
+  const connection = {
+    connectionString,
+    // A server that does not answer (a dropped packet, not a refusal) fails within seconds instead
+    // of holding start-up and requests; also the longest wait for a free connection of the pool.
+    connectionTimeoutMillis: timeouts.connectMs,
+    // An idle connection to a host that went away is noticed and dropped by the kernel.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
+  const pool = new pg.Pool({
+    ...connection,
+    max,
+    // 0 (off) is not sent: the server's own setting applies.
+    statement_timeout: timeouts.statementMs || undefined,
+  });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
-  pool.on('connect', usePreparedStatements);
+  pool.on('connect', (client) => {
+    survivesConnectionLoss(client);
+    wrapQueries(client, timeouts.queryMs);
+  });
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const probe = createProbe(connection);
   return {
     engine: 'postgres',
     db,
     async withScriptSession(work) {
-      const client = await pool.connect();
+      // A connection of its own, without the pool's time limits: a migration may build an index for
+      // minutes, and waits on the migration lock while another process migrates.
+      const client = new pg.Client(connection);
+      survivesConnectionLoss(client);
+      await client.connect();
       try {
         return await work(async (script) => {
           const result = (await client.query(script)) as pg.QueryResult | pg.QueryResult[];
@@ -78,13 +142,69 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
           return last?.rows ?? [];
         });
       } finally {
-        client.release();
+        await client.end().catch(() => {});
       }
     },
+    ping: (timeoutMs) => probe.ping(timeoutMs),
     async close() {
+      probe.close();
       await db.destroy();
     },
   };
+}
+
+/**
+ * Readiness asks on a connection of its own, outside the pool: "the database answers" must not
+ * turn false because every pooled connection is busy under load (which would take a loaded
+ * process out of its load balancer). Opened on the first ping, opened again after a failure.
+ */
+function createProbe(connection: pg.ClientConfig) {
+  let current: { client: pg.Client; connected: Promise<unknown> } | undefined;
+  let closed = false;
+  const drop = () => {
+    current?.client.connection.stream.destroy();
+    current = undefined;
+  };
+  return {
+    async ping(timeoutMs: number): Promise<void> {
+      if (closed) throw new Error('The database is closed');
+      const run = async () => {
+        if (!current) {
+          const client = new pg.Client({ ...connection, connectionTimeoutMillis: timeoutMs });
+          survivesConnectionLoss(client);
+          // Lost while idle (a database restart): the next ping connects again instead of failing once.
+          client.on('end', () => {
+            if (current?.client === client) current = undefined;
+          });
+          current = { client, connected: client.connect() };
+        }
+        const { client, connected } = current;
+        try {
+          await connected;
+          await client.query('SELECT 1');
+        } catch (error) {
+          if (current?.client === client) drop();
+          throw error;
+        }
+      };
+      await withDeadline(run(), 'a ping', timeoutMs, drop);
+    },
+    close() {
+      closed = true;
+      drop();
+    },
+  };
+}
+
+/**
+ * node-postgres emits 'error' on a client whose connection dies (a backend terminated, a network
+ * reset, a database restart); the pool listens only while the client is idle, and an 'error'
+ * nobody listens to ends the process. The query in flight is rejected by the client itself (the
+ * request answers 503), any later query on it fails with "not queryable", and the pool discards
+ * it when it is released: nothing is left to do here but not crash.
+ */
+function survivesConnectionLoss(client: pg.Client): void {
+  client.on('error', () => {});
 }
 
 async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
@@ -100,7 +220,7 @@ async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | und
       loadDataDir,
     });
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
-    pool.on('connect', usePreparedStatements);
+    pool.on('connect', (client) => wrapQueries(client, 0));
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     return {
       engine: 'embedded',
@@ -118,6 +238,10 @@ async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | und
         } finally {
           client.release();
         }
+      },
+      // One connection, shared with the requests: the ping waits its turn.
+      ping: async (timeoutMs) => {
+        await withDeadline(db.selectNoFrom((eb) => eb.val(1).as('ok')).execute(), 'a ping', timeoutMs);
       },
       async close() {
         await db.destroy();
@@ -137,7 +261,7 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
-/** Statement names of the compileOnce and executePrepared queries, by SQL text (see `usePreparedStatements`). */
+/** Statement names of the compileOnce and executePrepared queries, by SQL text (see `wrapQueries`). */
 const statementNames = new Map<string, string>();
 
 /**
@@ -197,13 +321,21 @@ export async function executePrepared<Row>(executor: Executor, query: CompiledQu
  * Sends the compileOnce and executePrepared queries as named prepared statements on this connection: the server
  * parses each once per connection and, after a few runs, keeps a generic plan. Kysely's driver
  * calls `client.query(text, values)`; any other text goes through unchanged.
+ *
+ * With `queryTimeoutMs`, a query unanswered after that long rejects with DatabaseTimeoutError and
+ * the connection is discarded: whether its statement ran, or a transaction is still open on it,
+ * is unknown, so it must serve nobody else (node-postgres's own `query_timeout` leaves it in the
+ * pool). The server's statement_timeout, set below this limit, cancels a merely slow statement
+ * first and keeps the connection.
  */
-function usePreparedStatements(client: pg.PoolClient): void {
+function wrapQueries(client: pg.PoolClient, queryTimeoutMs: number): void {
   // The class's own query, looked up on each call (instrumentation may wrap the prototype's).
   const query = (...args: unknown[]) => Object.getPrototypeOf(client).query.apply(client, args);
+  const discard = () => client.connection.stream.destroy();
   client.query = ((textOrConfig: unknown, values?: unknown, callback?: unknown) => {
+    if (callback !== undefined) return query(textOrConfig, values, callback);
     const name = typeof textOrConfig === 'string' ? statementNames.get(textOrConfig) : undefined;
-    if (name && callback === undefined) return query({ name, text: textOrConfig, values });
-    return query(textOrConfig, values, callback);
+    const pending = name ? query({ name, text: textOrConfig, values }) : query(textOrConfig, values);
+    return queryTimeoutMs > 0 ? withDeadline(pending, 'a query', queryTimeoutMs, discard) : pending;
   }) as typeof client.query;
 }

@@ -44,12 +44,16 @@ export function toApiError(error: unknown): { apiError: ApiError; unexpected: bo
   if (
     (sqlState && UNAVAILABLE_SQLSTATE_CLASSES.includes(sqlState.slice(0, 2))) ||
     (e?.code && UNAVAILABLE_ERRNOS.has(e.code)) ||
-    /Connection terminated|timeout exceeded when trying to connect/i.test(e?.message ?? '')
+    // node-postgres: the connection died under the query, or before it ("not queryable"), or no
+    // connection could be had in time.
+    /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(e?.message ?? '')
   ) {
     return {
       apiError: new ApiError(
         'service_unavailable',
         'The service is temporarily unavailable; retry with backoff.',
+        undefined,
+        { headers: { 'retry-after': '1' } },
       ),
       unexpected: true,
     };

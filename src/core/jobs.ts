@@ -282,9 +282,16 @@ export function createWorker(options: WorkerOptions): Worker {
     for (const job of jobs) inHand.add(job.id);
     renewal ??= setInterval(renewLeases, Math.max(1, Math.floor(leaseMs / 3))).unref();
     try {
-      const succeeded = await Promise.all(jobs.map(runJob));
-      const done = jobs.filter((_, i) => succeeded[i]).map((job) => job.id);
+      // Settled, not all(): when the database goes away, recording one job's failure fails too,
+      // and the batch must still wait for its other jobs before their leases stop being renewed.
+      // A job whose outcome could not be recorded keeps its lease and is run again once it expires.
+      const outcomes = await Promise.allSettled(jobs.map(runJob));
+      const done = jobs
+        .filter((_, i) => outcomes[i].status === 'fulfilled' && outcomes[i].value)
+        .map((job) => job.id);
       if (done.length > 0) await markJobsDone(db, done, id, clock.now());
+      const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
+      if (unrecorded) throw unrecorded.reason;
     } finally {
       for (const job of jobs) inHand.delete(job.id);
       if (inHand.size === 0) {

@@ -1,9 +1,11 @@
 /**
  * The job lease the call pipeline relies on (src/core/jobs.ts): renewed while a job runs, so a
- * live worker keeps it; taken over once its worker stops renewing (a crash).
+ * live worker keeps it; taken over once its worker stops renewing (a crash); still renewed for
+ * the jobs that run on when another job's outcome could not be recorded (the database went away).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
+import type { Db } from '../../src/core/db.js';
 import { createWorker, enqueueJob } from '../../src/core/jobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
@@ -53,5 +55,65 @@ describe('job leases', () => {
     await sleep(400);
     expect(await b.runOnce()).toBe(1);
     expect(runs).toEqual(['run', 'run']);
+  });
+});
+
+/** `db`, except that its first `failures` calls of updateTable throw as a dropped connection does. */
+function failingUpdates(db: Db, failures: number): Db {
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'updateTable' && failures-- > 0) {
+        return () => {
+          throw new Error('Connection terminated unexpectedly');
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+describe('a batch whose failure could not be recorded', () => {
+  it('keeps renewing the leases of its jobs still running, so no other worker runs them twice', async () => {
+    const db = t.services.database.db;
+    const runs: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const handlers = {
+      'test.fails': async () => {
+        runs.push('fails');
+        throw new Error('carrier said no');
+      },
+      'test.long': async () => {
+        runs.push('long');
+        await held;
+      },
+    };
+    const past = new Date(Date.now() - 1000);
+    await enqueueJob(db, { queue: 'test.fails', payload: {}, runAt: past });
+    await enqueueJob(db, { queue: 'test.long', payload: {}, runAt: past });
+    // A's first write after its claim is recording test.fails' failure: that one fails.
+    const a = createWorker({ db: failingUpdates(db, 1), clock: systemClock, handlers, leaseMs: 300 });
+    const b = createWorker({
+      db,
+      clock: systemClock,
+      handlers: { ...handlers, 'test.long': async () => void runs.push('long, again') },
+      leaseMs: 300,
+    });
+
+    const first = a.runOnce();
+    first.catch(() => {});
+    await sleep(1000);
+    // Three leases long: A still renews both (the unrecorded one is run again after A lets go).
+    expect(await b.runOnce()).toBe(0);
+    release();
+    await expect(first).rejects.toThrow('Connection terminated unexpectedly');
+    expect(runs.sort()).toEqual(['fails', 'long']);
+    await sleep(400);
+    // Only the job whose failure was lost comes back; the long one was acknowledged.
+    expect(await b.runOnce()).toBe(1);
+    expect(runs.sort()).toEqual(['fails', 'fails', 'long']);
   });
 });

@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       processor: 'simulated',
       telephony: 'simulated',
       seedDemo: true,
+      databaseTimeouts: { statementMs: 10_000, queryMs: 15_000, connectMs: 5_000 },
     });
   });
 
@@ -63,6 +64,11 @@ describe('loadConfig', () => {
     ['HTTP_REQUEST_TIMEOUT_MS', 'soon'],
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1'],
     ['HTTP_MAX_CONNECTIONS', '0'],
+    ['DB_STATEMENT_TIMEOUT_MS', 'soon'],
+    ['DB_QUERY_TIMEOUT_MS', '-5'],
+    // Not above the statement limit (10 s by default): slow statements would cost their connection.
+    ['DB_QUERY_TIMEOUT_MS', '10000'],
+    ['DB_CONNECT_TIMEOUT_MS', '0'],
   ])('%s=%s is refused with a message naming the variable', (name, value) => {
     let error: unknown;
     try {
@@ -130,6 +136,20 @@ describe('loadConfig', () => {
       headersTimeoutMs: 60_000,
       requestTimeoutMs: 60_000,
     });
+    expect(
+      loadConfig({
+        DB_STATEMENT_TIMEOUT_MS: '2000',
+        DB_QUERY_TIMEOUT_MS: '3000',
+        DB_CONNECT_TIMEOUT_MS: '1000',
+      }).databaseTimeouts,
+    ).toEqual({ statementMs: 2000, queryMs: 3000, connectMs: 1000 });
+    expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '0', DB_QUERY_TIMEOUT_MS: '0' }).databaseTimeouts).toEqual({
+      statementMs: 0,
+      queryMs: 0,
+      connectMs: 5000,
+    });
+    // The client-side limit needs the server's below it.
+    expect(() => loadConfig({ DB_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DB_QUERY_TIMEOUT_MS/);
   });
 });
 
