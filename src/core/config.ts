@@ -152,6 +152,8 @@ function readHttpLimits(env: Env): HttpLimits {
     keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000),
   };
+}
+
 function readDatabaseTimeouts(env: Env): DatabaseTimeouts {
   const day = 86_400_000;
   const defaults = DEFAULT_DATABASE_TIMEOUTS;
