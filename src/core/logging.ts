@@ -105,6 +105,9 @@ type LogArgs = Parameters<FastifyBaseLogger['info']>;
  * routes, and at `warn` most requests never log. Methods live on the prototype, so a request
  * that never logs costs one small object.
  */
+// The class's methods accept what pino's do; merging the interface states it for the type checker.
+interface LazyChildLogger extends FastifyBaseLogger {}
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see above
 class LazyChildLogger {
   #child: FastifyBaseLogger | undefined;
 
@@ -121,7 +124,7 @@ class LazyChildLogger {
 
   #log(level: LevelName, args: LogArgs): void {
     // Fastify's logger is pino, which can tell whether a level is enabled.
-    if (this.#child || (this.parent as unknown as Logger).isLevelEnabled(level)) {
+    if (this.#child || (this.parent as Logger).isLevelEnabled(level)) {
       (this.#real()[level] as (...a: LogArgs) => void)(...args);
     }
   }
@@ -162,5 +165,5 @@ export function lazyChildLogger(
   bindings: Bindings,
   options: ChildLoggerOptions,
 ): FastifyBaseLogger {
-  return new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
+  return new LazyChildLogger(logger, bindings, options);
 }
