@@ -1,5 +1,5 @@
 import { type RawBuilder, type Selectable, sql } from 'kysely';
-import { type Executor, executePrepared } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db.js';
 import { MAX_PAGE_LIMIT } from '../core/pagination.js';
 import type { UserStatus } from './schemas.js';
 
@@ -113,6 +113,8 @@ export interface UserListQuery extends UserFilter {
   now: Date;
 }
 
+type ListStatementRow = UserListRow & { version: string; live_users: string; total: string | null };
+
 export interface UserListResult {
   rows: UserListRow[];
   /** `tenants.users_version` in the statement's snapshot (migration 0008). */
@@ -218,7 +220,7 @@ export async function listUsers(
   // average tenant: with 30,000 small tenants beside a large one, it read all 100,000 users of
   // the large one through its name index for a narrow term (126 ms against 3 ms). Statements
   // with `matches` are therefore planned for their own values on every run (~0.3 ms).
-  const statement = sql<UserListRow & { version: string; live_users: string; total: string | null }>`
+  const statement = sql<ListStatementRow>`
     ${usesMatches ? sql`WITH matches AS MATERIALIZED (${filteredUsers(db, tenantId, query, 'indexed').select(columns)})` : sql``}
     SELECT v.users_version::text AS version, v.live_users::text AS live_users, ${total} AS total,
            page.id, page.name, page.email, page.phone, page.status, page.created_at,
@@ -228,7 +230,14 @@ export async function listUsers(
     ${currentPlanJoin(query.now)}
     WHERE v.id = ${tenantId}
     ORDER BY ${orderOf('page')}`.compile(db);
-  const rows = usesMatches ? (await db.executeQuery(statement)).rows : await executePrepared(db, statement);
+  const rows = usesMatches
+    ? (await db.executeQuery(statement)).rows
+    : await runPrepared<ListStatementRow>(db, {
+        // One name for every shape of the list (sort, filters, access path); see PreparedStatement.name.
+        name: 'users_list',
+        text: statement.sql,
+        values: [...statement.parameters],
+      });
   const first = rows[0];
   if (!first) throw new Error(`tenant ${tenantId} not found while listing its users`);
   return {
