@@ -135,10 +135,10 @@ export interface UserListResult {
 type PageAccess = 'matches' | 'walk' | 'none';
 
 /**
- * Costs of the two ways, in rows walked, measured on 100,000 users with ten connections at once:
- * a walked row ~0.3 µs, a match ~1.4 µs (a heap page of its own, the recheck, the sort), and
- * planning a `matches` statement ~0.3 ms (it is planned for every run, see `listUsers`; a walk's
- * plan is kept).
+ * Costs of the two ways, in rows walked: a match costs MATCH_COST walked rows (a heap page of its
+ * own, the recheck, the sort), and planning a `matches` statement MATCHES_PLANNING_COST (it is
+ * planned for every run, see `listUsers`; a walk's plan is kept). Measured, not derived: see
+ * bench/README.md, "Tuning constants".
  */
 const MATCH_COST = 4;
 const MATCHES_PLANNING_COST = 1_000;
@@ -217,9 +217,9 @@ export async function listUsers(
   // A walk's plan is the same for every tenant and term: it is kept as a named prepared statement.
   // The best way to all matches depends on the tenant's size and the term (the tenant's entries
   // of the trigram index, or its other indexes for a small tenant). A generic plan is made for the
-  // average tenant: with 30,000 small tenants beside a large one, it read all 100,000 users of
-  // the large one through its name index for a narrow term (126 ms against 3 ms). Statements
-  // with `matches` are therefore planned for their own values on every run (~0.3 ms).
+  // average tenant, and was far slower for a large tenant among many small ones (bench/README.md,
+  // "Many tenants in one table"): statements with `matches` are planned for their own values on
+  // every run.
   const statement = sql<ListStatementRow>`
     ${usesMatches ? sql`WITH matches AS MATERIALIZED (${filteredUsers(db, tenantId, query, 'indexed').select(columns)})` : sql``}
     SELECT v.users_version::text AS version, v.live_users::text AS live_users, ${total} AS total,
