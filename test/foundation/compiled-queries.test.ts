@@ -71,6 +71,10 @@ describe('runPrepared', () => {
       expect(await bySize(database.db, 'DESC')).toEqual([{ id: 'b' }, { id: 'a' }]);
       expect(await bySize(database.db, 'ASC')).toEqual([{ id: 'a' }, { id: 'b' }]);
     });
-    expect(sent.map((s) => s.name)).toEqual(['test_things_by_size', 'test_things_by_size/2', 'test_things_by_size']);
+    expect(sent.map((s) => s.name)).toEqual([
+      'test_things_by_size',
+      'test_things_by_size/2',
+      'test_things_by_size',
+    ]);
   });
 });
