@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
-import { compileOnce, type Executor } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db.js';
+import type { UserStatus } from '../users/schemas.js';
 
 export interface AgentsTable {
   id: string;
@@ -75,37 +76,34 @@ export async function insertAgentVersion(db: Executor, row: AgentVersionsTable):
   await db.insertInto('agent_versions').values(row).execute();
 }
 
-/**
- * Everything the webhook needs in one query, by the webhook id's unique index: the agent, its
- * published version (if any), and its owner's status and balance.
- */
-const findWebhookTargetCompiled = compileOnce(1, (db, webhookId: string) =>
-  db
-    .selectFrom('agents as a')
-    .innerJoin('users as u', (join) =>
-      join.onRef('u.id', '=', 'a.user_id').onRef('u.tenant_id', '=', 'a.tenant_id'),
-    )
-    .leftJoin('agent_versions as v', (join) =>
-      join.onRef('v.agent_id', '=', 'a.id').onRef('v.version', '=', 'a.published_version'),
-    )
-    .select([
-      'a.id as agent_id',
-      'a.tenant_id',
-      'a.user_id',
-      'a.published_version',
-      'v.prompt',
-      'v.welcome_message',
-      'v.phone_number',
-      'u.status as owner_status',
-      'u.deleted_at as owner_deleted_at',
-      'u.credit_balance_minutes',
-    ])
-    .where('a.webhook_id', '=', webhookId)
-    .compile(),
-);
-
-export async function findWebhookTarget(db: Executor, webhookId: string) {
-  return (await findWebhookTargetCompiled(db, webhookId))[0];
+/** What the webhook needs about an agent: the agent, its published version, its owner's state. */
+export interface WebhookTarget {
+  agent_id: string;
+  tenant_id: string;
+  user_id: string;
+  published_version: number | null;
+  /** Null while no version is published. */
+  prompt: string | null;
+  welcome_message: string | null;
+  phone_number: string | null;
+  owner_status: UserStatus;
+  owner_deleted_at: Date | null;
+  credit_balance_minutes: number;
 }
 
-export type WebhookTarget = NonNullable<Awaited<ReturnType<typeof findWebhookTarget>>>;
+/** Everything the webhook needs in one query, by the webhook id's unique index. */
+export async function findWebhookTarget(db: Executor, webhookId: string): Promise<WebhookTarget | undefined> {
+  const rows = await runPrepared<WebhookTarget>(db, {
+    name: 'agents_webhook_target',
+    text: `
+      SELECT a.id AS agent_id, a.tenant_id, a.user_id, a.published_version,
+             v.prompt, v.welcome_message, v.phone_number,
+             u.status AS owner_status, u.deleted_at AS owner_deleted_at, u.credit_balance_minutes
+      FROM agents a
+      JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
+      LEFT JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.published_version
+      WHERE a.webhook_id = $1`,
+    values: [webhookId],
+  });
+  return rows[0];
+}

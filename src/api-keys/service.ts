@@ -4,6 +4,7 @@
  * at most CACHE_TTL_MS so the hot path skips the database while a revocation still takes effect
  * on every process within a second.
  */
+import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
@@ -82,7 +83,7 @@ export function createKeyVerifier(options: {
   const { db, clock } = options;
   const ttlMs = options.ttlMs ?? CACHE_TTL_MS;
   const pattern = keyPattern(options.prefix);
-  const cache = new Map<string, CacheEntry>();
+  const cache = new BoundedMap<string, CacheEntry>({ maxEntries: CACHE_MAX_ENTRIES });
   const inFlight = new Map<string, Promise<CacheEntry>>();
 
   async function lookup(hash: string): Promise<CacheEntry> {
@@ -96,7 +97,6 @@ export function createKeyVerifier(options: {
       pending = findApiKeyByHash(db, hash)
         .then((row) => {
           const entry = { fetchedAt: startedAt, row };
-          if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
           cache.set(hash, entry);
           return entry;
         })

@@ -3,11 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
-import { ApiError, notFound, unprocessable } from '../core/errors.js';
+import { ApiError, unprocessable } from '../core/errors.js';
 import { randomBase62 } from '../core/ids.js';
 import { DataEnvelope, IdParam } from '../core/schemas.js';
 import { PaymentMethod, PaymentMethodBody } from '../subscriptions/schemas.js';
-import { findUser, findUserTenant } from '../users/repository.js';
+import { findUser } from '../users/repository.js';
+import { tenantOfUser } from '../users/service.js';
 import { type PaymentProcessor, ProcessorRequestError, ProcessorUnavailableError } from './processor.js';
 import { findCustomer, insertCustomer, setCard } from './repository.js';
 
@@ -37,18 +38,12 @@ export async function paymentMethodAdminRoutes(
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  async function tenantOfUser(userId: string): Promise<string> {
-    const tenantId = await findUserTenant(deps.db, userId);
-    if (!tenantId) throw notFound('User');
-    return tenantId;
-  }
-
   app.put(
     '/users/:id/payment-method',
     { schema: { params: IdParam, body: PaymentMethodBody, response: { 200: DataEnvelope(PaymentMethod) } } },
     async (request) => {
       const userId = request.params.id;
-      const tenantId = await tenantOfUser(userId);
+      const tenantId = await tenantOfUser(deps.db, userId);
       const processor = deps.processor;
       let customer = await findCustomer(deps.db, tenantId, userId, processor.name);
       if (!customer) {
@@ -95,7 +90,7 @@ export async function paymentMethodAdminRoutes(
     { schema: { params: IdParam, response: { 200: DataEnvelope(PaymentMethod) } } },
     async (request) => {
       const userId = request.params.id;
-      const tenantId = await tenantOfUser(userId);
+      const tenantId = await tenantOfUser(deps.db, userId);
       const processor = deps.processor;
       const customer = await findCustomer(deps.db, tenantId, userId, processor.name);
       if (customer?.payment_method_id) {

@@ -14,6 +14,8 @@
  * this process or any other sharing the database.
  */
 
+import { BoundedMap } from '../core/bounded-map.js';
+
 /** What the guarded insert needs about a webhook's agent, immutable per published version. */
 export interface CachedWebhookTarget {
   agent_id: string;
@@ -44,35 +46,18 @@ function sizeOf(target: CachedWebhookTarget): number {
 export function createWebhookTargetCache(
   options: { maxEntries?: number; maxChars?: number } = {},
 ): WebhookTargetCache {
-  const maxEntries = options.maxEntries ?? MAX_ENTRIES;
-  const maxChars = options.maxChars ?? MAX_CHARS;
-  // A Map iterates in insertion order: the first key is the oldest entry.
-  const entries = new Map<string, CachedWebhookTarget>();
-  let chars = 0;
-
-  function remove(webhookId: string): void {
-    const entry = entries.get(webhookId);
-    if (!entry) return;
-    entries.delete(webhookId);
-    chars -= sizeOf(entry);
-  }
-
+  const entries = new BoundedMap<string, CachedWebhookTarget>({
+    maxEntries: options.maxEntries ?? MAX_ENTRIES,
+    maxSize: options.maxChars ?? MAX_CHARS,
+    sizeOf,
+  });
   return {
-    get(webhookId) {
-      return entries.get(webhookId);
-    },
+    get: (webhookId) => entries.get(webhookId),
     set(webhookId, target) {
-      remove(webhookId);
-      const size = sizeOf(target);
-      if (size > maxChars) return;
-      while (entries.size > 0 && (entries.size >= maxEntries || chars + size > maxChars)) {
-        remove(entries.keys().next().value as string);
-      }
       entries.set(webhookId, target);
-      chars += size;
     },
     forget(webhookId, stale) {
-      if (entries.get(webhookId) === stale) remove(webhookId);
+      if (entries.get(webhookId) === stale) entries.delete(webhookId);
     },
   };
 }

@@ -11,7 +11,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { type CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { type DatabaseTimeouts, DEFAULT_DATABASE_TIMEOUTS } from './config.js';
 import { acquireDirectoryLock, type DirectoryLock } from './lockfile.js';
@@ -261,66 +261,52 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
-/** Statement names of the compileOnce and executePrepared queries, by SQL text (see `wrapQueries`). */
+/**
+ * A statement sent as a named prepared statement, written where it runs (graphile-worker's
+ * `client.query({ name, text, values })`): the server parses it once per connection and, after a
+ * few runs, may keep one generic plan instead of planning every run, which for a join or a CTE
+ * costs more than running it (bench/README.md, "Hot statements compiled once and prepared").
+ *
+ * Only for statements whose best plan is the same for every value: a generic plan is made for
+ * average statistics (the average tenant, an unknown LIMIT as a tenth of the table). A statement
+ * whose plan must follow its values (a large tenant among small ones, a narrow search term) runs
+ * unnamed, as the users list does for searches through all matches. Every value is a parameter
+ * and columns are explicit (a prepared `SELECT *` fails once a migration adds a column).
+ */
+export interface PreparedStatement {
+  /**
+   * The statement's name on the server. A query built in a few shapes (by sort order, filters,
+   * access path) passes its one name with each shape's text: the first text prepared under a name
+   * keeps it, the next ones are `name/2`, `name/3`, …
+   */
+  name: string;
+  /** The SQL, with `$1`, `$2`, … for `values`. */
+  text: string;
+  values: unknown[];
+}
+
+/** Statement names by SQL text: what `wrapQueries` sends each text as. */
 const statementNames = new Map<string, string>();
+/** How many texts have been prepared under each name. */
+const shapesPerName = new Map<string, number>();
+/** Beyond this many texts, statements run unnamed: SQL built from data by mistake must not grow every connection's statement cache without bound. */
+const MAX_PREPARED_STATEMENTS = 500;
 
-/**
- * A hot query built and compiled once, then run with new arguments as a named prepared statement.
- * Kysely rebuilds and recompiles a query on every call, and the server parses and plans an
- * unnamed statement on every execution: for a join or a CTE, planning costs more than running
- * it, on the same cores the service needs. `build` is called once with one placeholder string per
- * argument and returns the compiled query (`.compile()`, or `.compile(db)` for a `sql` template);
- * each run puts the arguments where the placeholders landed in the parameter list, and any other
- * parameter (a literal in the builder, such as a status) stays a constant of the statement. The
- * compiled statement is shared by every caller: everything that varies must be an argument. Only
- * for queries whose shape does not depend on the arguments, with explicit columns (a prepared
- * `SELECT *` fails once a migration adds a column).
- */
-export function compileOnce<Args extends unknown[], Row>(
-  arity: Args['length'],
-  build: (db: Db, ...placeholders: Args) => CompiledQuery<Row>,
-): (executor: Executor, ...args: Args) => Promise<Row[]> {
-  let compiled: { query: CompiledQuery<Row>; argumentAt: number[] } | undefined;
-  return async (executor, ...args) => {
-    if (!compiled) {
-      const placeholders = Array.from({ length: arity }, (_, i) => `\u0000placeholder:${i}\u0000`);
-      const query = build(executor as Db, ...(placeholders as Args));
-      const argumentAt = query.parameters.map((value) => placeholders.indexOf(value as string));
-      const unused = placeholders.findIndex((_, i) => !argumentAt.includes(i));
-      if (unused >= 0) throw new Error(`compileOnce: argument ${unused} of "${query.sql}" is never used`);
-      if (!statementNames.has(query.sql)) statementNames.set(query.sql, `vp_${statementNames.size + 1}`);
-      compiled = { query, argumentAt };
-    }
-    const { query, argumentAt } = compiled;
-    const parameters = argumentAt.map((at, i) => (at < 0 ? query.parameters[i] : args[at]));
-    const result = await executor.executeQuery<Row>({ ...query, parameters });
-    return result.rows;
-  };
-}
-
-/** Shapes of executePrepared beyond this many run unnamed: SQL text built from data by mistake must not grow every connection's statement cache without bound. */
-const MAX_PREPARED_SHAPES = 500;
-
-/**
- * Runs a query of one of a few shapes chosen per call (by sort order, filters, access path) as a
- * named prepared statement: its SQL text names it, so each shape is parsed once per connection.
- * Every value must be a parameter, and columns explicit, as for `compileOnce`. Only for shapes
- * whose best plan is the same for every value: after a few runs the server may keep one generic
- * plan, made for average statistics (the average tenant, an unknown LIMIT as a tenth of the
- * table). A shape whose plan must follow its values (a large tenant among small ones, a narrow
- * search term) runs unnamed, as `users/repository.ts` does for searches through all matches.
- */
-export async function executePrepared<Row>(executor: Executor, query: CompiledQuery<Row>): Promise<Row[]> {
-  if (!statementNames.has(query.sql) && statementNames.size < MAX_PREPARED_SHAPES) {
-    statementNames.set(query.sql, `vp_${statementNames.size + 1}`);
+/** Runs `statement` as a named prepared statement (see `PreparedStatement`), in `executor`'s connection or transaction. */
+export async function runPrepared<Row>(executor: Executor, statement: PreparedStatement): Promise<Row[]> {
+  const { name, text, values } = statement;
+  if (!statementNames.has(text) && statementNames.size < MAX_PREPARED_STATEMENTS) {
+    const shape = (shapesPerName.get(name) ?? 0) + 1;
+    shapesPerName.set(name, shape);
+    statementNames.set(text, shape === 1 ? name : `${name}/${shape}`);
   }
-  return (await executor.executeQuery(query)).rows;
+  return (await executor.executeQuery<Row>(CompiledQuery.raw(text, values))).rows;
 }
 
 /**
- * Sends the compileOnce and executePrepared queries as named prepared statements on this connection: the server
- * parses each once per connection and, after a few runs, keeps a generic plan. Kysely's driver
- * calls `client.query(text, values)`; any other text goes through unchanged.
+ * Kysely's driver sends every query as `client.query(text, values)`, with no way to pass a
+ * statement name: on this connection, a text that `runPrepared` has named goes out as
+ * `client.query({ name, text, values })`. Any other text goes through unchanged.
  *
  * With `queryTimeoutMs`, a query unanswered after that long rejects with DatabaseTimeoutError and
  * the connection is discarded: whether its statement ran, or a transaction is still open on it,

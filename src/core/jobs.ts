@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import type { Clock } from './clock.js';
-import { compileOnce, type Db, type Executor } from './db.js';
+import { type Db, type Executor, runPrepared } from './db.js';
 import { randomBase62 } from './ids.js';
 
 export interface JobsTable {
@@ -52,30 +52,38 @@ export interface EnqueueOptions {
   singletonKey?: string;
 }
 
+/**
+ * The one way job rows are written, for a statement that defines `new_job` before it (columns
+ * tenant_id, queue, payload jsonb, run_at, max_attempts, singleton_key): each is queued, due at its
+ * `run_at`. `enqueueJob` defines one job from its values; the call webhook defines the call's
+ * dispatch job from the call it has just stored, so the two are one statement (one round trip).
+ */
+export const INSERT_NEW_JOBS = `
+  INSERT INTO jobs (tenant_id, queue, payload, status, run_at, max_attempts, singleton_key, created_at)
+  SELECT tenant_id, queue, payload, 'queued', run_at, max_attempts, singleton_key, run_at FROM new_job`;
+
 /** Enqueues a job; pass the transaction of the change it belongs to. Returns its id, or null (singleton). */
 export async function enqueueJob(executor: Executor, options: EnqueueOptions): Promise<number | null> {
-  const row = await executor
-    .insertInto('jobs')
-    .values({
-      tenant_id: options.tenantId ?? null,
-      queue: options.queue,
-      payload: JSON.stringify(options.payload ?? {}),
-      status: 'queued',
-      run_at: options.runAt,
-      max_attempts: options.maxAttempts ?? 10,
-      singleton_key: options.singletonKey ?? null,
-      created_at: options.runAt,
-    })
-    .onConflict((oc) =>
-      oc
-        .column('singleton_key')
-        .where('singleton_key', 'is not', null)
-        .where('status', 'in', ['queued', 'running'])
-        .doNothing(),
-    )
-    .returning('id')
-    .executeTakeFirst();
-  return row?.id ?? null;
+  const rows = await runPrepared<{ id: number }>(executor, {
+    name: 'jobs_enqueue',
+    text: `
+      WITH new_job AS (
+        SELECT $1::text AS tenant_id, $2::text AS queue, $3::jsonb AS payload, $4::timestamptz AS run_at,
+               $5::integer AS max_attempts, $6::text AS singleton_key
+      )
+      ${INSERT_NEW_JOBS}
+      ON CONFLICT (singleton_key) WHERE singleton_key IS NOT NULL AND status IN ('queued', 'running') DO NOTHING
+      RETURNING id`,
+    values: [
+      options.tenantId ?? null,
+      options.queue,
+      JSON.stringify(options.payload ?? {}),
+      options.runAt,
+      options.maxAttempts ?? 10,
+      options.singletonKey ?? null,
+    ],
+  });
+  return rows[0]?.id ?? null;
 }
 
 /** A failure that retrying cannot fix: the job ends as failed at once. */
@@ -144,42 +152,6 @@ export function backoffDelay(attempt: number, baseMs: number, maxMs: number): nu
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
 }
 
-/**
- * Claims due jobs (and jobs whose lease ran out) for `workerId`, oldest first: a walk of the
- * jobs_due index that stops after `limit` rows (migration 0007), whatever the backlog. `= ANY(ARRAY(…))`
- * rather than `IN (…)` keeps the prepared statement's generic plan on the primary key.
- */
-const claimJobs = compileOnce(
-  5,
-  (db, workerId: string, lockedUntil: Date, queues: string[], now: Date, limit: number) =>
-    sql<{
-      id: number;
-      tenant_id: string | null;
-      queue: string;
-      payload: unknown;
-      attempts: number;
-      max_attempts: number;
-    }>`
-      UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${workerId},
-             locked_until = ${lockedUntil}
-      WHERE id = ANY(ARRAY(
-        SELECT id FROM jobs
-        WHERE queue = ANY(${queues}::text[])
-          AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND locked_until < ${now}))
-        ORDER BY run_at, id
-        LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED
-      ))
-      RETURNING id, tenant_id, queue, payload, attempts, max_attempts`.compile(db),
-);
-
-/** Acknowledges a batch's successful jobs in one statement (only those this worker still holds). */
-const markJobsDone = compileOnce(3, (db, jobIds: number[], workerId: string, now: Date) =>
-  sql`
-    UPDATE jobs SET status = 'done', finished_at = ${now}::timestamptz, locked_until = NULL
-    WHERE id = ANY(${jobIds}::bigint[]) AND locked_by = ${workerId} AND status = 'running'`.compile(db),
-);
-
 export function createWorker(options: WorkerOptions): Worker {
   const { db, clock, handlers } = options;
   const id = `wrk_${randomBase62(12)}`;
@@ -200,7 +172,30 @@ export function createWorker(options: WorkerOptions): Worker {
     const queues = Object.keys(handlers);
     if (queues.length === 0) return [];
     const now = clock.now();
-    const rows = await claimJobs(db, id, new Date(now.getTime() + leaseMs), queues, now, batchSize);
+    // A walk of the jobs_due index that stops after `batchSize` rows (migration 0007), whatever the
+    // backlog. `= ANY(ARRAY(…))` rather than `IN (…)` keeps the generic plan on the primary key.
+    const rows = await runPrepared<{
+      id: number;
+      tenant_id: string | null;
+      queue: string;
+      payload: unknown;
+      attempts: number;
+      max_attempts: number;
+    }>(db, {
+      name: 'jobs_claim',
+      text: `
+        UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2
+        WHERE id = ANY(ARRAY(
+          SELECT id FROM jobs
+          WHERE queue = ANY($3::text[])
+            AND ((status = 'queued' AND run_at <= $4) OR (status = 'running' AND locked_until < $4))
+          ORDER BY run_at, id
+          LIMIT $5
+          FOR UPDATE SKIP LOCKED
+        ))
+        RETURNING id, tenant_id, queue, payload, attempts, max_attempts`,
+      values: [id, new Date(now.getTime() + leaseMs), queues, now, batchSize],
+    });
     return rows.map((row) => ({
       id: row.id,
       tenantId: row.tenant_id,
@@ -289,7 +284,16 @@ export function createWorker(options: WorkerOptions): Worker {
       const done = jobs
         .filter((_, i) => outcomes[i].status === 'fulfilled' && outcomes[i].value)
         .map((job) => job.id);
-      if (done.length > 0) await markJobsDone(db, done, id, clock.now());
+      if (done.length > 0) {
+        // Acknowledged in one statement, only the jobs this worker still holds.
+        await runPrepared(db, {
+          name: 'jobs_mark_done',
+          text: `
+            UPDATE jobs SET status = 'done', finished_at = $3::timestamptz, locked_until = NULL
+            WHERE id = ANY($1::bigint[]) AND locked_by = $2 AND status = 'running'`,
+          values: [done, id, clock.now()],
+        });
+      }
       const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
       if (unrecorded) throw unrecorded.reason;
     } finally {

@@ -106,6 +106,7 @@ type LogArgs = Parameters<FastifyBaseLogger['info']>;
  * that never logs costs one small object.
  */
 // The class's methods accept what pino's do; merging the interface states it for the type checker.
+// biome-ignore lint/correctness/noUnusedVariables: merged with the class below
 interface LazyChildLogger extends FastifyBaseLogger {}
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see above
 class LazyChildLogger {

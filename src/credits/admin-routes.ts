@@ -4,9 +4,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
-import { notFound } from '../core/errors.js';
 import { DataEnvelope, IdParam } from '../core/schemas.js';
-import { findUserTenant } from '../users/repository.js';
+import { tenantOfUser } from '../users/service.js';
 import { addCreditEntry, creditBalance } from './repository.js';
 
 const CreditBalance = Type.Object(
@@ -25,18 +24,12 @@ const AddCreditsBody = Type.Object(
 export async function creditAdminRoutes(fastify: FastifyInstance, deps: { db: Db; clock: Clock }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  async function tenantOfUser(userId: string): Promise<string> {
-    const tenantId = await findUserTenant(deps.db, userId);
-    if (!tenantId) throw notFound('User');
-    return tenantId;
-  }
-
   app.post(
     '/users/:id/credits',
     { schema: { params: IdParam, body: AddCreditsBody, response: { 201: DataEnvelope(CreditBalance) } } },
     async (request, reply) => {
       const userId = request.params.id;
-      const tenantId = await tenantOfUser(userId);
+      const tenantId = await tenantOfUser(deps.db, userId);
       const balance = await deps.db.transaction().execute((tx) =>
         addCreditEntry(tx, {
           tenantId,
@@ -55,7 +48,7 @@ export async function creditAdminRoutes(fastify: FastifyInstance, deps: { db: Db
     { schema: { params: IdParam, response: { 200: DataEnvelope(CreditBalance) } } },
     async (request) => {
       const userId = request.params.id;
-      const tenantId = await tenantOfUser(userId);
+      const tenantId = await tenantOfUser(deps.db, userId);
       return {
         data: { user_id: userId, balance_minutes: (await creditBalance(deps.db, tenantId, userId)) ?? 0 },
       };

@@ -6,6 +6,7 @@
 
 import type { SendMailOptions } from 'nodemailer';
 import nodemailer from 'nodemailer';
+import { BoundedMap } from '../core/bounded-map.js';
 
 /** Connection and reply timeouts: one attempt ends well within the job lease (60 s by default). */
 const CONNECTION_TIMEOUT_MS = 15_000;
@@ -49,28 +50,21 @@ export function transportOptions(smtpUrl: string) {
 }
 
 export function createSmtpSender(): SmtpSender {
-  // Map order is recency order: a used entry is moved to the end, the first is evicted.
-  const cache = new Map<
-    string,
-    { smtpUrl: string; transport: ReturnType<typeof nodemailer.createTransport> }
-  >();
+  type Cached = { smtpUrl: string; transport: ReturnType<typeof nodemailer.createTransport> };
+  // The tenant that sent least recently loses its pool first; a pool dropped finishes what it is sending.
+  const cache = new BoundedMap<string, Cached>({
+    maxEntries: MAX_CACHED_TRANSPORTS,
+    order: 'use',
+    onEvict: (oldest) => oldest.transport.close(),
+  });
 
   function transportFor(tenantId: string, smtpUrl: string) {
     const cached = cache.get(tenantId);
-    cache.delete(tenantId);
-    if (cached && cached.smtpUrl === smtpUrl) {
-      cache.set(tenantId, cached);
-      return cached.transport;
-    }
+    if (cached && cached.smtpUrl === smtpUrl) return cached.transport;
     // Settings changed: the old pool finishes what it is sending, then closes.
     cached?.transport.close();
     const transport = nodemailer.createTransport(transportOptions(smtpUrl));
     cache.set(tenantId, { smtpUrl, transport });
-    if (cache.size > MAX_CACHED_TRANSPORTS) {
-      const [oldestTenant, oldest] = cache.entries().next().value!;
-      cache.delete(oldestTenant);
-      oldest.transport.close();
-    }
     return transport;
   }
 

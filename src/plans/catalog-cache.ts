@@ -7,6 +7,7 @@
  * (`invalidate`), a change made through another process sharing the database within
  * `maxStalenessMs` — the same bound as the API-key cache.
  */
+import { BoundedMap } from '../core/bounded-map.js';
 import type { Db } from '../core/db.js';
 
 const MAX_TENANTS = 1_000;
@@ -16,7 +17,7 @@ interface TenantEntry<Page> {
   version: bigint;
   /** When the version was last confirmed (taken before the read was sent). */
   checkedAt: number;
-  pages: Map<string, Promise<Page>>;
+  pages: BoundedMap<string, Promise<Page>>;
 }
 
 export interface CatalogCache<Page> {
@@ -28,7 +29,8 @@ export interface CatalogCache<Page> {
 
 export function createCatalogCache<Page>(options: { db: Db; maxStalenessMs: number }): CatalogCache<Page> {
   const { db, maxStalenessMs } = options;
-  const entries = new Map<string, TenantEntry<Page>>();
+  const entries = new BoundedMap<string, TenantEntry<Page>>({ maxEntries: MAX_TENANTS });
+  const newPages = () => new BoundedMap<string, Promise<Page>>({ maxEntries: MAX_PAGES_PER_TENANT });
   const confirming = new Map<string, Promise<TenantEntry<Page>>>();
   /** Bumped by `invalidate`: a confirmation that started before it must not be kept. */
   let generation = 0;
@@ -46,7 +48,6 @@ export function createCatalogCache<Page>(options: { db: Db; maxStalenessMs: numb
     const current = entries.get(tenantId);
     // A slow confirmation must not replace what a later one learned.
     if (current && current.version > entry.version) return current;
-    if (!current && entries.size >= MAX_TENANTS) entries.delete(entries.keys().next().value as string);
     entries.set(tenantId, entry);
     return entry;
   }
@@ -60,13 +61,13 @@ export function createCatalogCache<Page>(options: { db: Db; maxStalenessMs: numb
       const startedIn = generation;
       pending = readVersion(tenantId)
         .then((version) => {
-          if (startedIn !== generation) return { version, checkedAt: startedAt, pages: new Map() };
+          if (startedIn !== generation) return { version, checkedAt: startedAt, pages: newPages() };
           const current = entries.get(tenantId);
           if (current && current.version === version) {
             current.checkedAt = Math.max(current.checkedAt, startedAt);
             return current;
           }
-          return store(tenantId, { version, checkedAt: startedAt, pages: new Map() });
+          return store(tenantId, { version, checkedAt: startedAt, pages: newPages() });
         })
         .finally(() => {
           if (confirming.get(tenantId) === pending) confirming.delete(tenantId);
@@ -83,9 +84,6 @@ export function createCatalogCache<Page>(options: { db: Db; maxStalenessMs: numb
       if (!page) {
         // Loaded after the version was read, so never older than it; a failed load is not kept.
         page = load();
-        if (entry.pages.size >= MAX_PAGES_PER_TENANT) {
-          entry.pages.delete(entry.pages.keys().next().value as string);
-        }
         entry.pages.set(key, page);
         page.catch(() => {
           if (entry.pages.get(key) === page) entry.pages.delete(key);

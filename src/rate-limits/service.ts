@@ -7,6 +7,7 @@
  */
 import crypto from 'node:crypto';
 import type { ApiKeyPrincipal } from '../api-keys/service.js';
+import { BoundedMap } from '../core/bounded-map.js';
 import type { Db } from '../core/db.js';
 import { DEFAULT_POLICIES, type RateLimitPolicies } from './policies.js';
 import type { StoreLogger } from './redis-store.js';
@@ -73,7 +74,9 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
   const store = options.store ?? createMemoryStore();
   const policies: RateLimitPolicies = { ...DEFAULT_POLICIES, ...options.policies };
   const ttlMs = options.tenantCacheTtlMs ?? 1000;
-  const tenantCache = new Map<string, { limits: BucketLimits; fetchedAt: number }>();
+  const tenantCache = new BoundedMap<string, { limits: BucketLimits; fetchedAt: number }>({
+    maxEntries: TENANT_CACHE_MAX,
+  });
   const inFlight = new Map<string, Promise<BucketLimits>>();
   let logger = consoleLogger;
 
@@ -83,7 +86,6 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
       row?.rate_limit_per_second && row.rate_limit_burst
         ? { perSecond: row.rate_limit_per_second, burst: row.rate_limit_burst }
         : policies.partner;
-    if (tenantCache.size >= TENANT_CACHE_MAX) tenantCache.delete(tenantCache.keys().next().value as string);
     tenantCache.set(tenantId, { limits, fetchedAt: now() });
     return limits;
   }

@@ -1,8 +1,8 @@
 import { type Selectable, sql } from 'kysely';
-import { compileOnce, type Executor } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db.js';
 import { PUBLIC_STATUSES, type PublicStatus } from './schemas.js';
 
-/** Internal states: the public enum, the processor's transient states, and `superseded` (a tombstone). */
+/** Internal states: the public enum and the processor's transient states (`incomplete`, `incomplete_expired`), which the API reports as `inactive`. */
 export type InternalStatus =
   | 'trialing'
   | 'active'
@@ -138,14 +138,7 @@ const PUBLIC_SUBSCRIPTION_COLUMNS = [
 
 export type PublicSubscriptionRow = Pick<SubscriptionRow, (typeof PUBLIC_SUBSCRIPTION_COLUMNS)[number]>;
 
-const findPublicSubscriptionCompiled = compileOnce(2, (db, tenantId: string, id: string) =>
-  db
-    .selectFrom('subscriptions')
-    .select(PUBLIC_SUBSCRIPTION_COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .compile(),
-);
+const PUBLIC_SUBSCRIPTION_COLUMN_LIST = PUBLIC_SUBSCRIPTION_COLUMNS.join(', ');
 
 /** GET /subscriptions/{id}: only what the answer shows (the hot read). */
 export async function findPublicSubscription(
@@ -153,7 +146,12 @@ export async function findPublicSubscription(
   tenantId: string,
   id: string,
 ): Promise<PublicSubscriptionRow | undefined> {
-  return (await findPublicSubscriptionCompiled(db, tenantId, id))[0];
+  const rows = await runPrepared<PublicSubscriptionRow>(db, {
+    name: 'subscriptions_find_public',
+    text: `SELECT ${PUBLIC_SUBSCRIPTION_COLUMN_LIST} FROM subscriptions WHERE tenant_id = $1 AND id = $2`,
+    values: [tenantId, id],
+  });
+  return rows[0];
 }
 
 export async function findSubscription(

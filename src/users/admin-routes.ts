@@ -5,9 +5,9 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { notFound } from '../core/errors.js';
 import { DataEnvelope, IdParam } from '../core/schemas.js';
-import { findUserTenant, updateUserStatus } from './repository.js';
+import { updateUserStatus } from './repository.js';
 import { UpdateUserStatusBody, UserListItem } from './schemas.js';
-import type { UserService } from './service.js';
+import { tenantOfUser, type UserService } from './service.js';
 
 export async function userAdminRoutes(
   fastify: FastifyInstance,
@@ -21,8 +21,7 @@ export async function userAdminRoutes(
       schema: { params: IdParam, body: UpdateUserStatusBody, response: { 200: DataEnvelope(UserListItem) } },
     },
     async (request) => {
-      const tenantId = await findUserTenant(deps.db, request.params.id);
-      if (!tenantId) throw notFound('User');
+      const tenantId = await tenantOfUser(deps.db, request.params.id);
       const updated = await updateUserStatus(
         deps.db,
         tenantId,

@@ -1,11 +1,13 @@
 /**
- * Exact user-list totals, remembered per tenant and process. A broad search (`son` matching
- * 15,000 of 100,000 users) costs ~15 ms to count and ~1 ms to page through, and every page of it
- * asks for the same total. A total is stored with the tenant's `users_version` at the moment it
+ * Exact user-list totals, remembered per tenant and process. Counting a broad search costs many
+ * times more than paging through it (bench/README.md, "User-list totals remembered"), and every
+ * page of it asks for the same total. A total is stored with the tenant's `users_version` at the moment it
  * was counted (migration 0008 bumps it on every change a list can see); each list statement
  * reads the version in its own snapshot, and a remembered total is used only when that version is
  * still the current one, so the answer is the same as a fresh count, never stale.
  */
+
+import { BoundedMap } from '../core/bounded-map.js';
 
 const MAX_TENANTS = 1_000;
 const MAX_TOTALS_PER_TENANT = 256;
@@ -16,7 +18,7 @@ export interface TenantUserCounts {
   /** Users of the tenant that are not deleted, at that version. */
   liveUsers: number;
   /** Total of each filter (see `filterKey`) counted at that version. */
-  totals: Map<string, number>;
+  totals: BoundedMap<string, number>;
 }
 
 export interface ListTotals {
@@ -27,7 +29,7 @@ export interface ListTotals {
 }
 
 export function createListTotals(): ListTotals {
-  const tenants = new Map<string, TenantUserCounts>();
+  const tenants = new BoundedMap<string, TenantUserCounts>({ maxEntries: MAX_TENANTS });
 
   return {
     known: (tenantId) => tenants.get(tenantId),
@@ -35,14 +37,10 @@ export function createListTotals(): ListTotals {
       let entry = tenants.get(tenantId);
       if (entry && BigInt(entry.version) > BigInt(version)) return;
       if (!entry || entry.version !== version) {
-        if (!entry && tenants.size >= MAX_TENANTS) tenants.delete(tenants.keys().next().value as string);
-        entry = { version, liveUsers, totals: new Map() };
+        entry = { version, liveUsers, totals: new BoundedMap({ maxEntries: MAX_TOTALS_PER_TENANT }) };
         tenants.set(tenantId, entry);
       }
       if (total === null) return;
-      if (!entry.totals.has(key) && entry.totals.size >= MAX_TOTALS_PER_TENANT) {
-        entry.totals.delete(entry.totals.keys().next().value as string);
-      }
       entry.totals.set(key, total);
     },
   };

@@ -1,5 +1,5 @@
 import { type RawBuilder, type Selectable, sql } from 'kysely';
-import { type Executor, executePrepared } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db.js';
 import { MAX_PAGE_LIMIT } from '../core/pagination.js';
 import type { UserStatus } from './schemas.js';
 
@@ -113,6 +113,8 @@ export interface UserListQuery extends UserFilter {
   now: Date;
 }
 
+type ListStatementRow = UserListRow & { version: string; live_users: string; total: string | null };
+
 export interface UserListResult {
   rows: UserListRow[];
   /** `tenants.users_version` in the statement's snapshot (migration 0008). */
@@ -133,10 +135,10 @@ export interface UserListResult {
 type PageAccess = 'matches' | 'walk' | 'none';
 
 /**
- * Costs of the two ways, in rows walked, measured on 100,000 users with ten connections at once:
- * a walked row ~0.3 µs, a match ~1.4 µs (a heap page of its own, the recheck, the sort), and
- * planning a `matches` statement ~0.3 ms (it is planned for every run, see `listUsers`; a walk's
- * plan is kept).
+ * Costs of the two ways, in rows walked: a match costs MATCH_COST walked rows (a heap page of its
+ * own, the recheck, the sort), and planning a `matches` statement MATCHES_PLANNING_COST (it is
+ * planned for every run, see `listUsers`; a walk's plan is kept). Measured, not derived: see
+ * bench/README.md, "Tuning constants".
  */
 const MATCH_COST = 4;
 const MATCHES_PLANNING_COST = 1_000;
@@ -215,10 +217,10 @@ export async function listUsers(
   // A walk's plan is the same for every tenant and term: it is kept as a named prepared statement.
   // The best way to all matches depends on the tenant's size and the term (the tenant's entries
   // of the trigram index, or its other indexes for a small tenant). A generic plan is made for the
-  // average tenant: with 30,000 small tenants beside a large one, it read all 100,000 users of
-  // the large one through its name index for a narrow term (126 ms against 3 ms). Statements
-  // with `matches` are therefore planned for their own values on every run (~0.3 ms).
-  const statement = sql<UserListRow & { version: string; live_users: string; total: string | null }>`
+  // average tenant, and was far slower for a large tenant among many small ones (bench/README.md,
+  // "Many tenants in one table"): statements with `matches` are planned for their own values on
+  // every run.
+  const statement = sql<ListStatementRow>`
     ${usesMatches ? sql`WITH matches AS MATERIALIZED (${filteredUsers(db, tenantId, query, 'indexed').select(columns)})` : sql``}
     SELECT v.users_version::text AS version, v.live_users::text AS live_users, ${total} AS total,
            page.id, page.name, page.email, page.phone, page.status, page.created_at,
@@ -228,7 +230,14 @@ export async function listUsers(
     ${currentPlanJoin(query.now)}
     WHERE v.id = ${tenantId}
     ORDER BY ${orderOf('page')}`.compile(db);
-  const rows = usesMatches ? (await db.executeQuery(statement)).rows : await executePrepared(db, statement);
+  const rows = usesMatches
+    ? (await db.executeQuery(statement)).rows
+    : await runPrepared<ListStatementRow>(db, {
+        // One name for every shape of the list (sort, filters, access path); see PreparedStatement.name.
+        name: 'users_list',
+        text: statement.sql,
+        values: [...statement.parameters],
+      });
   const first = rows[0];
   if (!first) throw new Error(`tenant ${tenantId} not found while listing its users`);
   return {

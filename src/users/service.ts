@@ -4,7 +4,7 @@
  * outbox on creation, subscription cancellation on deletion.
  */
 import type { Clock } from '../core/clock.js';
-import type { Db, Tx } from '../core/db.js';
+import type { Db, Executor, Tx } from '../core/db.js';
 import { isUniqueViolation } from '../core/db.js';
 import { ApiError, notFound } from '../core/errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency.js';
@@ -16,6 +16,7 @@ import { createListTotals, filterKey } from './list-totals.js';
 import {
   findUser,
   findUserListItem,
+  findUserTenant,
   insertUser,
   listUsers,
   markUserDeleted,
@@ -31,6 +32,13 @@ export type UserDeletedHook = (tx: Tx, user: UserRow, at: Date) => Promise<void>
 export interface UserLifecycle {
   created: UserCreatedHook[];
   deleted: UserDeletedHook[];
+}
+
+/** Operator paths name a user but no tenant: the user's tenant, or 404 when no live user has that id. */
+export async function tenantOfUser(db: Executor, userId: string): Promise<string> {
+  const tenantId = await findUserTenant(db, userId);
+  if (!tenantId) throw notFound('User');
+  return tenantId;
 }
 
 export function toUserListItem(row: UserListRow): UserListItem {

@@ -130,7 +130,7 @@ describe('a warmed webhook', () => {
     expectRefusal(refused as { status: number; body: any }, 409, 'agent_unavailable');
     expect(sent.map((s) => s.text)).toEqual([
       expect.stringMatching(INSERT),
-      expect.stringMatching(/^select .* from "agents"/i),
+      expect.stringMatching(/^\s*select [\s\S]* from agents a\b/i),
     ]);
   });
 

@@ -1,7 +1,7 @@
-/** compileOnce: hot queries compiled once and sent as named prepared statements, on both engines. */
+/** runPrepared: hot statements sent as named prepared statements, under the name written where they run, on both engines. */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileOnce, type Database } from '../../src/core/db.js';
+import { type Database, type Executor, runPrepared } from '../../src/core/db.js';
 import { createTestDatabase } from '../support/databases.js';
 import { recordStatements } from '../support/statements.js';
 
@@ -19,22 +19,16 @@ beforeAll(async () => {
 });
 afterAll(() => drop());
 
-describe('compileOnce', () => {
-  // A literal in the builder ('box') stays a constant; the arguments go where their placeholders are,
-  // even when one is used twice and in another order than declared.
-  const boxesBetween = compileOnce(2, (db, from: number, to: number) =>
-    db
-      .selectFrom('things' as never)
-      .select(['id' as never])
-      .where('kind' as never, '=', 'box' as never)
-      .where(sql`size`, '>=', from)
-      .where(sql`size`, '<=', to)
-      .where(sql`size`, '<>', sql`${to} + 100`)
-      .orderBy('id' as never)
-      .compile(),
-  );
+describe('runPrepared', () => {
+  // A literal in the text ('box') stays a constant; a value may be used twice.
+  const boxesBetween = async (db: Executor, from: number, to: number) =>
+    runPrepared<{ id: string }>(db, {
+      name: 'test_boxes_between',
+      text: `SELECT id FROM things WHERE kind = 'box' AND size >= $1 AND size <= $2 AND size <> $2 + 100 ORDER BY id`,
+      values: [from, to],
+    });
 
-  it('answers each run with its own arguments and keeps literals constant', async () => {
+  it('answers each run with its own values and keeps literals constant', async () => {
     expect(await boxesBetween(database.db, 1, 2)).toEqual([{ id: 'a' }, { id: 'b' }]);
     expect(await boxesBetween(database.db, 2, 4)).toEqual([{ id: 'b' }, { id: 'd' }]);
     expect(await boxesBetween(database.db, 3, 3)).toEqual([]);
@@ -52,27 +46,35 @@ describe('compileOnce', () => {
     expect(await boxesBetween(database.db, 5, 5)).toEqual([]);
   });
 
-  it('sends one named statement, the same name on every run', async () => {
+  it('sends one named statement, under the name written where it runs, on every run', async () => {
     const sent = await recordStatements(async () => {
       await boxesBetween(database.db, 1, 4);
       await boxesBetween(database.db, 2, 2);
     });
     expect(sent).toHaveLength(2);
-    expect(sent[0].name).toMatch(/^vp_\d+$/);
+    expect(sent[0].name).toBe('test_boxes_between');
     expect(sent[1]).toEqual(sent[0]);
     // Any other query goes through unnamed, as before.
     const plain = await recordStatements(() => sql`SELECT 1`.execute(database.db));
     expect(plain).toEqual([{ text: 'SELECT 1' }]);
   });
 
-  it('refuses a build that does not use an argument (a value derived from a placeholder)', async () => {
-    const broken = compileOnce(1, (db, size: number) =>
-      db
-        .selectFrom('things' as never)
-        .select(['id' as never])
-        .where(sql`size`, '=', Number(size) + 1)
-        .compile(),
-    );
-    await expect(broken(database.db, 1)).rejects.toThrow(/argument 0 .* is never used/);
+  it('prepares each shape of a query under its name: the first keeps it, the next are numbered', async () => {
+    const bySize = (db: Executor, order: 'ASC' | 'DESC') =>
+      runPrepared<{ id: string }>(db, {
+        name: 'test_things_by_size',
+        text: `SELECT id FROM things WHERE size <= $1 ORDER BY size ${order}`,
+        values: [2],
+      });
+    const sent = await recordStatements(async () => {
+      expect(await bySize(database.db, 'ASC')).toEqual([{ id: 'a' }, { id: 'b' }]);
+      expect(await bySize(database.db, 'DESC')).toEqual([{ id: 'b' }, { id: 'a' }]);
+      expect(await bySize(database.db, 'ASC')).toEqual([{ id: 'a' }, { id: 'b' }]);
+    });
+    expect(sent.map((s) => s.name)).toEqual([
+      'test_things_by_size',
+      'test_things_by_size/2',
+      'test_things_by_size',
+    ]);
   });
 });
