@@ -240,6 +240,12 @@ export async function registerOpenApi(
       // The default fonts come from a CDN; the page must work offline.
       withDefaultFonts: false,
       hideClientButton: true,
+      defaultOpenAllTags: true,
+      // Nothing leaves the page but "try it" requests to this API: no AI agent (it calls Scalar's
+      // registry), no telemetry, no developer toolbar.
+      agent: { disabled: true },
+      telemetry: false,
+      showDeveloperTools: 'never',
       authentication: { preferredSecurityScheme: 'apiKey' },
       defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
       customCss: REFERENCE_CSS,
