@@ -66,7 +66,8 @@ describe.skipIf(!hasChromium)('the /docs page in a browser', () => {
     // Anything not from this server is refused and recorded: the page must not need it.
     await page.route('**/*', (route) => {
       const url = route.request().url();
-      if (url.startsWith(origin) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
+      if (url.startsWith(origin) || url.startsWith('data:') || url.startsWith('blob:'))
+        return route.continue();
       external.push(url);
       return route.abort();
     });
@@ -85,7 +86,10 @@ describe.skipIf(!hasChromium)('the /docs page in a browser', () => {
       'The call-trigger webhook',
     ];
     for (const section of sections)
-      expect(await page.getByRole('heading', { name: section, exact: true }).count(), section).toBeGreaterThan(0);
+      expect(
+        await page.getByRole('heading', { name: section, exact: true }).count(),
+        section,
+      ).toBeGreaterThan(0);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'docs-introduction.png') });
 
     // Every operation of the document is in the sidebar, by its summary.
@@ -101,9 +105,13 @@ describe.skipIf(!hasChromium)('the /docs page in a browser', () => {
     await page.getByPlaceholder('Token').first().fill(a.key);
     await page.getByText('List users', { exact: true }).first().click();
     await expect.poll(() => page.getByText('curl', { exact: false }).count()).toBeGreaterThan(0);
-    await page.getByRole('button', { name: /Test Request\s*\(get \/api\/v1\/users\)/i }).first().click();
+    await page
+      .getByRole('button', { name: /Test Request\s*\(get \/api\/v1\/users\)/i })
+      .first()
+      .click();
     const answered = page.waitForResponse(
-      (response) => new URL(response.url()).pathname === '/api/v1/users' && response.request().method() === 'GET',
+      (response) =>
+        new URL(response.url()).pathname === '/api/v1/users' && response.request().method() === 'GET',
     );
     await page.getByRole('button', { name: /^Send/ }).first().click();
     const response = await answered;
