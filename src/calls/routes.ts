@@ -64,7 +64,17 @@ export async function webhookRoutes(fastify: FastifyInstance, { calls }: { calls
         body: TriggerCallBody,
         response: {
           202: DataEnvelope(QueuedCall, 'The call is queued.'),
-          ...errorResponses(400, 402, 404, 409, 413, 415, 429, 500, 503),
+          ...errorResponses(
+            400,
+            402,
+            404,
+            [409, ['agent_not_published', 'agent_unavailable']],
+            413,
+            415,
+            429,
+            500,
+            503,
+          ),
         },
       },
     },

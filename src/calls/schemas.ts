@@ -39,11 +39,12 @@ export const TriggerCallBody = Type.Object(
       examples: ['+14155550123'],
     }),
     name: Type.Optional(Type.String({ description: NAME_DOC, examples: ['Ada Lovelace'] })),
-    full_name: Type.Optional(Type.String({ description: 'Alias of `name`.' })),
-    fullName: Type.Optional(Type.String({ description: 'Alias of `name`.' })),
+    full_name: Type.Optional(Type.String({ description: 'Alias of `name`.', examples: ['Ada Lovelace'] })),
+    fullName: Type.Optional(Type.String({ description: 'Alias of `name`.', examples: ['Ada Lovelace'] })),
     email: Type.Optional(Email),
   },
   {
+    title: 'TriggerCallRequest',
     additionalProperties: true,
     description:
       'Any other key is stored with the call as its context and fills `{key}` placeholders (single braces, word characters) in the agent’s published prompt and welcome message; `{name}` is always available. At most 200 extra keys, nested at most 8 levels; the whole body at most 64 KiB.',
@@ -57,12 +58,12 @@ export const QueuedCall = Type.Object(
   {
     id: Type.String({ examples: ['call_7Yh2kLm9Qw3ZbXcV5nR8pT1s'] }),
     status: Type.Literal('queued'),
-    agent_id: Type.String(),
-    from: Type.String({ description: 'Caller ID: the agent’s number.' }),
-    to: Type.String(),
+    agent_id: Type.String({ examples: ['agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y'] }),
+    from: Type.String({ description: 'Caller ID: the agent’s number.', examples: ['+14155550100'] }),
+    to: Type.String({ description: 'The number called.', examples: ['+14155550123'] }),
     created_at: Timestamp,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'QueuedCall' },
 );
 export type QueuedCall = Static<typeof QueuedCall>;
 

@@ -17,18 +17,23 @@ export const PageQuery = {
 
 export const SortOrder = Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
   default: 'desc',
-  description: 'Sort direction.',
+  description: 'Sort direction: asc (oldest or A first) or desc (newest or Z first).',
 });
 
 export const Pagination = Type.Object(
   {
-    page: Type.Integer({ minimum: 0, maximum: MAX_SAFE }),
-    limit: Type.Integer({ minimum: 1, maximum: MAX_SAFE }),
-    total: Type.Integer({ minimum: 0, maximum: MAX_SAFE }),
-    pages: Type.Integer({ minimum: 0, maximum: MAX_SAFE }),
-    has_more: Type.Boolean(),
+    page: Type.Integer({ minimum: 0, maximum: MAX_SAFE, description: 'This page, from 1.', examples: [1] }),
+    limit: Type.Integer({ minimum: 1, maximum: MAX_SAFE, description: 'Items per page.', examples: [20] }),
+    total: Type.Integer({
+      minimum: 0,
+      maximum: MAX_SAFE,
+      description: 'Items matching the filters, on every page.',
+      examples: [42],
+    }),
+    pages: Type.Integer({ minimum: 0, maximum: MAX_SAFE, description: 'Number of pages.', examples: [3] }),
+    has_more: Type.Boolean({ description: 'A later page holds items.' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Pagination' },
 );
 
 export interface PageRequest {

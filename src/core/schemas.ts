@@ -1,5 +1,6 @@
 /** Shapes shared by every route: envelopes, error responses, timestamps. */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { codeToStatus, type ErrorCode } from './errors.js';
 import { Pagination } from './pagination.js';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -14,22 +15,41 @@ export const Email = Type.String({ format: 'email', maxLength: 254, examples: ['
 export const ErrorEnvelope = Type.Object(
   {
     error: Type.Object({
-      code: Type.String({
-        description: 'Stable machine-readable code.',
+      code: Type.Unsafe<ErrorCode>({
+        type: 'string',
+        enum: Object.keys(codeToStatus),
+        title: 'ErrorCode',
+        description: 'Stable machine-readable code; each error response lists the codes it can carry.',
         examples: ['validation_failed'],
       }),
-      message: Type.String({ description: 'Human-readable; may change; do not parse.' }),
+      message: Type.String({
+        description: 'Human-readable; may change; do not parse.',
+        examples: ['The request has invalid fields.'],
+      }),
       details: Type.Optional(
         Type.Union([
-          Type.Array(Type.Object({ field: Type.Optional(Type.String()), issue: Type.String() })),
-          Type.Object({ required_scopes: Type.Array(Type.String()) }),
+          Type.Array(
+            Type.Object({
+              field: Type.Optional(Type.String({ examples: ['email'] })),
+              issue: Type.String({ examples: ['must be a valid email address.'] }),
+            }),
+            { description: 'validation_failed: one entry per offending field.' },
+          ),
+          Type.Object(
+            { required_scopes: Type.Array(Type.String({ examples: ['users:write'] })) },
+            { description: 'permission_denied: the scope the key lacks.' },
+          ),
           Type.Object({}, { additionalProperties: true }),
         ]),
       ),
     }),
-    request_id: Type.String({ description: 'Equals the X-Request-Id response header.' }),
+    request_id: Type.String({
+      description: 'Equals the X-Request-Id response header.',
+      examples: ['req_8fJ2kLmN0pQrStUv'],
+    }),
   },
   {
+    title: 'ErrorEnvelope',
     examples: [
       {
         error: {
@@ -58,11 +78,27 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'Temporarily unavailable (service_unavailable); retry with exponential backoff.',
 };
 
-/** Error responses of a route, all in the envelope. */
-export function errorResponses(...statuses: number[]) {
+/** What a code means where a route narrows a status to it. */
+const NARROWED_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
+  agent_not_published: 'The agent has no published version (agent_not_published)',
+  agent_unavailable: 'The agent’s owner is blocked (agent_unavailable)',
+};
+
+/**
+ * Error responses of a route, all in the envelope. A status given as `[status, codes]` narrows the
+ * codes the document publishes for it (by default every code of that status, core/openapi-document.ts).
+ */
+export function errorResponses(...statuses: (number | [number, ErrorCode[]])[]) {
   const responses: Record<number, TSchema> = {};
-  for (const status of statuses) {
-    responses[status] = Type.Ref('ErrorEnvelope', { description: ERROR_DESCRIPTIONS[status] ?? 'Error.' });
+  for (const entry of statuses) {
+    const [status, codes] = typeof entry === 'number' ? [entry, undefined] : entry;
+    const description = codes
+      ? `${codes.map((code) => NARROWED_DESCRIPTIONS[code] ?? code).join('; ')}.`
+      : (ERROR_DESCRIPTIONS[status] ?? 'Error.');
+    responses[status] = Type.Ref('ErrorEnvelope', {
+      description,
+      ...(codes ? { 'x-error-codes': codes } : {}),
+    });
   }
   return responses;
 }
@@ -81,12 +117,17 @@ export const ListEnvelope = <T extends TSchema>(item: T, description?: string) =
 
 export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) });
 
+/** The `{id}` path parameter of one resource, described and with a realistic example. */
+export const resourceIdParam = (description: string, example: string) =>
+  Type.Object({ id: Type.String({ minLength: 1, maxLength: 255, description, examples: [example] }) });
+
 export const IdempotencyKeyHeader = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
       maxLength: 255,
       description:
         'Optional. At most 255 printable ASCII characters; retries with the same key and body within 24 hours return the original answer.',
+      examples: ['onboard-ada-1'],
     }),
   ),
 });

@@ -2,9 +2,17 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/auth.js';
-import { DataEnvelope, errorResponses, IdParam, ListEnvelope, PARTNER_ERRORS } from '../core/schemas.js';
+import {
+  DataEnvelope,
+  errorResponses,
+  ListEnvelope,
+  PARTNER_ERRORS,
+  resourceIdParam,
+} from '../core/schemas.js';
 import { ListPlansQuery, Plan } from './schemas.js';
 import type { PlanService } from './service.js';
+
+const PlanIdParam = resourceIdParam('The plan’s id.', 'plan_7Yt2mQ9vX1cB4nK8pL0sD3fH');
 
 export async function planRoutes(fastify: FastifyInstance, { plans }: { plans: PlanService }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -35,7 +43,7 @@ export async function planRoutes(fastify: FastifyInstance, { plans }: { plans: P
         summary: 'Get a plan',
         description: '404 when the plan is not in the tenant or is archived.',
         tags: ['Plans'],
-        params: IdParam,
+        params: PlanIdParam,
         response: { 200: DataEnvelope(Plan, 'The plan.'), ...errorResponses(...PARTNER_ERRORS, 404) },
       },
     },

@@ -3,6 +3,7 @@ import { PageQuery, SortOrder } from '../core/pagination.js';
 import { Nullable, Timestamp } from '../core/schemas.js';
 
 export const PlanProvider = Type.Union([Type.Literal('processor'), Type.Literal('agency')], {
+  title: 'PlanProvider',
   description: 'processor: billed by the card processor; agency: billed offline by the agency.',
 });
 export type PlanProvider = Static<typeof PlanProvider>;
@@ -26,21 +27,27 @@ const PerMinuteRate = Type.Number({
 export const Plan = Type.Object(
   {
     id: Type.String({ examples: ['plan_7Yt2mQ9vX1cB4nK8pL0sD3fH'] }),
-    name: Type.String(),
-    description: Nullable(Type.String()),
+    name: Type.String({ examples: ['Starter'] }),
+    description: Nullable(Type.String({ examples: ['100 minutes a month for small teams.'] })),
     active: Type.Boolean({ description: 'Offered to new subscribers.' }),
     provider: PlanProvider,
-    currency: Type.String(),
-    monthly_price: Type.Integer(),
-    annual_price: Type.Integer(),
-    included_minutes: Type.Integer(),
-    overage_rate: Type.Number(),
-    topup_rate: Type.Number(),
-    trial_period_days: Type.Integer({ description: '0 means no trial.' }),
+    currency: Type.String({ description: 'Lowercase ISO 4217 code.', examples: ['usd'] }),
+    monthly_price: Type.Integer({ description: 'Minor unit of the currency.', examples: [2900] }),
+    annual_price: Type.Integer({ description: 'Minor unit of the currency.', examples: [29000] }),
+    included_minutes: Type.Integer({ description: 'Call minutes granted each period.', examples: [100] }),
+    overage_rate: Type.Number({
+      description: 'Per minute beyond the included ones, major unit of the currency.',
+      examples: [0.12],
+    }),
+    topup_rate: Type.Number({
+      description: 'Per minute of a top-up, major unit of the currency.',
+      examples: [0.1],
+    }),
+    trial_period_days: Type.Integer({ description: '0 means no trial.', examples: [14] }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Plan' },
 );
 export type Plan = Static<typeof Plan>;
 
@@ -50,7 +57,10 @@ export const ListPlansQuery = Type.Object({
     default: 'true',
     description: 'true: only plans offered to new subscribers; false: archived and inactive plans too.',
   }),
-  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], { default: 'created_at' }),
+  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], {
+    default: 'created_at',
+    description: 'Sort key: creation time or name.',
+  }),
   sort_order: SortOrder,
   provider: Type.Optional(PlanProvider),
 });

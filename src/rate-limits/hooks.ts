@@ -74,13 +74,18 @@ async function signInHook(limits: RateLimits, request: FastifyRequest, reply: Fa
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': Type.Integer({
     description: 'Capacity of the bucket: requests that may be sent at once (the burst).',
+    examples: [200],
   }),
-  'RateLimit-Remaining': Type.Integer({ description: 'Requests that may be sent right now.' }),
-  'RateLimit-Reset': Type.Integer({ description: 'Seconds until the bucket is full again.' }),
+  'RateLimit-Remaining': Type.Integer({
+    description: 'Requests that may be sent right now.',
+    examples: [199],
+  }),
+  'RateLimit-Reset': Type.Integer({ description: 'Seconds until the bucket is full again.', examples: [1] }),
 };
 const RETRY_AFTER = Type.Integer({
   minimum: 1,
   description: 'Whole seconds to wait before the next request passes.',
+  examples: [1],
 });
 
 /** Adds the headers to every documented response of a rate-limited route, and explains 429. */

@@ -8,12 +8,14 @@ import {
   DataEnvelope,
   errorResponses,
   IdempotencyKeyHeader,
-  IdParam,
   ListEnvelope,
   PARTNER_ERRORS,
+  resourceIdParam,
 } from '../core/schemas.js';
 import { ChangePlanBody, CreateSubscriptionBody, ListSubscriptionsQuery, Subscription } from './schemas.js';
 import type { SubscriptionResult, SubscriptionService } from './service.js';
+
+const SubscriptionIdParam = resourceIdParam('The subscription’s id.', 'sub_4rT9kQ2mXv7bN1cL8pZ0sD3f');
 
 export async function subscriptionRoutes(
   fastify: FastifyInstance,
@@ -85,7 +87,7 @@ export async function subscriptionRoutes(
         summary: 'Get a subscription',
         description: 'One subscription of the caller’s tenant.',
         tags: ['Subscriptions'],
-        params: IdParam,
+        params: SubscriptionIdParam,
         response: { 200: DataEnvelope(Subscription), ...errorResponses(...PARTNER_ERRORS, 404) },
       },
     },
@@ -108,7 +110,7 @@ export async function subscriptionRoutes(
           'one minute later. Compare the returned plan_id and id with the request to see what happened.',
         tags: ['Subscriptions'],
         headers: IdempotencyKeyHeader,
-        params: IdParam,
+        params: SubscriptionIdParam,
         body: ChangePlanBody,
         response: { 200: DataEnvelope(Subscription), ...errorResponses(...PARTNER_ERRORS, 404, 409) },
       },

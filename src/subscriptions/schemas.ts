@@ -17,26 +17,28 @@ export type PublicStatus = (typeof PUBLIC_STATUSES)[number];
 export const SubscriptionStatus = Type.Unsafe<PublicStatus>({
   type: 'string',
   enum: [...PUBLIC_STATUSES],
+  title: 'SubscriptionStatus',
   description:
     'Normalized state. The processor’s transient states (incomplete, incomplete_expired) and internal tombstones are reported as inactive.',
 });
 
 export const SubscriptionProvider = Type.Union(
   [Type.Literal('processor'), Type.Literal('agency'), Type.Literal('marketplace'), Type.Literal('custom')],
-  { description: 'Billing provider behind the subscription.' },
+  { title: 'SubscriptionProvider', description: 'Billing provider behind the subscription.' },
 );
 
 export const Subscription = Type.Object(
   {
     id: Type.String({ examples: ['sub_4rT9kQ2mXv7bN1cL8pZ0sD3f'] }),
-    user_id: Type.String(),
-    plan_id: Type.String(),
+    user_id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
+    plan_id: Type.String({ examples: ['plan_7Yt2mQ9vX1cB4nK8pL0sD3fH'] }),
     status: SubscriptionStatus,
     provider: SubscriptionProvider,
     provider_subscription_id: Nullable(
       Type.String({
         description:
           'The external provider’s subscription id; null where the provider exposes none (agency).',
+        examples: ['sub_1PqR2sT3uV4wX5yZ'],
       }),
     ),
     cancel_at_period_end: Type.Boolean({ description: 'Ends at current_period_end.' }),
@@ -45,20 +47,26 @@ export const Subscription = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Subscription' },
 );
 export type Subscription = Static<typeof Subscription>;
 
 export const CreateSubscriptionBody = Type.Object(
   {
-    user_id: Type.String({ minLength: 1, maxLength: 255 }),
+    user_id: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'A user of the caller’s tenant.',
+      examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+    }),
     plan_id: Type.String({
       minLength: 1,
       maxLength: 255,
       description: 'An active plan of the caller’s catalog.',
+      examples: ['plan_7Yt2mQ9vX1cB4nK8pL0sD3fH'],
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreateSubscriptionRequest' },
 );
 export type CreateSubscriptionBody = Static<typeof CreateSubscriptionBody>;
 
@@ -68,16 +76,29 @@ export const ChangePlanBody = Type.Object(
       minLength: 1,
       maxLength: 255,
       description: 'The target plan: an active plan with the same provider and currency as the current one.',
+      examples: ['plan_2Hx8kQ4mZv6bN9cL1pT0sR5d'],
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ChangePlanRequest' },
 );
 export type ChangePlanBody = Static<typeof ChangePlanBody>;
 
 export const ListSubscriptionsQuery = Type.Object({
   ...PageQuery,
-  user_id: Type.Optional(Type.String({ maxLength: 255, description: 'Only this user’s subscriptions.' })),
-  plan_id: Type.Optional(Type.String({ maxLength: 255, description: 'Only subscriptions to this plan.' })),
+  user_id: Type.Optional(
+    Type.String({
+      maxLength: 255,
+      description: 'Only this user’s subscriptions.',
+      examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+    }),
+  ),
+  plan_id: Type.Optional(
+    Type.String({
+      maxLength: 255,
+      description: 'Only subscriptions to this plan.',
+      examples: ['plan_7Yt2mQ9vX1cB4nK8pL0sD3fH'],
+    }),
+  ),
   status: Type.Optional(SubscriptionStatus),
   sort_order: SortOrder,
 });

@@ -7,9 +7,9 @@ import {
   DataEnvelope,
   errorResponses,
   IdempotencyKeyHeader,
-  IdParam,
   ListEnvelope,
   PARTNER_ERRORS,
+  resourceIdParam,
 } from '../core/schemas.js';
 import { CreatedUser, CreateUserBody, DeletedUser, ListUsersQuery, UserListItem } from './schemas.js';
 import type { UserService } from './service.js';
@@ -21,13 +21,19 @@ const UserCreatedResponse = {
     'The user was created (or, with Idempotent-Replayed, the original answer is replayed).',
   ),
   headers: {
-    Location: Type.String({ description: 'URL of the new user (GET /api/v1/users/{id}).' }),
+    Location: Type.String({
+      format: 'uri',
+      description: 'URL of the new user (GET /api/v1/users/{id}).',
+      examples: ['https://api.example.com/api/v1/users/usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+    }),
     'Idempotent-Replayed': Type.Literal('true', {
       description:
         'Present when this answer is the stored answer of an earlier request with the same Idempotency-Key.',
     }),
   },
 };
+
+const UserIdParam = resourceIdParam('The user’s id.', 'usr_3kTmd8Qw1ZbXcV5nR7pL2yHs');
 
 export async function userRoutes(fastify: FastifyInstance, { users }: { users: UserService }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -61,7 +67,7 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
         summary: 'Get a user',
         description: 'One user of the caller’s tenant (the target of the Location header of POST /users).',
         tags: ['Users'],
-        params: IdParam,
+        params: UserIdParam,
         response: { 200: DataEnvelope(UserListItem, 'The user.'), ...errorResponses(...PARTNER_ERRORS, 404) },
       },
     },
@@ -99,7 +105,7 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
         description:
           'Soft-deletes the user: revokes its sessions, removes its memberships, cancels its subscriptions and frees its email. Repeating it answers the same tombstone.',
         tags: ['Users'],
-        params: IdParam,
+        params: UserIdParam,
         response: {
           200: DataEnvelope(DeletedUser, 'The tombstone, on the first call and on every repeat.'),
           ...errorResponses(...PARTNER_ERRORS, 404),

@@ -5,6 +5,7 @@ import { Email, Nullable, Phone, Timestamp } from '../core/schemas.js';
 export const UserStatus = Type.Union(
   [Type.Literal('active'), Type.Literal('pending'), Type.Literal('blocked')],
   {
+    title: 'UserStatus',
     description: 'active = approved; pending = mid-onboarding; blocked = blocked by the tenant.',
   },
 );
@@ -13,27 +14,37 @@ export type UserStatus = Static<typeof UserStatus>;
 export const UserListItem = Type.Object(
   {
     id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
-    name: Nullable(Type.String()),
-    email: Type.String(),
-    phone: Nullable(Type.String()),
+    name: Nullable(Type.String({ examples: ['Ada Lovelace'] })),
+    email: Type.String({ examples: ['ada@example.com'] }),
+    phone: Nullable(Type.String({ description: 'E.164.', examples: ['+14155550123'] })),
     status: UserStatus,
     created_at: Timestamp,
-    plan_id: Nullable(Type.String({ description: 'Plan of the current active or trialing subscription.' })),
-    plan_name: Nullable(Type.String()),
+    plan_id: Nullable(
+      Type.String({
+        description: 'Plan of the current active or trialing subscription.',
+        examples: ['plan_7Yt2mQ9vX1cB4nK8pL0sD3fH'],
+      }),
+    ),
+    plan_name: Nullable(Type.String({ examples: ['Starter'] })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'User', description: 'A user as lists and reads show it.' },
 );
 export type UserListItem = Static<typeof UserListItem>;
 
 export const CreatedUser = Type.Object(
-  { id: Type.String(), email: Type.String(), name: Type.String(), created_at: Timestamp },
-  { additionalProperties: false },
+  {
+    id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
+    email: Type.String({ examples: ['ada@example.com'] }),
+    name: Type.String({ examples: ['Ada Lovelace'] }),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false, title: 'CreatedUser', description: 'The user just created.' },
 );
 export type CreatedUser = Static<typeof CreatedUser>;
 
 export const DeletedUser = Type.Object(
-  { id: Type.String(), deleted_at: Timestamp },
-  { additionalProperties: false, description: 'Tombstone of a soft-deleted user.' },
+  { id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }), deleted_at: Timestamp },
+  { additionalProperties: false, title: 'DeletedUser', description: 'Tombstone of a soft-deleted user.' },
 );
 export type DeletedUser = Static<typeof DeletedUser>;
 
@@ -45,10 +56,11 @@ export const CreateUserBody = Type.Object(
       minLength: 8,
       maxLength: 1024,
       description: 'At least 8 characters; stored only as an Argon2id hash.',
+      examples: ['correct horse battery'],
     }),
     phone: Type.Optional(Phone),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreateUserRequest' },
 );
 export type CreateUserBody = Static<typeof CreateUserBody>;
 
@@ -63,9 +75,13 @@ export const ListUsersQuery = Type.Object({
     Type.String({
       maxLength: 200,
       description: 'Case-insensitive substring of name or email; % _ \\ are literal.',
+      examples: ['ada'],
     }),
   ),
-  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], { default: 'created_at' }),
+  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], {
+    default: 'created_at',
+    description: 'Sort key: creation time or name.',
+  }),
   sort_order: SortOrder,
 });
 export type ListUsersQuery = Static<typeof ListUsersQuery>;

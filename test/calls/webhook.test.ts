@@ -378,7 +378,9 @@ describe('the webhook id stays secret and the endpoint is documented', () => {
     expect(Object.keys(operation.responses)).toEqual(
       expect.arrayContaining(['202', '400', '402', '404', '409', '413', '415', '429']),
     );
-    const body = operation.requestBody.content['application/json'].schema;
+    const ref = operation.requestBody.content['application/json'].schema.$ref;
+    expect(ref).toBe('#/components/schemas/TriggerCallRequest');
+    const body = response.body.components.schemas.TriggerCallRequest;
     expect(body.properties).toHaveProperty('phone');
     expect(body.additionalProperties).toBe(true);
   });

@@ -5,6 +5,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeToStatus, type ErrorCode } from '../../src/core/errors.js';
 import {
   createPlan,
   createTenant,
@@ -66,6 +67,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+const webhookOperations = (): Operation[] =>
+  Object.entries<any>(doc.paths)
+    .filter(([path]) => path.startsWith('/webhooks/'))
+    .map(([path, item]) => ({ path, method: 'post', op: item.post }));
+
 describe('the document', () => {
   it('is OpenAPI 3.1 with the bearer scheme and the partner operations', () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
@@ -87,7 +93,7 @@ describe('the document', () => {
       for (const status of ['401', '403', '429', '500', '503']) {
         const schema = op.responses[status]?.content?.['application/json']?.schema;
         expect(schema, `${where} declares ${status}`).toBeTruthy();
-        expect(schema.$ref ?? schema.$id, `${where} ${status} is the envelope`).toMatch(/ErrorEnvelope/);
+        expect(schema.allOf?.[0]?.$ref, `${where} ${status} is the envelope`).toMatch(/ErrorEnvelope/);
       }
       const success = Object.keys(op.responses).filter((s) => s.startsWith('2'));
       expect(success.length, where).toBeGreaterThan(0);
@@ -106,10 +112,168 @@ describe('the document', () => {
     }
   });
 
-  it('/docs answers 200', async () => {
-    const response = await t.inject({ method: 'GET', url: '/docs' });
+  it('/docs is our reference, reading the one document, with no second copy and nothing from a CDN', async () => {
+    const redirect = await t.inject({ method: 'GET', url: '/docs' });
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.location).toBe('/docs/');
+    const page = await t.inject({ method: 'GET', url: '/docs/' });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.raw).toMatch(/<title>voiceplane API reference<\/title>/);
+    expect(page.raw).toContain('/api/v1/openapi.json');
+    // Every URL the page loads is relative to this server (the XML namespace of inline SVG aside).
+    const external = [...page.raw.matchAll(/(?:src|href|url)\s*[=(:]\s*["'`]?(https?:\/\/[^"'`)\s]+)/g)].map(
+      (m) => m[1],
+    );
+    expect(external).toEqual([]);
+    const script = await t.inject({ method: 'GET', url: '/docs/js/scalar.js' });
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toMatch(/javascript/);
+    for (const url of ['/docs/json', '/docs/yaml', '/docs/openapi.json', '/docs/openapi.yaml'])
+      expect((await t.inject({ method: 'GET', url })).status, url).toBe(404);
+  });
+});
+
+/** Every schema object in the document, with where it is. */
+function* schemasOf(node: any, where: string[] = []): Generator<[any, string]> {
+  if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) yield* schemasOf(item, [...where, String(i)]);
+  } else if (node && typeof node === 'object') {
+    yield [node, where.join('/')];
+    for (const [key, value] of Object.entries(node))
+      if (key !== 'example' && key !== 'examples') yield* schemasOf(value, [...where, key]);
+  }
+}
+
+describe('the document as tools read it', () => {
+  it('enums are one enum, never anyOf of single values', () => {
+    for (const [node, where] of schemasOf(doc)) {
+      if (!Array.isArray(node.anyOf)) continue;
+      const singles = node.anyOf.filter((b: any) => b.const !== undefined || b.enum?.length === 1);
+      expect(singles.length, `${where} is a union of literals`).toBe(0);
+    }
+    const sortOrder = doc.paths['/api/v1/plans'].get.parameters.find((p: any) => p.name === 'sort_order');
+    expect(sortOrder.schema).toMatchObject({ type: 'string', enum: ['asc', 'desc'], default: 'desc' });
+    expect(doc.components.schemas.SubscriptionStatus.enum).toContain('past_due');
+  });
+
+  it('parameters with a default are optional; every parameter is described with an example', () => {
+    for (const { path, method, op } of operations) {
+      for (const parameter of op.parameters ?? []) {
+        const where = `${method} ${path} ${parameter.in} ${parameter.name}`;
+        if (parameter.schema.default !== undefined) expect(parameter.required, where).toBe(false);
+        expect(parameter.description, where).toBeTruthy();
+        if (parameter.in === 'path') expect(parameter.example, where).toMatch(/^[a-z]+_[A-Za-z0-9]+$/);
+      }
+    }
+    const listPlans = doc.paths['/api/v1/plans'].get.parameters;
+    expect(listPlans.filter((p: any) => p.required)).toEqual([]);
+  });
+
+  it('the shapes are named components, referenced by $ref', () => {
+    const names = Object.keys(doc.components.schemas);
+    for (const name of [
+      'User',
+      'CreatedUser',
+      'Plan',
+      'Subscription',
+      'Pagination',
+      'QueuedCall',
+      'ErrorCode',
+    ])
+      expect(names).toContain(name);
+    const listUsers = doc.paths['/api/v1/users'].get.responses['200'].content['application/json'].schema;
+    expect(listUsers.properties.data.items.$ref).toBe('#/components/schemas/User');
+    expect(listUsers.properties.pagination.$ref).toBe('#/components/schemas/Pagination');
+    const plan = doc.components.schemas.Plan;
+    expect(plan.properties.provider.$ref).toBe('#/components/schemas/PlanProvider');
+  });
+
+  it('each error response publishes its codes and an example of its own', () => {
+    const statusOf = (code: string) =>
+      code === 'invalid_request' ? [400, 413, 415] : [codeToStatus[code as ErrorCode]];
+    for (const { path, method, op } of operations.concat(webhookOperations())) {
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        if (Number(status) < 400) continue;
+        const where = `${method} ${path} ${status}`;
+        const media = response.content['application/json'];
+        const codes: string[] = media.schema.allOf[1].properties.error.properties.code.enum;
+        expect(codes.length, where).toBeGreaterThan(0);
+        for (const code of codes) expect(statusOf(code), `${where} ${code}`).toContain(Number(status));
+        expect(codes, where).toContain(media.example.error.code);
+        expect(media.example.request_id, where).toMatch(/^req_/);
+      }
+    }
+    const webhook409 = doc.paths['/webhooks/agents/{agentWebhookId}/trigger'].post.responses['409'];
+    expect(
+      webhook409.content['application/json'].schema.allOf[1].properties.error.properties.code.enum,
+    ).toEqual(['agent_not_published', 'agent_unavailable']);
+    const examples = ['401', '404', '429'].map(
+      (s) => doc.paths['/api/v1/users/{id}'].get.responses[s].content['application/json'].example.error.code,
+    );
+    expect(examples).toEqual(['authentication_failed', 'not_found', 'rate_limited']);
+  });
+
+  it('declares the headers answers carry', () => {
+    for (const { path, method, op } of operations) {
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        const where = `${method} ${path} ${status}`;
+        expect(Object.keys(response.headers ?? {}), where).toEqual(
+          expect.arrayContaining([
+            'X-Request-Id',
+            'RateLimit-Limit',
+            'RateLimit-Remaining',
+            'RateLimit-Reset',
+          ]),
+        );
+        if (status === '429') expect(response.headers, where).toHaveProperty('Retry-After');
+        if (status === '201') expect(response.headers, where).toHaveProperty('Location');
+      }
+    }
+    for (const [path, method] of [
+      ['/api/v1/users', 'post'],
+      ['/api/v1/subscriptions', 'post'],
+      ['/api/v1/subscriptions/{id}/plan', 'patch'],
+    ]) {
+      const responses = doc.paths[path][method].responses;
+      const success = Object.keys(responses).find((s) => s.startsWith('2'))!;
+      expect(responses[success].headers, `${method} ${path}`).toHaveProperty('Idempotent-Replayed');
+      expect(responses['409'].headers, `${method} ${path}`).toHaveProperty('Retry-After');
+    }
+  });
+
+  it('examples are realistic: every scalar has one, and the license is named', () => {
+    for (const [node, where] of schemasOf(doc.components)) {
+      if (!['string', 'integer', 'number'].includes(node.type) || node.enum || node.const !== undefined)
+        continue;
+      if (/\/properties\/(error|request_id)\/properties\/(message|details)$/.test(where)) continue;
+      expect(node.examples ?? node.default, `${where} has an example`).toBeDefined();
+      expect(node.examples?.[0], where).not.toBe('string');
+    }
+    expect(doc.info.license).toMatchObject({ name: expect.any(String), identifier: expect.any(String) });
+  });
+});
+
+describe('the operator document', () => {
+  it('documents /admin/v1 apart from the partner document', async () => {
+    const response = await t.inject({ method: 'GET', url: '/admin/v1/openapi.json' });
     expect(response.status).toBe(200);
-    expect(response.raw).toMatch(/swagger/i);
+    const operator = response.body;
+    const paths = Object.keys(operator.paths);
+    expect(paths.length).toBeGreaterThan(10);
+    expect(paths.every((p) => p.startsWith('/admin/v1/'))).toBe(true);
+    expect(paths).toContain('/admin/v1/tenants');
+    expect(Object.keys(operator.components.securitySchemes)).toEqual(['adminToken']);
+    const ids = new Set<string>();
+    for (const item of Object.values<any>(operator.paths)) {
+      for (const op of Object.values<any>(item)) {
+        expect(op.security).toEqual([{ adminToken: [] }]);
+        expect(op.tags).toHaveLength(1);
+        expect(ids.has(op.operationId), op.operationId).toBe(false);
+        ids.add(op.operationId);
+      }
+    }
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['apiKey']);
   });
 });
 

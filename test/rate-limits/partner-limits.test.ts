@@ -384,11 +384,9 @@ describe('OpenAPI document', () => {
   it('documents the RateLimit-* headers on partner answers and Retry-After on 429', async () => {
     const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).body;
     const list = doc.paths['/api/v1/users'].get.responses;
-    expect(Object.keys(list['200'].headers)).toEqual([
-      'RateLimit-Limit',
-      'RateLimit-Remaining',
-      'RateLimit-Reset',
-    ]);
+    expect(Object.keys(list['200'].headers)).toEqual(
+      expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+    );
     expect(Object.keys(list['429'].headers)).toContain('Retry-After');
     expect(list['429'].description).toMatch(/100 requests\/s with bursts of 200/);
     expect(list['401'].headers['RateLimit-Limit']).toBeDefined();
