@@ -16,6 +16,12 @@ export const SCOPES = [
   'plans:read',
   'subscriptions:read',
   'subscriptions:write',
+  'agents:read',
+  'agents:write',
+  'calls:read',
+  'calls:write',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
