@@ -80,11 +80,29 @@ export async function partnerOperations(t: TestApp): Promise<PartnerOperation[]>
         headers: Object.fromEntries(
           parameters.filter((p) => p.in === 'header').map((p) => [p.name, p.schema ?? {}]),
         ),
-        body: op.requestBody?.content?.['application/json']?.schema,
+        body: inlineRefs(
+          op.requestBody?.content?.['application/json']?.schema,
+          doc.components?.schemas ?? {},
+        ),
       });
     }
   }
   return operations;
+}
+
+/** A schema with every `#/components/schemas/…` reference replaced by the schema it names. */
+function inlineRefs(schema: any, components: Record<string, any>, seen: string[] = []): any {
+  if (Array.isArray(schema)) return schema.map((item) => inlineRefs(item, components, seen));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const ref: unknown = schema.$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+    const name = ref.slice('#/components/schemas/'.length);
+    if (seen.includes(name)) throw new Error(`recursive schema ${name}`);
+    return inlineRefs(components[name], components, [...seen, name]);
+  }
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, inlineRefs(value, components, seen)]),
+  );
 }
 
 /** `/api/v1/users/{id}` or `/api/v1/users/:id` with the parameters filled in (URL-encoded). */
