@@ -113,7 +113,7 @@ export async function seedDemo(services: Services): Promise<DemoSeed> {
 }
 
 /**
- * How to reach the operator API. Without ADMIN_TOKEN it stays off (decisions.md §1): the server
+ * How to reach the operator API. Without ADMIN_TOKEN it stays off (an unset token means off): the server
  * never invents and stores an operator credential. Instead the banner gives the one command that
  * turns it on, with a freshly generated token, so the next start is the only restart needed.
  */
