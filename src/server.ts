@@ -7,49 +7,13 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { type AppOptions, buildApp } from './app.js';
-import { type Config, ConfigError, loadConfig } from './core/config.js';
-import { type Database, openDatabase } from './core/db.js';
-import { DirectoryLockedError } from './core/lockfile.js';
+import { ConfigError, loadConfig } from './core/config.js';
 import { loggerOptions } from './core/logging.js';
-import { migrate } from './core/migrate.js';
 import { dataDirSecretKey } from './core/secrets.js';
+import { openAndMigrate } from './core/startup.js';
 import { isDatabaseEmpty, seedDemo } from './seed/demo.js';
 import { createServices, scheduleMaintenance } from './services.js';
 import { sealStoredSmtpPasswords } from './tenants/secrets.js';
-
-/** Where the database is, for messages: the URL without its password, or the data directory. */
-function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
-  if (!config.databaseUrl) return `the embedded database in DATA_DIR=${config.dataDir}`;
-  try {
-    const url = new URL(config.databaseUrl);
-    if (url.password) url.password = '***';
-    return `DATABASE_URL=${url.toString()}`;
-  } catch {
-    return 'DATABASE_URL';
-  }
-}
-
-async function openAndMigrate(config: Config): Promise<Database> {
-  let database: Database;
-  try {
-    database = await openDatabase({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      timeouts: config.databaseTimeouts,
-    });
-  } catch (error) {
-    if (error instanceof DirectoryLockedError) throw error;
-    throw new Error(`Could not open ${describeDatabase(config)}: ${(error as Error).message}`);
-  }
-  try {
-    await migrate(database);
-  } catch (error) {
-    await database.close().catch(() => {});
-    const message = (error as Error).message || String((error as { code?: string }).code ?? error);
-    throw new Error(`Could not prepare ${describeDatabase(config)}: ${message}`);
-  }
-  return database;
-}
 
 /** Starts the service; `appOptions` adds test-only routes (test/operations/fixtures/slow-server.ts). */
 export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = {}): Promise<void> {
@@ -64,7 +28,7 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
     throw error;
   }
 
-  const database = await openAndMigrate(config);
+  const { database } = await openAndMigrate(config);
   // Background work (job failures and retries) logs through the same redaction as requests.
   const logger = pino(loggerOptions(config.logLevel));
   if (!config.secretKeys && !config.databaseUrl) {

@@ -1,9 +1,9 @@
 /** Operator routes for agents (decisions.md §4). */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { DataEnvelope, IdParam } from '../core/schemas.js';
+import { DataEnvelope, IdParam, ListEnvelope } from '../core/schemas.js';
 import type { TenantService } from '../tenants/service.js';
-import { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js';
+import { Agent, CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from './schemas.js';
 import type { AgentService } from './service.js';
 
 export async function agentAdminRoutes(
@@ -19,6 +19,15 @@ export async function agentAdminRoutes(
     async (request, reply) => {
       const tenant = await tenants.get(request.params.id);
       return reply.code(201).send({ data: await agents.create(tenant.id, request.body) });
+    },
+  );
+
+  app.get(
+    '/tenants/:id/agents',
+    { schema: { params: IdParam, querystring: ListAgentsQuery, response: { 200: ListEnvelope(Agent) } } },
+    async (request) => {
+      const tenant = await tenants.get(request.params.id);
+      return agents.list(tenant.id, request.query);
     },
   );
 

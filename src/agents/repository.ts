@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { type Executor, runPrepared } from '../core/db.js';
 import type { UserStatus } from '../users/schemas.js';
 
@@ -70,6 +70,33 @@ export async function updateAgent(
     .where('id', '=', agentId)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** A tenant's agents, one page, each row with the total. */
+export async function listAgents(
+  db: Executor,
+  tenantId: string,
+  options: { sortBy: 'created_at' | 'name'; sortOrder: 'asc' | 'desc'; limit: number; offset: number },
+) {
+  const direction = options.sortOrder === 'asc' ? sql`ASC` : sql`DESC`;
+  return db
+    .selectFrom('agents')
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .where('tenant_id', '=', tenantId)
+    .orderBy(sql`${sql.ref(options.sortBy)} ${direction}, id ${direction}`)
+    .limit(options.limit)
+    .offset(options.offset)
+    .execute();
+}
+
+export async function countAgents(db: Executor, tenantId: string): Promise<number> {
+  const row = await db
+    .selectFrom('agents')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
 }
 
 export async function insertAgentVersion(db: Executor, row: AgentVersionsTable): Promise<void> {

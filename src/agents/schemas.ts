@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { PageQuery, SortOrder } from '../core/pagination.js';
 import { Nullable, Phone, Timestamp } from '../core/schemas.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200, examples: ['Reception'] });
@@ -51,3 +52,10 @@ export const UpdateAgentBody = Type.Object(
   { additionalProperties: false },
 );
 export type UpdateAgentBody = Static<typeof UpdateAgentBody>;
+
+export const ListAgentsQuery = Type.Object({
+  ...PageQuery,
+  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], { default: 'created_at' }),
+  sort_order: SortOrder,
+});
+export type ListAgentsQuery = Static<typeof ListAgentsQuery>;

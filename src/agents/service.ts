@@ -7,16 +7,19 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { notFound } from '../core/errors.js';
 import { newId, newWebhookId } from '../core/ids.js';
+import { listPage } from '../core/pagination.js';
 import { findUser } from '../users/repository.js';
 import {
   type AgentRow,
+  countAgents,
   findAgent,
   findAgentTenant,
   insertAgent,
   insertAgentVersion,
+  listAgents,
   updateAgent,
 } from './repository.js';
-import type { Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js';
+import type { Agent, CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from './schemas.js';
 
 export function webhookUrl(publicBaseUrl: string, webhookId: string): string {
   return `${publicBaseUrl}/webhooks/agents/${webhookId}/trigger`;
@@ -65,6 +68,17 @@ export function createAgentService(deps: { db: Db; clock: Clock; publicBaseUrl: 
         updated_at: now,
       });
       return toAgent(row);
+    },
+
+    /** One page of the tenant's agents (operator API). */
+    async list(tenantId: string, query: ListAgentsQuery) {
+      return listPage(
+        query,
+        (limit, offset) =>
+          listAgents(db, tenantId, { sortBy: query.sort_by, sortOrder: query.sort_order, limit, offset }),
+        () => countAgents(db, tenantId),
+        toAgent,
+      );
     },
 
     async get(agentId: string): Promise<Agent> {

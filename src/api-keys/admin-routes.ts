@@ -1,14 +1,15 @@
-/** Operator routes: issue and revoke partner API keys. */
+/** Operator routes: issue, list and revoke partner API keys. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { notFound, validationFailed } from '../core/errors.js';
-import { DataEnvelope, IdParam, Nullable, Timestamp } from '../core/schemas.js';
+import { DataEnvelope, IdParam, ListEnvelope, Nullable, Timestamp } from '../core/schemas.js';
 import type { TenantService } from '../tenants/service.js';
 import { revokeApiKey } from './repository.js';
-import { issueApiKey, type KeyVerifier, SCOPES } from './service.js';
+import { ApiKey, ListApiKeysQuery } from './schemas.js';
+import { issueApiKey, type KeyVerifier, listApiKeys, SCOPES } from './service.js';
 
 const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)));
 
@@ -74,6 +75,15 @@ export async function apiKeyAdminRoutes(
           created_at: row.created_at.toISOString(),
         },
       });
+    },
+  );
+
+  app.get(
+    '/tenants/:id/api-keys',
+    { schema: { params: IdParam, querystring: ListApiKeysQuery, response: { 200: ListEnvelope(ApiKey) } } },
+    async (request) => {
+      const tenant = await deps.tenants.get(request.params.id);
+      return listApiKeys(deps.db, deps.clock, tenant.id, request.query);
     },
   );
 

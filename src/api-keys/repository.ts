@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../core/db.js';
 
 export interface ApiKeysTable {
@@ -38,4 +39,31 @@ export async function revokeApiKey(db: Executor, id: string, at: Date) {
     .where('id', '=', id)
     .returning(['id', 'revoked_at'])
     .executeTakeFirst();
+}
+
+/** A tenant's keys, one page, each row with the total; never the hash. */
+export async function listApiKeys(
+  db: Executor,
+  tenantId: string,
+  options: { sortOrder: 'asc' | 'desc'; limit: number; offset: number },
+) {
+  const direction = options.sortOrder === 'asc' ? sql`ASC` : sql`DESC`;
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'env', 'scopes', 'expires_at', 'revoked_at', 'created_at'])
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .where('tenant_id', '=', tenantId)
+    .orderBy(sql`created_at ${direction}, id ${direction}`)
+    .limit(options.limit)
+    .offset(options.offset)
+    .execute();
+}
+
+export async function countApiKeys(db: Executor, tenantId: string): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
 }

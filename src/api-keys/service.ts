@@ -8,7 +8,15 @@ import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
-import { type ApiKeysTable, findApiKeyByHash, insertApiKey } from './repository.js';
+import { listPage } from '../core/pagination.js';
+import {
+  type ApiKeysTable,
+  countApiKeys,
+  findApiKeyByHash,
+  insertApiKey,
+  listApiKeys as listApiKeyRows,
+} from './repository.js';
+import type { ApiKey, ListApiKeysQuery } from './schemas.js';
 
 export const SCOPES = [
   'users:read',
@@ -67,6 +75,37 @@ export async function issueApiKey(
     created_at: clock.now(),
   });
   return { key, row };
+}
+
+type ListedKey = Omit<ApiKeysTable, 'tenant_id' | 'key_hash'>;
+
+function toApiKey(row: ListedKey, now: Date): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    env: row.env,
+    scopes: row.scopes,
+    status:
+      row.revoked_at && row.revoked_at <= now
+        ? 'revoked'
+        : row.expires_at && row.expires_at <= now
+          ? 'expired'
+          : 'active',
+    created_at: row.created_at.toISOString(),
+    expires_at: row.expires_at?.toISOString() ?? null,
+    revoked_at: row.revoked_at?.toISOString() ?? null,
+  };
+}
+
+/** One page of a tenant's keys for the operator, newest first by default; never a secret. */
+export async function listApiKeys(db: Db, clock: Clock, tenantId: string, query: ListApiKeysQuery) {
+  const now = clock.now();
+  return listPage(
+    query,
+    (limit, offset) => listApiKeyRows(db, tenantId, { sortOrder: query.sort_order, limit, offset }),
+    () => countApiKeys(db, tenantId),
+    (row: ListedKey) => toApiKey(row, now),
+  );
 }
 
 interface CacheEntry {

@@ -4,7 +4,8 @@
  */
 import { issueApiKey, SCOPES } from '../api-keys/service.js';
 import { seedDemoAgent } from '../calls/seed.js';
-import { newId } from '../core/ids.js';
+import type { Config } from '../core/config.js';
+import { newId, randomBase62 } from '../core/ids.js';
 import { hashPassword } from '../core/passwords.js';
 import { addCreditEntry } from '../credits/repository.js';
 import type { Services } from '../services.js';
@@ -107,5 +108,31 @@ export async function seedDemo(services: Services): Promise<DemoSeed> {
     `  curl -s ${base}/api/v1/plans -H 'Authorization: Bearer ${key}'`,
   );
   seed.lines.push(...(await seedDemoAgent(services.agents, base, seed)));
+  seed.lines.push(...operatorLines(config));
   return seed;
+}
+
+/**
+ * How to reach the operator API. Without ADMIN_TOKEN it stays off (an unset token means off): the server
+ * never invents and stores an operator credential. Instead the banner gives the one command that
+ * turns it on, with a freshly generated token, so the next start is the only restart needed.
+ */
+export function operatorLines(
+  config: Pick<Config, 'adminToken' | 'databaseUrl' | 'publicBaseUrl'>,
+): string[] {
+  if (config.adminToken) {
+    return [
+      'Operator API (/admin/v1), with the ADMIN_TOKEN this server was started with:',
+      `  curl -s ${config.publicBaseUrl}/admin/v1/tenants -H "Authorization: Bearer $ADMIN_TOKEN"`,
+    ];
+  }
+  const kept = config.databaseUrl?.startsWith('memory:')
+    ? 'The in-memory database starts empty again (and is seeded again) on that start.'
+    : 'The demo data is kept and not seeded again.';
+  return [
+    'Operator API (/admin/v1) is off: ADMIN_TOKEN is not set. To turn it on, stop this server and',
+    'start it again with a token, e.g. this one (generated now, stored nowhere):',
+    `  ADMIN_TOKEN=${randomBase62(32)} npm start`,
+    kept,
+  ];
 }

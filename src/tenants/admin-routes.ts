@@ -1,8 +1,8 @@
-/** Operator routes for tenants. */
+/** Operator routes for tenants: create, list (every tenant, paged), read, change. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { DataEnvelope, IdParam } from '../core/schemas.js';
-import { CreateTenantBody, Tenant, UpdateTenantBody } from './schemas.js';
+import { DataEnvelope, IdParam, ListEnvelope } from '../core/schemas.js';
+import { CreateTenantBody, ListTenantsQuery, Tenant, UpdateTenantBody } from './schemas.js';
 import type { TenantService } from './service.js';
 
 export async function tenantAdminRoutes(fastify: FastifyInstance, { tenants }: { tenants: TenantService }) {
@@ -12,6 +12,12 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { tenants }: {
     '/tenants',
     { schema: { body: CreateTenantBody, response: { 201: DataEnvelope(Tenant) } } },
     async (request, reply) => reply.code(201).send({ data: await tenants.create(request.body) }),
+  );
+
+  app.get(
+    '/tenants',
+    { schema: { querystring: ListTenantsQuery, response: { 200: ListEnvelope(Tenant) } } },
+    async (request) => tenants.list(request.query),
   );
 
   app.get(

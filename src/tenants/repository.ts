@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
+import { type ColumnType, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { Executor } from '../core/db.js';
 
 export interface TenantsTable {
@@ -40,4 +40,32 @@ export async function findTenant(db: Executor, tenantId: string) {
 
 export async function updateTenant(db: Executor, tenantId: string, changes: Updateable<TenantsTable>) {
   return db.updateTable('tenants').set(changes).where('id', '=', tenantId).returningAll().executeTakeFirst();
+}
+
+export interface TenantListOptions {
+  sortBy: 'created_at' | 'name';
+  sortOrder: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+/** Operator API only: every tenant, one page, each row with the total. */
+export async function listTenants(db: Executor, options: TenantListOptions) {
+  const direction = options.sortOrder === 'asc' ? sql`ASC` : sql`DESC`;
+  return db
+    .selectFrom('tenants')
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .orderBy(sql`${sql.ref(options.sortBy)} ${direction}, id ${direction}`)
+    .limit(options.limit)
+    .offset(options.offset)
+    .execute();
+}
+
+export async function countTenants(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('tenants')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
 }

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { PageQuery, SortOrder } from '../core/pagination.js';
 import { Nullable, Timestamp } from '../core/schemas.js';
 import { TenantRateLimit } from '../rate-limits/schemas.js';
 
@@ -57,3 +58,10 @@ export const UpdateTenantBody = Type.Object(
   { additionalProperties: false },
 );
 export type UpdateTenantBody = Static<typeof UpdateTenantBody>;
+
+export const ListTenantsQuery = Type.Object({
+  ...PageQuery,
+  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], { default: 'created_at' }),
+  sort_order: SortOrder,
+});
+export type ListTenantsQuery = Static<typeof ListTenantsQuery>;

@@ -3,9 +3,23 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { listPage } from '../core/pagination.js';
 import type { SecretBox } from '../core/secrets.js';
-import { findTenant, insertTenant, type TenantRow, updateTenant } from './repository.js';
-import type { CreateTenantBody, EmailSettingsInput, Tenant, UpdateTenantBody } from './schemas.js';
+import {
+  countTenants,
+  findTenant,
+  insertTenant,
+  listTenants,
+  type TenantRow,
+  updateTenant,
+} from './repository.js';
+import type {
+  CreateTenantBody,
+  EmailSettingsInput,
+  ListTenantsQuery,
+  Tenant,
+  UpdateTenantBody,
+} from './schemas.js';
 import { smtpColumns } from './secrets.js';
 
 const ADDRESS = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
@@ -115,6 +129,16 @@ export function createTenantService(deps: {
       const row = await findTenant(db, tenantId);
       if (!row) throw notFound('Tenant');
       return toTenant(row, deps.partnerLimitDefault);
+    },
+
+    async list(query: ListTenantsQuery) {
+      return listPage(
+        query,
+        (limit, offset) =>
+          listTenants(db, { sortBy: query.sort_by, sortOrder: query.sort_order, limit, offset }),
+        () => countTenants(db),
+        (row: TenantRow) => toTenant(row, deps.partnerLimitDefault),
+      );
     },
   };
 }

@@ -12,7 +12,10 @@ afterAll(() => t.close());
 describe('ADMIN_TOKEN unset', () => {
   it.each([
     ['POST', '/admin/v1/tenants', { name: 'x' }],
+    ['GET', '/admin/v1/tenants', undefined],
     ['GET', '/admin/v1/tenants/ten_x', undefined],
+    ['GET', '/admin/v1/tenants/ten_x/api-keys', undefined],
+    ['GET', '/admin/v1/tenants/ten_x/agents', undefined],
     ['PATCH', '/admin/v1/tenants/ten_x', { name: 'x' }],
     ['POST', '/admin/v1/tenants/ten_x/api-keys', { scopes: ['users:read'] }],
     ['DELETE', '/admin/v1/api-keys/key_x', undefined],

@@ -1,6 +1,6 @@
 /**
  * The server as a process on the embedded database: the newcomer's first start (demo tenant, a
- * printed curl that works), the data-dir lock (a second process refuses; a lock left by a killed
+ * printed curl that works, the printed command that turns the operator API on), the data-dir lock (a second process refuses; a lock left by a killed
  * process is taken over), no second seeding, SEED_DEMO=false, and graceful shutdown on SIGTERM
  * (an in-flight request finishes, then the process exits 0).
  */
@@ -61,9 +61,11 @@ describe.skipIf(skip)('the embedded data directory', { timeout: 120_000 }, () =>
   const dataDir = path.join(root, 'newcomer');
   let first: ServerProcess;
   let demoKey: string;
+  let printedAdminToken: string;
 
   it('first start on an empty DATA_DIR seeds the demo tenant and prints a key and a curl that works', async () => {
-    first = await start({ env: { DATA_DIR: dataDir, SEED_DEMO: null, ADMIN_TOKEN } });
+    // A newcomer's start: no ADMIN_TOKEN.
+    first = await start({ env: { DATA_DIR: dataDir, SEED_DEMO: null } });
     expect(first.stdout).toContain('Demo tenant created');
     demoKey = /API key:\s+(\S+)/.exec(first.stdout)?.[1] ?? '';
     expect(demoKey).toMatch(/^vp_test_[0-9A-Za-z]{32}$/);
@@ -89,6 +91,13 @@ describe.skipIf(skip)('the embedded data directory', { timeout: 120_000 }, () =>
     }
   });
 
+  it('without ADMIN_TOKEN, the banner prints the one command that turns the operator API on', async () => {
+    expect(first.stdout).toContain('Operator API (/admin/v1) is off: ADMIN_TOKEN is not set');
+    printedAdminToken = /^\s+ADMIN_TOKEN=(\S+) npm start$/m.exec(first.stdout)?.[1] ?? '';
+    expect(printedAdminToken).toMatch(/^[0-9A-Za-z]{32}$/);
+    expect((await first.request('GET', '/admin/v1/tenants', { token: printedAdminToken })).status).toBe(401);
+  });
+
   it('a second process on the same DATA_DIR refuses to start, with a message naming the directory', async () => {
     const second = await start({ env: { DATA_DIR: dataDir, SEED_DEMO: null }, waitForReady: false });
     const status = await second.exited;
@@ -103,8 +112,14 @@ describe.skipIf(skip)('the embedded data directory', { timeout: 120_000 }, () =>
   it('a lock left by a killed process is taken over; the data is kept and the demo is not seeded again', async () => {
     expect(await first.kill('SIGKILL')).toBe('SIGKILL');
     expect(fs.readFileSync(path.join(dataDir, 'voiceplane.lock'), 'utf8')).toBe(String(first.pid));
-    const again = await start({ env: { DATA_DIR: dataDir, SEED_DEMO: null, ADMIN_TOKEN } });
+    // Restarted as the banner said: the operator API answers with the printed token.
+    const again = await start({
+      env: { DATA_DIR: dataDir, SEED_DEMO: null, ADMIN_TOKEN: printedAdminToken },
+    });
     expect(again.stdout).not.toContain('Demo tenant created');
+    const tenants = await again.request('GET', '/admin/v1/tenants', { token: printedAdminToken });
+    expect(tenants.status).toBe(200);
+    expect(tenants.body.data.map((tenant: { name: string }) => tenant.name)).toEqual(['Demo Agency']);
     const plans = await again.request('GET', '/api/v1/plans', { token: demoKey });
     expect(plans.status).toBe(200);
     expect(plans.body.data.length).toBe(4);

@@ -1,0 +1,46 @@
+/**
+ * Opening the configured database and bringing its schema up to date, with the messages an
+ * operator sees when that fails: shared by the server and `npm run db:migrate`, so both say
+ * the same thing about a locked data directory or an unreachable server.
+ */
+import type { Config } from './config.js';
+import { type Database, openDatabase } from './db.js';
+import { DirectoryLockedError } from './lockfile.js';
+import { migrate } from './migrate.js';
+
+/** Where the database is, for messages: the URL without its password, or the data directory. */
+export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  if (!config.databaseUrl) return `the embedded database in DATA_DIR=${config.dataDir}`;
+  try {
+    const url = new URL(config.databaseUrl);
+    if (url.password) url.password = '***';
+    return `DATABASE_URL=${url.toString()}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+/**
+ * Opens the database and applies pending migrations; returns the names applied. Failures are
+ * errors whose message alone is what to print (no stack: nothing in it helps an operator).
+ */
+export async function openAndMigrate(config: Config): Promise<{ database: Database; applied: string[] }> {
+  let database: Database;
+  try {
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      timeouts: config.databaseTimeouts,
+    });
+  } catch (error) {
+    if (error instanceof DirectoryLockedError) throw error;
+    throw new Error(`Could not open ${describeDatabase(config)}: ${(error as Error).message}`);
+  }
+  try {
+    return { database, applied: await migrate(database) };
+  } catch (error) {
+    await database.close().catch(() => {});
+    const message = (error as Error).message || String((error as { code?: string }).code ?? error);
+    throw new Error(`Could not prepare ${describeDatabase(config)}: ${message}`);
+  }
+}
