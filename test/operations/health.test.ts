@@ -10,7 +10,7 @@ import { migrate } from '../../src/core/migrate.js';
 import { createServices } from '../../src/services.js';
 import { createTenant, startTestApp } from '../support/app.js';
 import { adminQuery } from '../support/databases.js';
-import { freePort } from '../support/server-process.js';
+import { freePort, TEST_SECRETS_KEY } from '../support/server-process.js';
 import { emptyPostgresDatabase, postgresAvailable, warnWithoutPostgres } from './postgres.js';
 
 warnWithoutPostgres('test/operations/health.test.ts');
@@ -18,6 +18,7 @@ warnWithoutPostgres('test/operations/health.test.ts');
 async function appOn(databaseUrl: string) {
   const config = loadConfig({
     DATABASE_URL: databaseUrl,
+    SECRETS_KEY: TEST_SECRETS_KEY,
     LOG_LEVEL: 'silent',
     ADMIN_TOKEN: 'health-admin-token-0123456789',
   });
