@@ -2,11 +2,13 @@ import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../core/db.js';
 import type { EmailStatus } from './schemas.js';
 
+export type EmailKind = 'welcome' | 'password_reset';
+
 export interface EmailOutboxTable {
   id: string;
   tenant_id: string;
   user_id: string;
-  kind: 'welcome';
+  kind: EmailKind;
   to_address: string;
   to_name: string | null;
   subject: string;
@@ -109,6 +111,7 @@ export async function listOutboxEmails(
     .select([
       'id',
       'user_id',
+      'kind',
       'to_address',
       'subject',
       'status',
