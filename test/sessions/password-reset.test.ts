@@ -80,6 +80,11 @@ describe('password reset', () => {
     );
     expect(stored).toHaveLength(1);
     expect(stored[0].token_hash).not.toContain(token);
+    // Once sent, the outbox keeps no usable link either.
+    const sent = (await outboxRows(t, tenant.id)).filter(
+      (r) => r.user_id === user.id && r.kind === 'password_reset',
+    );
+    expect(sent.map((r) => [r.status, r.text_body, r.html_body])).toEqual([['sent', '', '']]);
 
     // Nothing changed yet: the old password and both sessions still work.
     expect((await api.me(laptop)).status).toBe(200);
