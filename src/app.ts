@@ -117,10 +117,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // User sessions of the white-label dashboard.
   await app.register(sessionRoutes, {
     prefix: '/auth/v1',
-    db: services.database.db,
-    clock: services.clock,
+    sessions: services.sessions,
     users: services.users,
-    passwordHashMemoryKib: config.passwordHashMemoryKib,
   });
 
   // The operator API: bearer ADMIN_TOKEN, every route in operator/routes.ts.

@@ -35,6 +35,12 @@ import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
 import { createMemoryStore } from './rate-limits/token-bucket.js';
 import {
+  createSessionService,
+  PASSWORD_RESET_QUEUE,
+  type PasswordResetJobPayload,
+  type SessionService,
+} from './sessions/service.js';
+import {
   createSubscriptionService,
   PERIOD_QUEUE,
   PROCESSOR_CANCEL_QUEUE,
@@ -82,6 +88,7 @@ export interface Services {
   readonly tenants: TenantService;
   readonly plans: PlanService;
   readonly users: UserService;
+  readonly sessions: SessionService;
   readonly subscriptions: SubscriptionService;
   readonly emails: EmailService;
   readonly agents: AgentService;
@@ -164,8 +171,16 @@ export function createServices(options: ServiceOptions): Services {
     publicBaseUrl: config.publicBaseUrl,
   });
   const agents = createAgentService({ db, clock, publicBaseUrl: config.publicBaseUrl });
-  // The call service wakes this process's worker, which is built last (it needs every handler).
+  // The call and session services wake this process's worker, built last (it needs every handler).
   let worker: Worker | undefined;
+  const sessions = createSessionService({
+    db,
+    clock,
+    emails,
+    passwordHashMemoryKib: config.passwordHashMemoryKib,
+    publicBaseUrl: config.publicBaseUrl,
+    onQueued: () => worker?.wake(),
+  });
   const calls = createCallService({
     db,
     clock,
@@ -178,6 +193,7 @@ export function createServices(options: ServiceOptions): Services {
     [DISPATCH_QUEUE]: (job) => pipeline.dispatch(job as Job<CallJobPayload>),
     [PROGRESS_QUEUE]: (job) => pipeline.progress(job as Job<CallJobPayload>),
     [EMAIL_QUEUE]: (job) => emails.deliver(job),
+    [PASSWORD_RESET_QUEUE]: (job) => sessions.issuePasswordReset(job as Job<PasswordResetJobPayload>),
     [PERIOD_QUEUE]: (job) => subscriptions.advance(job.tenantId ?? '', job.payload.subscription_id),
     [RECONCILE_QUEUE]: (job) => subscriptions.reconcile(job.tenantId ?? '', job.payload.operation_id),
     [PROCESSOR_CANCEL_QUEUE]: (job) =>
@@ -202,6 +218,7 @@ export function createServices(options: ServiceOptions): Services {
     tenants,
     plans,
     users,
+    sessions,
     subscriptions,
     emails,
     agents,

@@ -13,7 +13,7 @@ declare module 'fastify' {
     /** The scope a partner route requires. */
     scope?: Scope;
     /** The rate-limit policy of a non-partner route (partner routes are limited per API key). */
-    rateLimit?: 'webhook' | 'sign_in';
+    rateLimit?: 'webhook' | 'sign_in' | 'password_reset';
   }
   interface FastifyRequest {
     principal?: ApiKeyPrincipal;
@@ -27,8 +27,33 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-const authenticationFailed = () =>
-  new ApiError('authentication_failed', 'A valid API key is required: Authorization: Bearer <key>.');
+/** The realm named in every bearer challenge. */
+export const BEARER_REALM = 'voiceplane';
+
+/**
+ * The `WWW-Authenticate` challenge of a bearer-protected surface (RFC 6750 §3): no error code when
+ * the request carried no token, `invalid_token` when the token it carried is not accepted,
+ * `insufficient_scope` (with the scope) on a 403 for a token lacking a scope.
+ */
+export function bearerChallenge(
+  error?: 'invalid_token' | 'insufficient_scope',
+  scope?: string,
+): Record<string, string> {
+  let value = `Bearer realm="${BEARER_REALM}"`;
+  if (error) value += `, error="${error}"`;
+  if (scope) value += `, scope="${scope}"`;
+  return { 'www-authenticate': value };
+}
+
+/** A 401 `authentication_failed` carrying the bearer challenge for the token the request presented. */
+export function bearerRefused(message: string, presentedToken: string | undefined): ApiError {
+  return new ApiError('authentication_failed', message, undefined, {
+    headers: bearerChallenge(presentedToken === undefined ? undefined : 'invalid_token'),
+  });
+}
+
+const authenticationFailed = (token: string | undefined) =>
+  bearerRefused('A valid API key is required: Authorization: Bearer <key>.', token);
 
 /**
  * Rate limiting of partner requests (src/rate-limits): sets the RateLimit-* headers and throws
@@ -52,16 +77,19 @@ export function registerPartnerAuth(
     const result = token ? await verifier.verify(token) : undefined;
     if (!result?.ok) {
       await limiter?.rejected(request, reply);
-      throw authenticationFailed();
+      throw authenticationFailed(token);
     }
     // Before the scope check and the idempotent replay: both count against the key's budget.
     await limiter?.authenticated(request, reply, result.principal);
     request.principal = result.principal;
     const required = request.routeOptions.config.scope;
     if (required && !result.principal.scopes.has(required)) {
-      throw new ApiError('permission_denied', `This API key lacks the scope ${required}.`, {
-        required_scopes: [required],
-      });
+      throw new ApiError(
+        'permission_denied',
+        `This API key lacks the scope ${required}.`,
+        { required_scopes: [required] },
+        { headers: bearerChallenge('insufficient_scope', required) },
+      );
     }
   });
 }
@@ -83,10 +111,7 @@ export function registerAdminAuth(app: FastifyInstance, adminToken: string | und
   app.addHook('onRequest', async (request) => {
     const token = bearerToken(request);
     if (!adminToken || !token || !constantTimeEquals(token, adminToken)) {
-      throw new ApiError(
-        'authentication_failed',
-        'A valid operator token is required: Authorization: Bearer <ADMIN_TOKEN>.',
-      );
+      throw bearerRefused('A valid operator token is required: Authorization: Bearer <ADMIN_TOKEN>.', token);
     }
   });
 }

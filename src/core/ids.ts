@@ -37,6 +37,7 @@ export type IdPrefix =
   | 'key'
   | 'ten'
   | 'ses'
+  | 'pwr'
   | 'cred'
   | 'eml'
   | 'inv'

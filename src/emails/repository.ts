@@ -2,11 +2,13 @@ import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../core/db.js';
 import type { EmailStatus } from './schemas.js';
 
+export type EmailKind = 'welcome' | 'password_reset';
+
 export interface EmailOutboxTable {
   id: string;
   tenant_id: string;
   user_id: string;
-  kind: 'welcome';
+  kind: EmailKind;
   to_address: string;
   to_name: string | null;
   subject: string;
@@ -72,13 +74,23 @@ export async function claimOutboxEmail(
     .executeTakeFirst();
 }
 
-/** Ends an attempt: sent, failed, or back to pending with its error (only while still pending). */
+/** Kinds whose body holds a credential (the reset link): kept only until the email is done. */
+const SECRET_BODY_KINDS: EmailKind[] = ['password_reset'];
+
+/**
+ * Ends an attempt: sent, failed, or back to pending with its error (only while still pending). A
+ * finished email whose body holds a credential keeps its subject but loses its bodies, so the
+ * database never holds a usable reset link longer than its delivery takes.
+ */
 export async function finishOutboxAttempt(
   db: Executor,
   tenantId: string,
   id: string,
   outcome: { status: EmailStatus; lastError: string | null; at: Date },
 ): Promise<void> {
+  const finished = outcome.status !== 'pending';
+  const scrubbed = (column: 'text_body' | 'html_body') =>
+    sql<string>`CASE WHEN kind IN (${sql.join(SECRET_BODY_KINDS)}) THEN '' ELSE ${sql.ref(column)} END`;
   await db
     .updateTable('email_outbox')
     .set({
@@ -87,6 +99,7 @@ export async function finishOutboxAttempt(
       locked_until: null,
       updated_at: outcome.at,
       ...(outcome.status === 'sent' ? { sent_at: outcome.at } : {}),
+      ...(finished ? { text_body: scrubbed('text_body'), html_body: scrubbed('html_body') } : {}),
     })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
@@ -109,6 +122,7 @@ export async function listOutboxEmails(
     .select([
       'id',
       'user_id',
+      'kind',
       'to_address',
       'subject',
       'status',

@@ -16,6 +16,7 @@ export const OutboxEmail = Type.Object(
   {
     id: Type.String({ examples: ['eml_7hQm2VxC9kLp0RtY3bN5wZsA'] }),
     user_id: Type.String(),
+    kind: Type.Union([Type.Literal('welcome'), Type.Literal('password_reset')]),
     to: Type.String(),
     subject: Type.String(),
     status: EmailStatus,

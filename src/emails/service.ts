@@ -1,7 +1,8 @@
 /**
- * Welcome emails from a durable outbox (decisions.md §5). Creating a user in a tenant with email
- * settings writes the rendered email and its delivery job in the user's transaction, so the email
- * exists exactly when the user does and POST /users never talks to SMTP. The job sends it through
+ * Emails from a durable outbox (decisions.md §5): the welcome email and the password-reset email.
+ * Creating a user in a tenant with email settings writes the rendered email and its delivery job
+ * in the user's transaction, so the email exists exactly when the user does and POST /users never
+ * talks to SMTP; a reset email is written in the transaction that stores its token. The job sends it through
  * the tenant's SMTP server, retrying transient failures with exponential back-off for about two
  * hours; permanent rejections end it at once. The outbox row, not the job, is the truth: a job
  * that runs again after the row is sent or failed sends nothing.
@@ -18,6 +19,7 @@ import { findUser, type UserRow } from '../users/repository.js';
 import {
   claimOutboxEmail,
   countOutboxEmails,
+  type EmailKind,
   findOutboxEmail,
   finishOutboxAttempt,
   insertOutboxEmail,
@@ -68,6 +70,7 @@ export function messageIdFor(outboxId: string, from: string): string {
 export function toOutboxEmail(row: {
   id: string;
   user_id: string;
+  kind: EmailKind;
   to_address: string;
   subject: string;
   status: OutboxEmail['status'];
@@ -79,6 +82,7 @@ export function toOutboxEmail(row: {
   return {
     id: row.id,
     user_id: row.user_id,
+    kind: row.kind,
     to: row.to_address,
     subject: row.subject,
     status: row.status,
@@ -99,41 +103,65 @@ export function createEmailService(deps: {
 }) {
   const { db, clock, templates, sender } = deps;
 
+  /** Renders the email now and writes it with its delivery job; false without email settings. */
+  async function queue(
+    tx: Tx,
+    user: UserRow,
+    kind: EmailKind,
+    extra: Record<string, string>,
+  ): Promise<boolean> {
+    const tenant = await findTenant(tx, user.tenant_id);
+    if (!tenant?.email_smtp_url || !tenant.email_from) return false;
+    const now = clock.now();
+    const id = newId('eml');
+    const name = user.name ?? user.email;
+    const email = await templates.render(kind, tenant.id, {
+      ...extra,
+      tenant_name: tenant.name,
+      user_name: name,
+      user_email: user.email,
+    });
+    await insertOutboxEmail(tx, {
+      id,
+      tenant_id: tenant.id,
+      user_id: user.id,
+      kind,
+      to_address: user.email,
+      to_name: name,
+      subject: email.subject,
+      text_body: email.text,
+      html_body: email.html,
+      message_id: messageIdFor(id, tenant.email_from),
+      status: 'pending',
+      created_at: now,
+      updated_at: now,
+    });
+    await enqueueJob(tx, {
+      queue: EMAIL_QUEUE,
+      tenantId: tenant.id,
+      payload: { outbox_id: id } satisfies EmailJobPayload,
+      runAt: now,
+      maxAttempts: JOB_MAX_ATTEMPTS,
+    });
+    return true;
+  }
+
   return {
     /** The user-creation hook: outbox row and delivery job in the user's transaction. */
     async onUserCreated(tx: Tx, user: UserRow): Promise<void> {
-      const tenant = await findTenant(tx, user.tenant_id);
-      if (!tenant?.email_smtp_url || !tenant.email_from) return;
-      const now = clock.now();
-      const id = newId('eml');
-      const name = user.name ?? user.email;
-      const email = await templates.render('welcome', tenant.id, {
-        tenant_name: tenant.name,
-        user_name: name,
-        user_email: user.email,
-      });
-      await insertOutboxEmail(tx, {
-        id,
-        tenant_id: tenant.id,
-        user_id: user.id,
-        kind: 'welcome',
-        to_address: user.email,
-        to_name: name,
-        subject: email.subject,
-        text_body: email.text,
-        html_body: email.html,
-        message_id: messageIdFor(id, tenant.email_from),
-        status: 'pending',
-        created_at: now,
-        updated_at: now,
-      });
-      await enqueueJob(tx, {
-        queue: EMAIL_QUEUE,
-        tenantId: tenant.id,
-        payload: { outbox_id: id } satisfies EmailJobPayload,
-        runAt: now,
-        maxAttempts: JOB_MAX_ATTEMPTS,
-      });
+      await queue(tx, user, 'welcome', {});
+    },
+
+    /**
+     * The reset email with its link, in the transaction that stores the reset token. Answers
+     * false (and writes nothing) when the tenant has no email settings: no email can go out.
+     */
+    async queuePasswordReset(
+      tx: Tx,
+      user: UserRow,
+      link: { reset_url: string; reset_token: string },
+    ): Promise<boolean> {
+      return queue(tx, user, 'password_reset', link);
     },
 
     /** The job handler: one delivery attempt of one outbox row. */

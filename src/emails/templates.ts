@@ -9,10 +9,12 @@ import { fileURLToPath } from 'node:url';
 
 export const DEFAULT_TEMPLATES_DIR = fileURLToPath(new URL('../../templates/emails/', import.meta.url));
 
+/** The placeholders every email has; an email kind may add its own (the reset link). */
 export interface TemplateValues {
   tenant_name: string;
   user_name: string;
   user_email: string;
+  [placeholder: string]: string;
 }
 
 export interface RenderedEmail {
@@ -43,7 +45,7 @@ export function escapeHtml(value: string): string {
 
 export function fill(template: string, values: TemplateValues, encode: (value: string) => string): string {
   return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key: string) =>
-    Object.hasOwn(values, key) ? encode(values[key as keyof TemplateValues]) : whole,
+    Object.hasOwn(values, key) ? encode(values[key]) : whole,
   );
 }
 

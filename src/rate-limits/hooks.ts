@@ -4,6 +4,8 @@
  * - a global onRequest hook for routes with `config.rateLimit: 'webhook'` (per `agentWebhookId`),
  * - preValidation/onSend hooks for routes with `config.rateLimit: 'sign_in'` (failed sign-ins per
  *   tenant + email and per IP),
+ * - preValidation hooks for routes with `config.rateLimit: 'password_reset'` (every reset request,
+ *   per tenant + email and per IP),
  * - an onRoute hook that documents the RateLimit-* and Retry-After headers in the OpenAPI document.
  * Every limited answer carries RateLimit-Limit / -Remaining / -Reset, errors and replays included.
  */
@@ -71,6 +73,15 @@ async function signInHook(limits: RateLimits, request: FastifyRequest, reply: Fa
   enforce(reply, decision, 'failed sign-ins for this account or address');
 }
 
+async function passwordResetHook(limits: RateLimits, request: FastifyRequest, reply: FastifyReply) {
+  const decision = await limits.passwordReset(
+    request.ip,
+    stringField(request.body, 'tenant_id'),
+    stringField(request.body, 'email'),
+  );
+  enforce(reply, decision, 'for password resets of this account or from this address');
+}
+
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': Type.Integer({
     description: 'Capacity of the bucket: requests that may be sent at once (the burst).',
@@ -92,7 +103,7 @@ const RETRY_AFTER = Type.Integer({
 function documentHeaders(routeOptions: RouteOptions, limits: RateLimits): void {
   const policy = routeOptions.config?.rateLimit ?? (routeOptions.config?.scope ? 'partner' : undefined);
   const response = routeOptions.schema?.response as Record<string, TSchema> | undefined;
-  if (!policy || policy === 'sign_in' || !response) return;
+  if (!policy || policy === 'sign_in' || policy === 'password_reset' || !response) return;
   const p = limits.policies;
   const explanation =
     policy === 'webhook'
@@ -130,6 +141,13 @@ export function registerRateLimiting(app: FastifyInstance, limits: RateLimits): 
       routeOptions.onRequest = [...hookList(routeOptions.onRequest), limit] as typeof routeOptions.onRequest;
     } else if (policy === 'sign_in') {
       const limit = (request: FastifyRequest, reply: FastifyReply) => signInHook(limits, request, reply);
+      routeOptions.preValidation = [
+        ...hookList(routeOptions.preValidation),
+        limit,
+      ] as typeof routeOptions.preValidation;
+    } else if (policy === 'password_reset') {
+      const limit = (request: FastifyRequest, reply: FastifyReply) =>
+        passwordResetHook(limits, request, reply);
       routeOptions.preValidation = [
         ...hookList(routeOptions.preValidation),
         limit,

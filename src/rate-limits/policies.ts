@@ -12,9 +12,14 @@ export interface RateLimitPolicies {
   signInAccount: BucketLimits;
   /** Failed sign-ins per client IP, over every account. */
   signInIp: BucketLimits;
+  /** Password-reset requests per tenant + email, every request counted: 5, then one every 12 min. */
+  passwordResetAccount: BucketLimits;
+  /** Password-reset requests per client IP, over every account. */
+  passwordResetIp: BucketLimits;
 }
 
 const FIFTEEN_MINUTES_S = 15 * 60;
+const HOUR_S = 60 * 60;
 
 export const DEFAULT_POLICIES: RateLimitPolicies = {
   partner: { perSecond: 100, burst: 200 },
@@ -22,4 +27,6 @@ export const DEFAULT_POLICIES: RateLimitPolicies = {
   webhook: { perSecond: 10, burst: 20 },
   signInAccount: { perSecond: 10 / FIFTEEN_MINUTES_S, burst: 10 },
   signInIp: { perSecond: 100 / FIFTEEN_MINUTES_S, burst: 100 },
+  passwordResetAccount: { perSecond: 5 / HOUR_S, burst: 5 },
+  passwordResetIp: { perSecond: 100 / FIFTEEN_MINUTES_S, burst: 100 },
 };

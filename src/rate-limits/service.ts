@@ -50,6 +50,11 @@ export interface RateLimits {
     email: string | undefined,
   ): Promise<{ decision: Decision; charges: Charge[] }>;
   refund(charges: Charge[]): Promise<void>;
+  /**
+   * A password-reset request, counted in the IP's bucket and the tenant + email bucket whatever
+   * the answer (it is the same 202 for every email, so there is nothing to refund).
+   */
+  passwordReset(ip: string, tenantId: string | undefined, email: string | undefined): Promise<Decision>;
   /** The partner numbers of a tenant (its override or the default), cached. */
   tenantLimits(tenantId: string): Promise<BucketLimits>;
   /** Where store warnings go; the app sets its own logger when it is built. */
@@ -130,6 +135,16 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
       }
       const tighter = byAccount.remaining <= byIp.remaining ? byAccount : byIp;
       return { decision: tighter, charges: [ipCharge, accountCharge] };
+    },
+    async passwordReset(ip, tenantId, email) {
+      const ipKey = `reset-ip:${ip}`;
+      const byIp = await take(ipKey, policies.passwordResetIp);
+      if (!byIp.allowed || tenantId === undefined || email === undefined) return byIp;
+      const accountKey = `reset:${digest(`${tenantId}\n${email.trim().toLowerCase()}`)}`;
+      const byAccount = await take(accountKey, policies.passwordResetAccount);
+      // A refused request sends nothing, so it costs the IP nothing.
+      if (!byAccount.allowed) await take(ipKey, policies.passwordResetIp, -1);
+      return !byAccount.allowed || byAccount.remaining <= byIp.remaining ? byAccount : byIp;
     },
     async refund(charges) {
       for (const charge of charges) await take(charge.key, charge.limits, -1);

@@ -1,48 +1,32 @@
 /**
- * User sessions of the white-label dashboard (decisions.md §5): sign in with tenant, email and
- * password; the token then reads the user's own record. Wrong email and wrong password answer the
- * same 401 after the same work.
+ * User sessions of the white-label dashboard (/auth/v1): sign in, read the own record, sign out,
+ * and reset a forgotten password by email. The rules are in ./service.ts.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { bearerToken } from '../core/auth.js';
-import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
-import { ApiError } from '../core/errors.js';
-import { newId, randomBase62, sha256Hex } from '../core/ids.js';
-import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/passwords.js';
-import { DataEnvelope, Email, errorResponses, Timestamp } from '../core/schemas.js';
-import { findLiveUserByEmail, replacePasswordHash } from '../users/repository.js';
+import { DataEnvelope, errorResponses } from '../core/schemas.js';
 import { UserListItem } from '../users/schemas.js';
 import type { UserService } from '../users/service.js';
-import { findActiveSession, insertSession } from './repository.js';
+import {
+  PasswordResetConfirmBody,
+  PasswordResetDone,
+  PasswordResetRequestBody,
+  PasswordResetRequested,
+  SessionCreated,
+  SignInBody,
+} from './schemas.js';
+import type { SessionService } from './service.js';
 
-export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-
-const SignInBody = Type.Object(
-  {
-    tenant_id: Type.String({ minLength: 1, maxLength: 255 }),
-    email: Email,
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
-  },
-  { additionalProperties: false },
-);
-
-const SessionCreated = Type.Object(
-  { token: Type.String(), user_id: Type.String(), expires_at: Timestamp },
-  { additionalProperties: false },
-);
-
-const signInFailed = () => new ApiError('authentication_failed', 'The email or password is incorrect.');
-const sessionInvalid = () => new ApiError('authentication_failed', 'A valid session token is required.');
+const RESET_REQUESTED = 'If this email belongs to an account, a reset link valid for one hour is on its way.';
 
 export async function sessionRoutes(
   fastify: FastifyInstance,
-  deps: { db: Db; clock: Clock; users: UserService; passwordHashMemoryKib: number },
+  deps: { sessions: SessionService; users: UserService },
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, clock } = deps;
+  const { sessions } = deps;
 
   app.post(
     '/sessions',
@@ -56,48 +40,62 @@ export async function sessionRoutes(
     },
     async (request, reply) => {
       const { tenant_id: tenantId, email, password } = request.body;
-      const user = await findLiveUserByEmail(db, tenantId, email);
-      const stored = user?.password_hash;
-      const matches = await verifyPassword(
-        password,
-        stored ?? (await decoyPasswordHash(deps.passwordHashMemoryKib)),
-      );
-      if (!user || !stored || !matches || user.status === 'blocked') throw signInFailed();
-      // The only moment the password is known: a legacy (scrypt) or weaker hash is replaced now.
-      if (needsRehash(stored, deps.passwordHashMemoryKib)) {
-        const stronger = await hashPassword(password, deps.passwordHashMemoryKib);
-        await replacePasswordHash(db, tenantId, user.id, stored, stronger);
-      }
-      const now = clock.now();
-      const token = `vps_${randomBase62(40)}`;
-      const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-      await insertSession(db, {
-        id: newId('ses'),
-        tenant_id: tenantId,
-        user_id: user.id,
-        token_hash: sha256Hex(token),
-        expires_at: expiresAt,
-        revoked_at: null,
-        created_at: now,
-      });
-      return reply.code(201).send({ data: { token, user_id: user.id, expires_at: expiresAt.toISOString() } });
+      return reply.code(201).send({ data: await sessions.signIn(tenantId, email, password) });
     },
   );
 
-  async function sessionOf(request: FastifyRequest) {
-    const token = bearerToken(request);
-    if (!token?.startsWith('vps_')) throw sessionInvalid();
-    const session = await findActiveSession(db, sha256Hex(token), clock.now());
-    if (!session || session.deleted_at || session.status === 'blocked') throw sessionInvalid();
-    return session;
-  }
+  // Sign-out: the presented token stops working; the user's other sessions go on.
+  app.delete(
+    '/sessions',
+    {
+      schema: {
+        response: {
+          204: Type.Null({ description: 'Signed out: the presented session token no longer works.' }),
+          ...errorResponses(401),
+        },
+      },
+    },
+    async (request, reply) => {
+      await sessions.signOut(bearerToken(request));
+      return reply.code(204).send(null);
+    },
+  );
 
   app.get(
     '/me',
     { schema: { response: { 200: DataEnvelope(UserListItem), ...errorResponses(401) } } },
     async (request) => {
-      const session = await sessionOf(request);
+      const session = await sessions.authenticate(bearerToken(request));
       return { data: await deps.users.get(session.tenant_id, session.user_id) };
+    },
+  );
+
+  app.post(
+    '/password-resets',
+    {
+      // Every request counts, per tenant + email and per client IP (src/rate-limits): 429.
+      config: { rateLimit: 'password_reset' },
+      schema: {
+        body: PasswordResetRequestBody,
+        response: { 202: DataEnvelope(PasswordResetRequested), ...errorResponses(422, 429) },
+      },
+    },
+    async (request, reply) => {
+      await sessions.requestPasswordReset(request.body.tenant_id, request.body.email);
+      return reply.code(202).send({ data: { message: RESET_REQUESTED } });
+    },
+  );
+
+  app.post(
+    '/password-resets/confirm',
+    {
+      schema: {
+        body: PasswordResetConfirmBody,
+        response: { 200: DataEnvelope(PasswordResetDone), ...errorResponses(422) },
+      },
+    },
+    async (request) => {
+      return { data: await sessions.resetPassword(request.body.token, request.body.password) };
     },
   );
 }

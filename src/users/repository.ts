@@ -345,6 +345,26 @@ export async function replacePasswordHash(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Sets a new password (a reset): only the hash changes, so no list total moves; updated_at is the
+ * time of the change.
+ */
+export async function setPasswordHash(
+  db: Executor,
+  tenantId: string,
+  userId: string,
+  passwordHash: string,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .execute();
+}
+
 /** Operator API only: the tenant of a user that is not deleted (operator paths name no tenant). */
 export async function findUserTenant(db: Executor, userId: string): Promise<string | undefined> {
   const row = await db

@@ -48,16 +48,19 @@ export const DeletedUser = Type.Object(
 );
 export type DeletedUser = Static<typeof DeletedUser>;
 
+/** A user's password, when it is set: at creation and by a password reset. */
+export const Password = Type.String({
+  minLength: 8,
+  maxLength: 1024,
+  description: 'At least 8 characters; stored only as an Argon2id hash.',
+  examples: ['correct horse battery'],
+});
+
 export const CreateUserBody = Type.Object(
   {
     email: Email,
     name: Type.String({ minLength: 1, maxLength: 200, examples: ['Ada Lovelace'] }),
-    password: Type.String({
-      minLength: 8,
-      maxLength: 1024,
-      description: 'At least 8 characters; stored only as an Argon2id hash.',
-      examples: ['correct horse battery'],
-    }),
+    password: Password,
     phone: Type.Optional(Phone),
   },
   { additionalProperties: false, title: 'CreateUserRequest' },

@@ -82,6 +82,7 @@ describe('welcome email', () => {
       {
         id: row.id,
         user_id: user.id,
+        kind: 'welcome',
         to: 'ada@client.example',
         subject: 'Welcome to Acme Voice, Ada Lovelace',
         status: 'sent',

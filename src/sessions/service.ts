@@ -1,0 +1,178 @@
+/**
+ * User sessions of the white-label dashboard (decisions.md §5) and the ways out of one: sign-in
+ * with tenant, email and password; sign-out of the presented token; a password reset by email.
+ *
+ * A reset request is answered before anything about the email is looked up: the request only
+ * queues a job (the same work, the same answer, whether or not the email belongs to a user), and
+ * the job writes the single-use token with its email through the durable email outbox. The token
+ * is stored as its SHA-256, lasts one hour, and using it signs the user out everywhere.
+ */
+import { bearerChallenge, bearerRefused } from '../core/auth.js';
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { ApiError } from '../core/errors.js';
+import { newId, randomBase62, sha256Hex } from '../core/ids.js';
+import { enqueueJob, type Job, PermanentJobError } from '../core/jobs.js';
+import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/passwords.js';
+import type { EmailService } from '../emails/service.js';
+import { findLiveUserByEmail, findUser, replacePasswordHash, setPasswordHash } from '../users/repository.js';
+import {
+  endPasswordResets,
+  findActiveSession,
+  insertPasswordReset,
+  insertSession,
+  isPasswordResetUsable,
+  revokeSession,
+  revokeUserSessions,
+  usePasswordReset,
+} from './repository.js';
+import type { PasswordResetDone, SessionCreated } from './schemas.js';
+
+export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;
+export const PASSWORD_RESET_QUEUE = 'sessions.password_reset';
+
+const SESSION_PREFIX = 'vps_';
+const RESET_PREFIX = 'vpr_';
+
+export interface PasswordResetJobPayload {
+  email: string;
+}
+
+// The sign-in's credentials are in the body, not a bearer token: the challenge names no error.
+const signInFailed = () =>
+  new ApiError('authentication_failed', 'The email or password is incorrect.', undefined, {
+    headers: bearerChallenge(),
+  });
+const sessionInvalid = (token: string | undefined) =>
+  bearerRefused('A valid session token is required: Authorization: Bearer <token>.', token);
+const resetInvalid = () =>
+  new ApiError(
+    'unprocessable_entity',
+    'This password reset link is invalid, expired or already used; ask for a new one.',
+  );
+
+export function createSessionService(deps: {
+  db: Db;
+  clock: Clock;
+  emails: Pick<EmailService, 'queuePasswordReset'>;
+  passwordHashMemoryKib: number;
+  /** Base of the reset link in the email. */
+  publicBaseUrl: string;
+  /** Called after a job was queued, so this process's worker picks it up at once. */
+  onQueued: () => void;
+}) {
+  const { db, clock } = deps;
+
+  async function authenticate(token: string | undefined) {
+    if (!token?.startsWith(SESSION_PREFIX)) throw sessionInvalid(token);
+    const session = await findActiveSession(db, sha256Hex(token), clock.now());
+    if (!session || session.deleted_at || session.status === 'blocked') throw sessionInvalid(token);
+    return session;
+  }
+
+  return {
+    /** Wrong email and wrong password answer the same 401 after the same work. */
+    async signIn(tenantId: string, email: string, password: string): Promise<SessionCreated> {
+      const user = await findLiveUserByEmail(db, tenantId, email);
+      const stored = user?.password_hash;
+      const matches = await verifyPassword(
+        password,
+        stored ?? (await decoyPasswordHash(deps.passwordHashMemoryKib)),
+      );
+      if (!user || !stored || !matches || user.status === 'blocked') throw signInFailed();
+      // The only moment the password is known: a legacy (scrypt) or weaker hash is replaced now.
+      if (needsRehash(stored, deps.passwordHashMemoryKib)) {
+        const stronger = await hashPassword(password, deps.passwordHashMemoryKib);
+        await replacePasswordHash(db, tenantId, user.id, stored, stronger);
+      }
+      const now = clock.now();
+      const token = `${SESSION_PREFIX}${randomBase62(40)}`;
+      const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
+      await insertSession(db, {
+        id: newId('ses'),
+        tenant_id: tenantId,
+        user_id: user.id,
+        token_hash: sha256Hex(token),
+        expires_at: expiresAt,
+        revoked_at: null,
+        created_at: now,
+      });
+      return { token, user_id: user.id, expires_at: expiresAt.toISOString() };
+    },
+
+    /** The usable session of a presented bearer token, or 401 with the bearer challenge. */
+    authenticate,
+
+    /** Revokes the presented session only; the user's other sessions go on. */
+    async signOut(token: string | undefined): Promise<void> {
+      const session = await authenticate(token);
+      // Two sign-outs racing: only one revokes, the other is refused like any used-up token.
+      if (!(await revokeSession(db, session.id, clock.now()))) throw sessionInvalid(token);
+    },
+
+    /** Queues the reset: nothing is looked up here, so every email gets the same answer. */
+    async requestPasswordReset(tenantId: string, email: string): Promise<void> {
+      await enqueueJob(db, {
+        queue: PASSWORD_RESET_QUEUE,
+        tenantId,
+        payload: { email } satisfies PasswordResetJobPayload,
+        runAt: clock.now(),
+        maxAttempts: 5,
+      });
+      deps.onQueued();
+    },
+
+    /**
+     * The job: for a live, unblocked user of a tenant with email settings, one new token and its
+     * email in one transaction; for anyone else nothing at all.
+     */
+    async issuePasswordReset(job: Job<PasswordResetJobPayload>): Promise<void> {
+      const tenantId = job.tenantId;
+      const email = job.payload?.email;
+      if (!tenantId || typeof email !== 'string') throw new PermanentJobError('malformed password reset job');
+      const user = await findLiveUserByEmail(db, tenantId, email);
+      if (!user || user.status === 'blocked') return;
+      const token = `${RESET_PREFIX}${randomBase62(40)}`;
+      // The token travels in the fragment: browsers never send it to a server or in a Referer.
+      const resetUrl = `${deps.publicBaseUrl}/reset-password#token=${token}`;
+      await db.transaction().execute(async (tx) => {
+        const now = clock.now();
+        if (!(await deps.emails.queuePasswordReset(tx, user, { reset_url: resetUrl, reset_token: token }))) {
+          return;
+        }
+        await insertPasswordReset(tx, {
+          id: newId('pwr'),
+          tenant_id: tenantId,
+          user_id: user.id,
+          token_hash: sha256Hex(token),
+          expires_at: new Date(now.getTime() + PASSWORD_RESET_TTL_MS),
+          used_at: null,
+          created_at: now,
+        });
+      });
+    },
+
+    /** Sets the new password with a reset token (once), signing the user out everywhere. */
+    async resetPassword(token: string, password: string): Promise<PasswordResetDone> {
+      if (!token.startsWith(RESET_PREFIX)) throw resetInvalid();
+      const tokenHash = sha256Hex(token);
+      // Looked at first, so a dead token costs no password hash.
+      if (!(await isPasswordResetUsable(db, tokenHash, clock.now()))) throw resetInvalid();
+      const passwordHash = await hashPassword(password, deps.passwordHashMemoryKib);
+      return db.transaction().execute(async (tx) => {
+        const at = clock.now();
+        const reset = await usePasswordReset(tx, tokenHash, at);
+        if (!reset) throw resetInvalid();
+        const user = await findUser(tx, reset.tenant_id, reset.user_id, { forUpdate: true });
+        if (!user || user.deleted_at || user.status === 'blocked') throw resetInvalid();
+        await setPasswordHash(tx, user.tenant_id, user.id, passwordHash, at);
+        await revokeUserSessions(tx, user.tenant_id, user.id, at);
+        await endPasswordResets(tx, user.tenant_id, user.id, at);
+        return { user_id: user.id };
+      });
+    },
+  };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;
