@@ -53,6 +53,13 @@ export interface PartnerOperation {
   body?: any;
 }
 
+/** A titled body schema is a `$ref` to its component: the component itself, to build bodies from. */
+function resolveRef(doc: any, schema: any): any {
+  const ref: unknown = schema?.$ref;
+  if (typeof ref !== 'string' || !ref.startsWith('#/components/schemas/')) return schema;
+  return doc.components.schemas[ref.slice('#/components/schemas/'.length)];
+}
+
 /** The partner operations (every operation with a bearer scope) of GET /api/v1/openapi.json. */
 export async function partnerOperations(t: TestApp): Promise<PartnerOperation[]> {
   const response = await t.inject({ method: 'GET', url: '/api/v1/openapi.json' });
@@ -80,7 +87,7 @@ export async function partnerOperations(t: TestApp): Promise<PartnerOperation[]>
         headers: Object.fromEntries(
           parameters.filter((p) => p.in === 'header').map((p) => [p.name, p.schema ?? {}]),
         ),
-        body: op.requestBody?.content?.['application/json']?.schema,
+        body: resolveRef(doc, op.requestBody?.content?.['application/json']?.schema),
       });
     }
   }
