@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
+import { agentRoutes } from './agents/routes.js';
 import { webhookRoutes } from './calls/routes.js';
 import { registerPartnerAuth, tenantOf } from './core/auth.js';
 import { clientErrorHandler, frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
@@ -16,6 +17,7 @@ import { newRequestId } from './core/ids.js';
 import { lazyChildLogger, loggerOptions } from './core/logging.js';
 import { registerOpenApi } from './core/openapi.js';
 import { validatorCompiler } from './core/validation.js';
+import { doNotCallRoutes } from './do-not-call/routes.js';
 import { operatorRoutes } from './operator/routes.js';
 import { planRoutes } from './plans/routes.js';
 import { registerRateLimiting } from './rate-limits/hooks.js';
@@ -107,6 +109,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       await partner.register(planRoutes, { plans: services.plans });
       await partner.register(subscriptionRoutes, {
         subscriptions: services.subscriptions,
+        publicBaseUrl: config.publicBaseUrl,
+      });
+      await partner.register(agentRoutes, { agents: services.agents, publicBaseUrl: config.publicBaseUrl });
+      await partner.register(doNotCallRoutes, {
+        doNotCall: services.doNotCall,
         publicBaseUrl: config.publicBaseUrl,
       });
       for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);

@@ -27,6 +27,7 @@ import {
   type Worker,
 } from './core/jobs.js';
 import { createSecretBox, type SecretBox } from './core/secrets.js';
+import { createDoNotCallService, type DoNotCallService } from './do-not-call/service.js';
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';
 import { createSmtpSender, type SmtpSender } from './emails/transports.js';
@@ -92,6 +93,7 @@ export interface Services {
   readonly subscriptions: SubscriptionService;
   readonly emails: EmailService;
   readonly agents: AgentService;
+  readonly doNotCall: DoNotCallService;
   readonly calls: CallService;
   /** Durable job handlers by queue name, as the worker runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
@@ -170,7 +172,8 @@ export function createServices(options: ServiceOptions): Services {
     passwordHashMemoryKib: config.passwordHashMemoryKib,
     publicBaseUrl: config.publicBaseUrl,
   });
-  const agents = createAgentService({ db, clock, publicBaseUrl: config.publicBaseUrl });
+  const agents = createAgentService({ db, clock, idempotency, publicBaseUrl: config.publicBaseUrl });
+  const doNotCall = createDoNotCallService({ db, clock });
   // The call and session services wake this process's worker, built last (it needs every handler).
   let worker: Worker | undefined;
   const sessions = createSessionService({
@@ -222,6 +225,7 @@ export function createServices(options: ServiceOptions): Services {
     subscriptions,
     emails,
     agents,
+    doNotCall,
     calls,
     jobHandlers,
     worker,

@@ -32,22 +32,22 @@ export async function agentAdminRoutes(
   );
 
   app.get('/agents/:id', { schema: { params: IdParam, ...reply200 } }, async (request) => ({
-    data: await agents.get(request.params.id),
+    data: await agents.get(await agents.tenantOf(request.params.id), request.params.id),
   }));
 
   app.patch(
     '/agents/:id',
     { schema: { params: IdParam, body: UpdateAgentBody, ...reply200 } },
     async (request) => ({
-      data: await agents.update(request.params.id, request.body),
+      data: await agents.update(await agents.tenantOf(request.params.id), request.params.id, request.body),
     }),
   );
 
   app.post('/agents/:id/publish', { schema: { params: IdParam, ...reply200 } }, async (request) => ({
-    data: await agents.publish(request.params.id),
+    data: await agents.publish(await agents.tenantOf(request.params.id), request.params.id),
   }));
 
   app.post('/agents/:id/rotate-webhook', { schema: { params: IdParam, ...reply200 } }, async (request) => ({
-    data: await agents.rotateWebhook(request.params.id),
+    data: await agents.rotateWebhook(await agents.tenantOf(request.params.id), request.params.id),
   }));
 }

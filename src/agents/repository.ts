@@ -1,6 +1,7 @@
-import { type Selectable, sql } from 'kysely';
+import { type ColumnType, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { type Executor, runPrepared } from '../core/db.js';
 import type { UserStatus } from '../users/schemas.js';
+import type { AgentSettings } from './settings.js';
 
 export interface AgentsTable {
   id: string;
@@ -13,8 +14,12 @@ export interface AgentsTable {
   draft_welcome_message: string;
   draft_phone_number: string;
   published_version: number | null;
+  /** Call controls (settings.ts); written as JSON text, read back parsed. */
+  settings: ColumnType<AgentSettings, string, string>;
   created_at: Date;
   updated_at: Date;
+  /** Soft deletion: the agent is gone from every route and its webhook; its calls stay readable. */
+  deleted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface AgentVersionsTable {
@@ -36,71 +41,130 @@ declare module '../core/db.js' {
 
 export type AgentRow = Selectable<AgentsTable>;
 
-export async function insertAgent(db: Executor, row: AgentsTable): Promise<AgentRow> {
+export type NewAgent = Omit<Insertable<AgentsTable>, 'deleted_at'>;
+
+export async function insertAgent(db: Executor, row: NewAgent): Promise<AgentRow> {
   return db.insertInto('agents').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/** A live agent of the tenant; `includeDeleted` also finds a soft-deleted one (DELETE's repeat). */
 export async function findAgent(
   db: Executor,
   tenantId: string,
   agentId: string,
-  options: { forUpdate?: boolean } = {},
+  options: { forUpdate?: boolean; includeDeleted?: boolean } = {},
 ) {
   let query = db.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).where('id', '=', agentId);
+  if (!options.includeDeleted) query = query.where('deleted_at', 'is', null);
   if (options.forUpdate) query = query.forUpdate();
   return query.executeTakeFirst();
 }
 
-/** Operator API only: the tenant of an agent (operator paths name no tenant). */
+/** Operator API only: the tenant of a live agent (operator paths name no tenant). */
 export async function findAgentTenant(db: Executor, agentId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('agents').select('tenant_id').where('id', '=', agentId).executeTakeFirst();
+  const row = await db
+    .selectFrom('agents')
+    .select('tenant_id')
+    .where('id', '=', agentId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
   return row?.tenant_id;
+}
+
+export interface AgentListQuery {
+  userId?: string;
+  sortBy: 'created_at' | 'name';
+  sortOrder: 'asc' | 'desc';
+}
+
+function liveAgents(db: Executor, tenantId: string, filter: AgentListQuery) {
+  let query = db.selectFrom('agents').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+  if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+  return query;
+}
+
+/** A page of the tenant's live agents with the total (count(*) over ()); ties broken by id. */
+export async function listAgents(
+  db: Executor,
+  tenantId: string,
+  filter: AgentListQuery,
+  limit: number,
+  offset: number,
+) {
+  return liveAgents(db, tenantId, filter)
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .orderBy(filter.sortBy, filter.sortOrder)
+    .orderBy('id', filter.sortOrder)
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countAgents(db: Executor, tenantId: string, filter: AgentListQuery): Promise<number> {
+  const row = await liveAgents(db, tenantId, filter)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function markAgentDeleted(db: Executor, tenantId: string, agentId: string, at: Date) {
+  await db
+    .updateTable('agents')
+    .set({ deleted_at: at, updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', agentId)
+    .execute();
 }
 
 export async function updateAgent(
   db: Executor,
   tenantId: string,
   agentId: string,
-  changes: Partial<Omit<AgentsTable, 'id' | 'tenant_id' | 'created_at'>>,
+  changes: Omit<Updateable<AgentsTable>, 'id' | 'tenant_id' | 'created_at'>,
 ): Promise<AgentRow | undefined> {
   return db
     .updateTable('agents')
     .set(changes)
     .where('tenant_id', '=', tenantId)
     .where('id', '=', agentId)
+    .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
 }
 
-/** A tenant's agents, one page, each row with the total. */
-export async function listAgents(
+export async function insertAgentVersion(db: Executor, row: AgentVersionsTable): Promise<void> {
+  await db.insertInto('agent_versions').values(row).execute();
+}
+
+/** An agent's published versions, newest first, with the total (count(*) over ()). */
+export async function listAgentVersions(
   db: Executor,
   tenantId: string,
-  options: { sortBy: 'created_at' | 'name'; sortOrder: 'asc' | 'desc'; limit: number; offset: number },
+  agentId: string,
+  limit: number,
+  offset: number,
 ) {
-  const direction = options.sortOrder === 'asc' ? sql`ASC` : sql`DESC`;
   return db
-    .selectFrom('agents')
+    .selectFrom('agent_versions')
     .selectAll()
     .select(sql<number>`count(*) over ()`.as('total'))
     .where('tenant_id', '=', tenantId)
-    .orderBy(sql`${sql.ref(options.sortBy)} ${direction}, id ${direction}`)
-    .limit(options.limit)
-    .offset(options.offset)
+    .where('agent_id', '=', agentId)
+    .orderBy('version', 'desc')
+    .limit(limit)
+    .offset(offset)
     .execute();
 }
 
-export async function countAgents(db: Executor, tenantId: string): Promise<number> {
+export async function countAgentVersions(db: Executor, tenantId: string, agentId: string): Promise<number> {
   const row = await db
-    .selectFrom('agents')
+    .selectFrom('agent_versions')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('tenant_id', '=', tenantId)
+    .where('agent_id', '=', agentId)
     .executeTakeFirstOrThrow();
   return Number(row.count);
-}
-
-export async function insertAgentVersion(db: Executor, row: AgentVersionsTable): Promise<void> {
-  await db.insertInto('agent_versions').values(row).execute();
 }
 
 /** What the webhook needs about an agent: the agent, its published version, its owner's state. */
@@ -118,7 +182,7 @@ export interface WebhookTarget {
   credit_balance_minutes: number;
 }
 
-/** Everything the webhook needs in one query, by the webhook id's unique index. */
+/** Everything the webhook needs in one query, by the webhook id's unique index; a deleted agent has none. */
 export async function findWebhookTarget(db: Executor, webhookId: string): Promise<WebhookTarget | undefined> {
   const rows = await runPrepared<WebhookTarget>(db, {
     name: 'agents_webhook_target',
@@ -129,7 +193,7 @@ export async function findWebhookTarget(db: Executor, webhookId: string): Promis
       FROM agents a
       JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
       LEFT JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.published_version
-      WHERE a.webhook_id = $1`,
+      WHERE a.webhook_id = $1 AND a.deleted_at IS NULL`,
     values: [webhookId],
   });
   return rows[0];

@@ -1,6 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQuery, SortOrder } from '../core/pagination.js';
 import { Nullable, Phone, Timestamp } from '../core/schemas.js';
+import { AgentSettings } from './settings.js';
+
+const AGENT_ID_EXAMPLE = 'agt_3kTmd8Qw1ZbXcV5nR7pL2yHs';
+const USER_ID_EXAMPLE = 'usr_3kTmd8Qw1ZbXcV5nR7pL2yHs';
 
 const Name = Type.String({ minLength: 1, maxLength: 200, examples: ['Reception'] });
 const Prompt = Type.String({
@@ -13,32 +17,83 @@ const WelcomeMessage = Type.String({ maxLength: 2_000, examples: ['Hello {name},
 
 export const Agent = Type.Object(
   {
-    id: Type.String({ examples: ['agt_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
-    user_id: Type.String(),
-    name: Type.String(),
-    phone_number: Type.String({ description: 'Caller ID of the draft; calls use the published version’s.' }),
-    webhook_id: Type.String(),
-    webhook_url: Type.String(),
+    id: Type.String({ examples: [AGENT_ID_EXAMPLE] }),
+    user_id: Type.String({ description: 'The user who owns the agent.', examples: [USER_ID_EXAMPLE] }),
+    name: Type.String({ examples: ['Reception'] }),
+    phone_number: Type.String({
+      description: 'Caller ID of the draft; calls use the published version’s.',
+      examples: ['+14155550123'],
+    }),
+    webhook_id: Type.String({
+      description: 'The credential part of `webhook_url`.',
+      examples: ['webh_9sKq2LmV7xYb3NcR8pT1wZ4d'],
+    }),
+    webhook_url: Type.String({
+      description:
+        'POST here to place a call with the published version; rotating it retires the old URL at once.',
+      examples: ['https://api.example.com/webhooks/agents/webh_9sKq2LmV7xYb3NcR8pT1wZ4d/trigger'],
+    }),
     draft: Type.Object(
-      { prompt: Type.String(), welcome_message: Type.String() },
-      { additionalProperties: false },
+      {
+        prompt: Type.String({ examples: ['You call {name} about their {product} order.'] }),
+        welcome_message: Type.String({ examples: ['Hello {name}, this is Acme.'] }),
+      },
+      { additionalProperties: false, description: 'What the next publish freezes.' },
     ),
-    published_version: Nullable(Type.Integer()),
+    published_version: Nullable(
+      Type.Integer({
+        minimum: 1,
+        description: 'The version calls use; null until the first publish.',
+        examples: [3],
+      }),
+    ),
+    settings: AgentSettings,
     created_at: Timestamp,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'Agent',
+    description: 'A voice agent: its draft, its published version, its settings.',
+  },
 );
 export type Agent = Static<typeof Agent>;
 
+export const AgentVersion = Type.Object(
+  {
+    version: Type.Integer({ minimum: 1, examples: [3] }),
+    prompt: Type.String({ examples: ['You call {name} about their {product} order.'] }),
+    welcome_message: Type.String({ examples: ['Hello {name}, this is Acme.'] }),
+    phone_number: Type.String({
+      description: 'Caller ID of this version’s calls.',
+      examples: ['+14155550123'],
+    }),
+    published_at: Timestamp,
+  },
+  { additionalProperties: false, title: 'AgentVersion', description: 'A published version; never changes.' },
+);
+export type AgentVersion = Static<typeof AgentVersion>;
+
+export const DeletedAgent = Type.Object(
+  { id: Type.String({ examples: [AGENT_ID_EXAMPLE] }), deleted_at: Timestamp },
+  { additionalProperties: false, title: 'DeletedAgent', description: 'Tombstone of a soft-deleted agent.' },
+);
+export type DeletedAgent = Static<typeof DeletedAgent>;
+
 export const CreateAgentBody = Type.Object(
   {
-    user_id: Type.String({ minLength: 1, maxLength: 255 }),
+    user_id: Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'A user of your tenant (not deleted) who owns the agent.',
+      examples: [USER_ID_EXAMPLE],
+    }),
     name: Name,
     phone_number: Phone,
     prompt: Prompt,
     welcome_message: WelcomeMessage,
+    settings: Type.Optional(AgentSettings),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreateAgentRequest' },
 );
 export type CreateAgentBody = Static<typeof CreateAgentBody>;
 
@@ -48,14 +103,31 @@ export const UpdateAgentBody = Type.Object(
     phone_number: Type.Optional(Phone),
     prompt: Type.Optional(Prompt),
     welcome_message: Type.Optional(WelcomeMessage),
+    settings: Type.Optional(AgentSettings),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'UpdateAgentRequest' },
 );
 export type UpdateAgentBody = Static<typeof UpdateAgentBody>;
 
 export const ListAgentsQuery = Type.Object({
   ...PageQuery,
-  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], { default: 'created_at' }),
+  user_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'Only this user’s agents.',
+      examples: [USER_ID_EXAMPLE],
+    }),
+  ),
+  sort_by: Type.Union([Type.Literal('created_at'), Type.Literal('name')], {
+    default: 'created_at',
+    description: 'Sort key: creation time or name.',
+  }),
   sort_order: SortOrder,
 });
 export type ListAgentsQuery = Static<typeof ListAgentsQuery>;
+
+export const ListVersionsQuery = Type.Object({ ...PageQuery });
+export type ListVersionsQuery = Static<typeof ListVersionsQuery>;
+
+export const agentIdExample = AGENT_ID_EXAMPLE;

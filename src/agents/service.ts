@@ -1,31 +1,76 @@
 /**
- * Voice agents: an owner user, a name, a draft (prompt, welcome message, caller-ID number) and
- * immutable published versions. Calls only ever use the published version. The webhook id is
- * the credential of the agent's trigger URL; rotating it retires the old one at once.
+ * Voice agents: an owner user, a name, a draft (prompt, welcome message, caller-ID number),
+ * immutable published versions and call controls (settings). Calls only ever use the published
+ * version; settings apply to calls placed after a change. The webhook id is the credential of
+ * the agent's trigger URL; rotating it retires the old one at once. A deleted agent is gone from
+ * every route and its webhook (its calls stay readable). The partner API and the operator API
+ * both call this service, always naming the tenant.
  */
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
-import { notFound } from '../core/errors.js';
+import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
+import type { IdempotencyStore } from '../core/idempotency.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
 import { newId, newWebhookId } from '../core/ids.js';
 import { listPage } from '../core/pagination.js';
 import { findUser } from '../users/repository.js';
 import {
   type AgentRow,
   countAgents,
+  countAgentVersions,
   findAgent,
   findAgentTenant,
   insertAgent,
   insertAgentVersion,
   listAgents,
+  listAgentVersions,
+  markAgentDeleted,
   updateAgent,
 } from './repository.js';
-import type { Agent, CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from './schemas.js';
+import type {
+  Agent,
+  AgentVersion,
+  CreateAgentBody,
+  DeletedAgent,
+  ListAgentsQuery,
+  ListVersionsQuery,
+  UpdateAgentBody,
+} from './schemas.js';
+import { type AgentSettings, isKnownTimeZone } from './settings.js';
 
 export function webhookUrl(publicBaseUrl: string, webhookId: string): string {
   return `${publicBaseUrl}/webhooks/agents/${webhookId}/trigger`;
 }
 
-export function createAgentService(deps: { db: Db; clock: Clock; publicBaseUrl: string }) {
+/**
+ * What the schema cannot say about settings. Equal `start` and `end` are refused: read as an
+ * empty window no call would ever start, read as 24 hours it is ambiguous; a whole day is
+ * `00:00`–`23:59`.
+ */
+export function checkSettings(settings: AgentSettings): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const hours = settings.calling_hours;
+  if (hours && !isKnownTimeZone(hours.timezone)) {
+    issues.push({ field: 'settings.calling_hours.timezone', issue: 'must be an IANA time zone name.' });
+  }
+  if (hours && hours.start === hours.end) {
+    issues.push({ field: 'settings.calling_hours.end', issue: 'must differ from start.' });
+  }
+  return issues;
+}
+
+function validSettings(settings: AgentSettings | undefined): void {
+  if (settings === undefined) return;
+  const issues = checkSettings(settings);
+  if (issues.length > 0) throw validationFailed(issues);
+}
+
+export function createAgentService(deps: {
+  db: Db;
+  clock: Clock;
+  idempotency: IdempotencyStore;
+  publicBaseUrl: string;
+}) {
   const { db, clock } = deps;
 
   const toAgent = (row: AgentRow): Agent => ({
@@ -37,64 +82,78 @@ export function createAgentService(deps: { db: Db; clock: Clock; publicBaseUrl: 
     webhook_url: webhookUrl(deps.publicBaseUrl, row.webhook_id),
     draft: { prompt: row.draft_prompt, welcome_message: row.draft_welcome_message },
     published_version: row.published_version,
+    settings: row.settings ?? {},
     created_at: row.created_at.toISOString(),
   });
-
-  async function tenantOfAgent(agentId: string): Promise<string> {
-    const tenantId = await findAgentTenant(db, agentId);
-    if (!tenantId) throw notFound('Agent');
-    return tenantId;
-  }
 
   return {
     toAgent,
 
-    /** Creates an unpublished agent owned by a (not deleted) user of the tenant. */
-    async create(tenantId: string, input: CreateAgentBody): Promise<Agent> {
-      const owner = await findUser(db, tenantId, input.user_id);
-      if (!owner || owner.deleted_at) throw notFound('User');
-      const now = clock.now();
-      const row = await insertAgent(db, {
-        id: newId('agt'),
-        tenant_id: tenantId,
-        user_id: owner.id,
-        name: input.name,
-        webhook_id: newWebhookId(),
-        draft_prompt: input.prompt,
-        draft_welcome_message: input.welcome_message,
-        draft_phone_number: input.phone_number,
-        published_version: null,
-        created_at: now,
-        updated_at: now,
-      });
-      return toAgent(row);
+    /** Operator paths name an agent but no tenant: the tenant of a live agent, or 404. */
+    async tenantOf(agentId: string): Promise<string> {
+      const tenantId = await findAgentTenant(db, agentId);
+      if (!tenantId) throw notFound('Agent');
+      return tenantId;
     },
 
-    /** One page of the tenant's agents (operator API). */
     async list(tenantId: string, query: ListAgentsQuery) {
+      const filter = { userId: query.user_id, sortBy: query.sort_by, sortOrder: query.sort_order };
       return listPage(
         query,
-        (limit, offset) =>
-          listAgents(db, tenantId, { sortBy: query.sort_by, sortOrder: query.sort_order, limit, offset }),
-        () => countAgents(db, tenantId),
+        (limit, offset) => listAgents(db, tenantId, filter, limit, offset),
+        () => countAgents(db, tenantId, filter),
         toAgent,
       );
     },
 
-    async get(agentId: string): Promise<Agent> {
-      const row = await findAgent(db, await tenantOfAgent(agentId), agentId);
+    /**
+     * Creates an unpublished agent owned by a live user of the tenant; with a recorder, its
+     * answer is stored in the same transaction.
+     */
+    async create(tenantId: string, input: CreateAgentBody, recorder?: AnswerRecorder<Agent>): Promise<Agent> {
+      validSettings(input.settings);
+      return db.transaction().execute(async (tx) => {
+        const owner = await findUser(tx, tenantId, input.user_id);
+        if (!owner || owner.deleted_at) throw notFound('User');
+        const now = clock.now();
+        const row = await insertAgent(tx, {
+          id: newId('agt'),
+          tenant_id: tenantId,
+          user_id: owner.id,
+          name: input.name,
+          webhook_id: newWebhookId(),
+          draft_prompt: input.prompt,
+          draft_welcome_message: input.welcome_message,
+          draft_phone_number: input.phone_number,
+          published_version: null,
+          settings: JSON.stringify(input.settings ?? {}),
+          created_at: now,
+          updated_at: now,
+        });
+        const agent = toAgent(row);
+        await recordAnswer(deps.idempotency, tx, recorder, agent);
+        return agent;
+      });
+    },
+
+    async get(tenantId: string, agentId: string): Promise<Agent> {
+      const row = await findAgent(db, tenantId, agentId);
       if (!row) throw notFound('Agent');
       return toAgent(row);
     },
 
-    /** Changes the name (at once) and the draft (used only after the next publish). */
-    async update(agentId: string, input: UpdateAgentBody): Promise<Agent> {
-      const tenantId = await tenantOfAgent(agentId);
+    /**
+     * Changes the name (at once), the draft (used only after the next publish) and the settings
+     * (for calls placed from now on; the given object replaces the whole settings).
+     */
+    async update(tenantId: string, agentId: string, input: UpdateAgentBody): Promise<Agent> {
+      validSettings(input.settings);
       const row = await updateAgent(db, tenantId, agentId, {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.prompt !== undefined ? { draft_prompt: input.prompt } : {}),
         ...(input.welcome_message !== undefined ? { draft_welcome_message: input.welcome_message } : {}),
         ...(input.phone_number !== undefined ? { draft_phone_number: input.phone_number } : {}),
+        ...(input.settings !== undefined ? { settings: JSON.stringify(input.settings) } : {}),
         updated_at: clock.now(),
       });
       if (!row) throw notFound('Agent');
@@ -102,8 +161,7 @@ export function createAgentService(deps: { db: Db; clock: Clock; publicBaseUrl: 
     },
 
     /** Freezes the draft as the next version and makes it the one calls use. */
-    async publish(agentId: string): Promise<Agent> {
-      const tenantId = await tenantOfAgent(agentId);
+    async publish(tenantId: string, agentId: string): Promise<Agent> {
       const row = await db.transaction().execute(async (tx) => {
         const agent = await findAgent(tx, tenantId, agentId, { forUpdate: true });
         if (!agent) throw notFound('Agent');
@@ -124,15 +182,46 @@ export function createAgentService(deps: { db: Db; clock: Clock; publicBaseUrl: 
       return toAgent(row);
     },
 
+    /** The agent's published versions, newest first. */
+    async versions(tenantId: string, agentId: string, query: ListVersionsQuery) {
+      if (!(await findAgent(db, tenantId, agentId))) throw notFound('Agent');
+      return listPage(
+        query,
+        (limit, offset) => listAgentVersions(db, tenantId, agentId, limit, offset),
+        () => countAgentVersions(db, tenantId, agentId),
+        (row): AgentVersion => ({
+          version: row.version,
+          prompt: row.prompt,
+          welcome_message: row.welcome_message,
+          phone_number: row.phone_number,
+          published_at: row.published_at.toISOString(),
+        }),
+      );
+    },
+
     /** Replaces the webhook id; the old URL answers 404 from the moment this commits. */
-    async rotateWebhook(agentId: string): Promise<Agent> {
-      const tenantId = await tenantOfAgent(agentId);
+    async rotateWebhook(tenantId: string, agentId: string): Promise<Agent> {
       const row = await updateAgent(db, tenantId, agentId, {
         webhook_id: newWebhookId(),
         updated_at: clock.now(),
       });
       if (!row) throw notFound('Agent');
       return toAgent(row);
+    },
+
+    /**
+     * Soft-deletes the agent: its webhook answers 404 from the moment this commits (the guarded
+     * call insert requires a live agent). Repeating it answers the same tombstone.
+     */
+    async remove(tenantId: string, agentId: string): Promise<DeletedAgent> {
+      return db.transaction().execute(async (tx) => {
+        const agent = await findAgent(tx, tenantId, agentId, { forUpdate: true, includeDeleted: true });
+        if (!agent) throw notFound('Agent');
+        if (agent.deleted_at) return { id: agent.id, deleted_at: agent.deleted_at.toISOString() };
+        const at = clock.now();
+        await markAgentDeleted(tx, tenantId, agentId, at);
+        return { id: agent.id, deleted_at: at.toISOString() };
+      });
     },
   };
 }

@@ -19,7 +19,7 @@ export const CallingHours = Type.Object(
       description: 'IANA time zone name, e.g. `America/New_York`.',
       examples: ['America/New_York'],
     }),
-    days: Type.Array(Type.Integer({ minimum: 1, maximum: 7 }), {
+    days: Type.Array(Type.Integer({ minimum: 1, maximum: 7, examples: [1] }), {
       minItems: 1,
       maxItems: 7,
       uniqueItems: true,
@@ -33,7 +33,12 @@ export const CallingHours = Type.Object(
       examples: ['17:30'],
     },
   },
-  { additionalProperties: false, title: 'CallingHours' },
+  {
+    additionalProperties: false,
+    title: 'CallingHours',
+    description:
+      'When calls may start, in the zone’s local time; `start` equal to `end` is refused (an empty or ambiguous window).',
+  },
 );
 export type CallingHours = Static<typeof CallingHours>;
 
@@ -43,8 +48,14 @@ export const RetryPolicy = Type.Object(
       minimum: 1,
       maximum: 5,
       description: 'Dial attempts in all, the first included.',
+      examples: [3],
     }),
-    delay_minutes: Type.Integer({ minimum: 1, maximum: 1440, description: 'Wait before the next attempt.' }),
+    delay_minutes: Type.Integer({
+      minimum: 1,
+      maximum: 1440,
+      description: 'Wait before the next attempt.',
+      examples: [30],
+    }),
   },
   { additionalProperties: false, title: 'RetryPolicy' },
 );
@@ -57,12 +68,18 @@ export const AgentSettings = Type.Object(
         minimum: 1,
         maximum: 10_000,
         description: 'Calls of this agent dialling or in progress at once; more wait queued.',
+        examples: [2],
       }),
     ),
     calling_hours: Type.Optional(CallingHours),
     retry: Type.Optional(RetryPolicy),
   },
-  { additionalProperties: false, title: 'AgentSettings' },
+  {
+    additionalProperties: false,
+    title: 'AgentSettings',
+    description:
+      'Call controls; every key optional. Unknown keys are refused. On PATCH the object replaces the whole settings; `{}` clears them.',
+  },
 );
 export type AgentSettings = Static<typeof AgentSettings>;
 

@@ -98,7 +98,7 @@ export async function insertQueuedCall(
       ), allowed AS (
         SELECT a.tenant_id FROM input i
         JOIN agents a ON a.webhook_id = $1 AND a.id = i.agent_id AND a.tenant_id = i.tenant_id
-          AND a.user_id = i.user_id AND a.published_version = i.agent_version
+          AND a.user_id = i.user_id AND a.published_version = i.agent_version AND a.deleted_at IS NULL
         JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
         WHERE u.deleted_at IS NULL AND u.status <> 'blocked' AND u.credit_balance_minutes > 0
       ), queued AS (

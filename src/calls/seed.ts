@@ -13,7 +13,7 @@ export async function seedDemoAgent(
     prompt: 'You are the friendly assistant of Demo Agency. Call {name} about {topic} and book a follow-up.',
     welcome_message: 'Hi {name}, this is the Demo Agency assistant calling about {topic}.',
   });
-  const agent = await agents.publish(created.id);
+  const agent = await agents.publish(seed.tenantId, created.id);
   const body = JSON.stringify({ phone: '+14155550123', name: 'Ada Lovelace', topic: 'your demo' });
   return [
     `Demo agent ${agent.id} (published, the demo user has 60 credit minutes). Its webhook URL is a secret:`,

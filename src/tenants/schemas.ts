@@ -21,6 +21,12 @@ export const EmailSettingsInput = Type.Object(
 );
 export type EmailSettingsInput = Static<typeof EmailSettingsInput>;
 
+const MaxConcurrentCalls = Type.Integer({
+  minimum: 1,
+  maximum: 1_000_000,
+  description: 'Calls of the whole tenant dialling or in progress at once; more wait queued.',
+});
+
 export const Tenant = Type.Object(
   {
     id: Type.String(),
@@ -36,6 +42,12 @@ export const Tenant = Type.Object(
     ),
     /** The partner API limit in force for each key (the default unless set by PATCH). */
     rate_limit: TenantRateLimit,
+    max_concurrent_calls: Nullable(
+      Type.Integer({
+        minimum: 1,
+        description: 'Calls of the whole tenant dialling or in progress at once; null: no tenant-wide cap.',
+      }),
+    ),
     created_at: Timestamp,
   },
   { additionalProperties: false },
@@ -54,6 +66,8 @@ export const UpdateTenantBody = Type.Object(
     email: Type.Optional(Nullable(EmailSettingsInput)),
     /** null restores the default partner rate limit. */
     rate_limit: Type.Optional(Nullable(TenantRateLimit)),
+    /** A tenant-wide cap on calls at once (more wait queued); null removes it. */
+    max_concurrent_calls: Type.Optional(Nullable(MaxConcurrentCalls)),
   },
   { additionalProperties: false },
 );

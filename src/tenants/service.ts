@@ -74,6 +74,7 @@ export function toTenant(row: TenantRow, partnerDefault: PartnerLimitDefault): T
       row.rate_limit_per_second && row.rate_limit_burst
         ? { requests_per_second: row.rate_limit_per_second, burst: row.rate_limit_burst }
         : { requests_per_second: partnerDefault.perSecond, burst: partnerDefault.burst },
+    max_concurrent_calls: row.max_concurrent_calls,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -117,6 +118,9 @@ export function createTenantService(deps: {
               rate_limit_per_second: input.rate_limit?.requests_per_second ?? null,
               rate_limit_burst: input.rate_limit?.burst ?? null,
             }
+          : {}),
+        ...(input.max_concurrent_calls !== undefined
+          ? { max_concurrent_calls: input.max_concurrent_calls }
           : {}),
         updated_at: clock.now(),
       };

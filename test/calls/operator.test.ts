@@ -28,6 +28,7 @@ describe('agents', () => {
         'name',
         'phone_number',
         'published_version',
+        'settings',
         'user_id',
         'webhook_id',
         'webhook_url',

@@ -70,7 +70,7 @@ describe.skipIf(!available)('two worker processes on one PostgreSQL', () => {
       prompt: 'Call {name}.',
       welcome_message: 'Hi {name}.',
     });
-    await services.agents.publish(agent.id);
+    await services.agents.publish(tenant.id, agent.id);
 
     for (let i = 0; i < 2; i++) {
       workers.push(await startServerProcess({ env: { DATABASE_URL: url, WORKERS: '1', LOG_LEVEL: 'warn' } }));

@@ -163,7 +163,9 @@ describe('the document as tools read it', () => {
         const where = `${method} ${path} ${parameter.in} ${parameter.name}`;
         if (parameter.schema.default !== undefined) expect(parameter.required, where).toBe(false);
         expect(parameter.description, where).toBeTruthy();
-        if (parameter.in === 'path') expect(parameter.example, where).toMatch(/^[a-z]+_[A-Za-z0-9]+$/);
+        // An id (`usr_…`), or an E.164 number where the number is the key (the do-not-call list).
+        if (parameter.in === 'path')
+          expect(parameter.example, where).toMatch(/^([a-z]+_[A-Za-z0-9]+|\+[1-9][0-9]{6,14})$/);
       }
     }
     const listPlans = doc.paths['/api/v1/plans'].get.parameters;
@@ -398,6 +400,90 @@ describe('real answers validate against the document', () => {
     expectDocumented('/api/v1/plans', 'get', await a.request('GET', '/api/v1/plans?active=maybe'));
     expectDocumented('/api/v1/plans/{id}', 'get', await a.request('GET', `/api/v1/plans/${plan.id}`));
     expectDocumented('/api/v1/plans/{id}', 'get', await a.request('GET', '/api/v1/plans/plan_missing'));
+  });
+
+  it('agents: every success and error answer', async () => {
+    const owner = await createUser(a);
+    const body = {
+      user_id: owner.id,
+      name: 'Doc agent',
+      phone_number: '+14155550199',
+      prompt: 'Call {name}.',
+      welcome_message: 'Hello {name}.',
+      settings: {
+        max_concurrent_calls: 2,
+        calling_hours: { timezone: 'America/New_York', days: [1, 2], start: '09:00', end: '17:00' },
+        retry: { max_attempts: 2, delay_minutes: 10 },
+      },
+    };
+    const created = await a.request('POST', '/api/v1/agents', body, { 'idempotency-key': 'doc-agent' });
+    expectDocumented('/api/v1/agents', 'post', created);
+    expectDocumented(
+      '/api/v1/agents',
+      'post',
+      await a.request('POST', '/api/v1/agents', body, { 'idempotency-key': 'doc-agent' }),
+    );
+    expectDocumented(
+      '/api/v1/agents',
+      'post',
+      await a.request('POST', '/api/v1/agents', { ...body, name: 'x' }, { 'idempotency-key': 'doc-agent' }),
+    );
+    expectDocumented(
+      '/api/v1/agents',
+      'post',
+      await a.request('POST', '/api/v1/agents', { ...body, user_id: 'usr_x' }),
+    );
+    expectDocumented(
+      '/api/v1/agents',
+      'post',
+      await a.request('POST', '/api/v1/agents', { ...body, settings: { x: 1 } }),
+    );
+    expectDocumented('/api/v1/agents', 'get', await a.request('GET', '/api/v1/agents?sort_by=name'));
+    const id = created.body.data.id;
+    expectDocumented('/api/v1/agents/{id}', 'get', await a.request('GET', `/api/v1/agents/${id}`));
+    expectDocumented('/api/v1/agents/{id}', 'get', await a.request('GET', '/api/v1/agents/agt_missing'));
+    expectDocumented(
+      '/api/v1/agents/{id}',
+      'patch',
+      await a.request('PATCH', `/api/v1/agents/${id}`, { settings: {} }),
+    );
+    expectDocumented(
+      '/api/v1/agents/{id}/publish',
+      'post',
+      await a.request('POST', `/api/v1/agents/${id}/publish`),
+    );
+    expectDocumented(
+      '/api/v1/agents/{id}/versions',
+      'get',
+      await a.request('GET', `/api/v1/agents/${id}/versions`),
+    );
+    expectDocumented(
+      '/api/v1/agents/{id}/rotate-webhook',
+      'post',
+      await a.request('POST', `/api/v1/agents/${id}/rotate-webhook`),
+    );
+    expectDocumented('/api/v1/agents/{id}', 'delete', await a.request('DELETE', `/api/v1/agents/${id}`));
+    expectDocumented('/api/v1/agents/{id}', 'delete', await a.request('DELETE', `/api/v1/agents/${id}`));
+  });
+
+  it('do-not-call: every success and error answer', async () => {
+    const entry = { phone_number: '+14155550177', reason: 'Asked' };
+    expectDocumented('/api/v1/do-not-call', 'post', await a.request('POST', '/api/v1/do-not-call', entry));
+    expectDocumented('/api/v1/do-not-call', 'post', await a.request('POST', '/api/v1/do-not-call', entry));
+    expectDocumented(
+      '/api/v1/do-not-call',
+      'post',
+      await a.request('POST', '/api/v1/do-not-call', { phone_number: '1' }),
+    );
+    expectDocumented(
+      '/api/v1/do-not-call',
+      'get',
+      await a.request('GET', '/api/v1/do-not-call?phone_number=%2B14155550177'),
+    );
+    const path = '/api/v1/do-not-call/{phone_number}';
+    expectDocumented(path, 'get', await a.request('GET', '/api/v1/do-not-call/%2B14155550177'));
+    expectDocumented(path, 'delete', await a.request('DELETE', '/api/v1/do-not-call/%2B14155550177'));
+    expectDocumented(path, 'delete', await a.request('DELETE', '/api/v1/do-not-call/%2B14155550177'));
   });
 
   it('every partner operation: 401 without a key and 403 without its scope', async () => {

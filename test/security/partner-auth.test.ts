@@ -74,6 +74,26 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       id = response.body.data.id;
       break;
     }
+    case 'agents': {
+      const response = await tenant.request('POST', '/api/v1/agents', {
+        user_id: await objectOf(tenant, 'users'),
+        name: `Secret agent ${tenant.id}`,
+        phone_number: '+14155550100',
+        prompt: 'Call {name}.',
+        welcome_message: 'Hello {name}.',
+      });
+      if (response.status !== 201) throw new Error(`could not create an agent to probe: ${response.raw}`);
+      id = response.body.data.id;
+      break;
+    }
+    case 'do-not-call': {
+      // A number of each tenant's own, so one tenant's list never holds the other's probe.
+      const phone = `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+      const response = await tenant.request('POST', '/api/v1/do-not-call', { phone_number: phone });
+      if (response.status !== 201) throw new Error(`could not list a number to probe: ${response.raw}`);
+      id = phone;
+      break;
+    }
     default:
       throw new Error(`the security suite has no factory for "${kind}": add one to objectOf()`);
   }

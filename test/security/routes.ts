@@ -53,6 +53,8 @@ export interface PartnerOperation {
   body?: any;
 }
 
+/** A titled body schema is a `$ref` to its component: the component itself, to build bodies from. */
+
 /** The partner operations (every operation with a bearer scope) of GET /api/v1/openapi.json. */
 export async function partnerOperations(t: TestApp): Promise<PartnerOperation[]> {
   const response = await t.inject({ method: 'GET', url: '/api/v1/openapi.json' });
