@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createSmtpServer, decodeHeader, type ReceivedMessage, type TestSmtpServer } from '../emails/smtp.js';
 import { createEmailTenant, outboxRows, postUser } from '../emails/support.js';
-import { expectError, query } from '../foundation/helpers.js';
+import { expectError, query } from '../support/expect.js';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { sessionClient } from './support.js';
 

@@ -1,7 +1,7 @@
 /** DELETE /auth/v1/sessions: signing out revokes the presented session token, and only it. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { expectError } from '../foundation/helpers.js';
+import { expectError } from '../support/expect.js';
 import {
   ADMIN_TOKEN,
   createTenant,

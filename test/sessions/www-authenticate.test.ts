@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { expectError } from '../foundation/helpers.js';
+import { expectError } from '../support/expect.js';
 import { listRoutes, withoutRateLimits } from '../security/routes.js';
 import {
   ADMIN_TOKEN,

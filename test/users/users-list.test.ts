@@ -9,7 +9,7 @@ import {
   type TestApp,
   type TestTenant,
 } from '../support/app.js';
-import { expectError, expectInvalidFields, ISO_MS, insertSubscription } from './helpers.js';
+import { expectError, expectInvalidFields, ISO_MS, insertSubscription } from '../support/expect.js';
 
 const clock = new ManualClock('2026-03-10T12:00:00.000Z');
 let t: TestApp;

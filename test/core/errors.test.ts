@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
-import { expectError, expectInvalidFields } from './helpers.js';
+import { expectError, expectInvalidFields } from '../support/expect.js';
 
 let t: TestApp;
 let a: TestTenant;

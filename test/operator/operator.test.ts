@@ -11,7 +11,7 @@ import {
   type TestApp,
   type TestTenant,
 } from '../support/app.js';
-import { expectError, expectInvalidFields, ISO_MS, query } from './helpers.js';
+import { expectError, expectInvalidFields, ISO_MS, query } from '../support/expect.js';
 
 const clock = new ManualClock('2026-09-15T09:30:00.000Z');
 const HOUR = 60 * 60 * 1000;

@@ -1,4 +1,4 @@
-/** Assertions shared by the foundation suites. */
+/** Assertions shared by the suites: the error envelope, invalid fields, timestamps. */
 import { type RawBuilder, sql } from 'kysely';
 import { expect } from 'vitest';
 import type { TestApp, TestResponse } from '../support/app.js';

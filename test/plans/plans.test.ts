@@ -9,7 +9,7 @@ import {
   type TestApp,
   type TestTenant,
 } from '../support/app.js';
-import { expectError, expectInvalidFields, ISO_MS } from './helpers.js';
+import { expectError, expectInvalidFields, ISO_MS } from '../support/expect.js';
 
 const clock = new ManualClock('2026-05-01T08:00:00.000Z');
 let t: TestApp;

@@ -5,7 +5,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { createIdempotencyStore, fingerprintOf } from '../../src/core/idempotency.js';
 import { createTenant, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { ENGINE } from '../support/databases.js';
-import { expectError, expectInvalidFields, query } from './helpers.js';
+import { expectError, expectInvalidFields, query } from '../support/expect.js';
 
 const clock = new ManualClock('2026-07-01T00:00:00.000Z');
 const HOUR = 60 * 60 * 1000;

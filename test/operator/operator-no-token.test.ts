@@ -1,7 +1,7 @@
 /** With ADMIN_TOKEN unset, the operator API answers 401 to everything (decisions.md §1). */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/app.js';
-import { expectError } from './helpers.js';
+import { expectError } from '../support/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -14,7 +14,7 @@ import { createTenant, startTestApp, type TestApp, type TestTenant } from '../su
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = fs.existsSync(CHROMIUM);
 if (!hasChromium)
-  console.warn(`foundation/docs-page: skipping the browser tests, no ${CHROMIUM} (apt-get install chromium)`);
+  console.warn(`core/docs-page: skipping the browser tests, no ${CHROMIUM} (apt-get install chromium)`);
 const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots');
 
 /** A free port, so PUBLIC_BASE_URL (the document's server, where "try it" sends) is this server. */

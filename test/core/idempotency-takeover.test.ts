@@ -10,7 +10,7 @@ import { planInput } from '../support/app.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 import { type StripeTestServer, startStripeServer } from '../support/stripe-server.js';
 
-warnWithoutPostgres('test/foundation/idempotency-takeover.test.ts');
+warnWithoutPostgres('test/core/idempotency-takeover.test.ts');
 
 const ADMIN_TOKEN = 'takeover-admin-token-0123456789';
 const SUBSCRIPTIONS = /^\/v1\/subscriptions$/;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
-import { expectError, expectInvalidFields } from './helpers.js';
+import { expectError, expectInvalidFields } from '../support/expect.js';
 
 // The clock stands still, so rows created together share created_at: only the id tie-break orders them.
 const clock = new ManualClock('2026-09-15T09:30:00.000Z');

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
-import { expectError, expectInvalidFields, ISO_MS, query } from './helpers.js';
+import { expectError, expectInvalidFields, ISO_MS, query } from '../support/expect.js';
 
 const clock = new ManualClock('2026-02-01T10:00:00.000Z');
 let t: TestApp;
