@@ -73,9 +73,9 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
     await database.close().catch(() => {});
     throw new Error(`Could not listen on HOST=${config.host} PORT=${config.port}: ${reason}`);
   }
-  if (config.workers > 0) {
+  if (config.jobRunners > 0) {
     await scheduleMaintenance(services);
-    services.worker.start();
+    services.jobRunner.start();
   }
 
   let closing = false;
@@ -92,7 +92,7 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
     try {
       await app.close();
       clearInterval(sweep);
-      await services.worker.stop();
+      await services.jobRunner.stop();
       await database.close();
       process.exit(0);
     } catch (error) {

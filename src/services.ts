@@ -19,12 +19,12 @@ import type { Config } from './core/config.js';
 import type { Database } from './core/db.js';
 import { createIdempotencyStore, type IdempotencyStore } from './core/idempotency.js';
 import {
-  createWorker,
+  createJobRunner,
   enqueueJob,
   type Job,
   type JobHandler,
   type JobLogger,
-  type Worker,
+  type JobRunner,
 } from './core/jobs.js';
 import { createSecretBox, type SecretBox } from './core/secrets.js';
 import { createDoNotCallService, type DoNotCallService } from './do-not-call/service.js';
@@ -95,9 +95,9 @@ export interface Services {
   readonly agents: AgentService;
   readonly doNotCall: DoNotCallService;
   readonly calls: CallService;
-  /** Durable job handlers by queue name, as the worker runs them. */
+  /** Durable job handlers by queue name, as the job runner runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
-  readonly worker: Worker;
+  readonly jobRunner: JobRunner;
   /** Releases what the services hold open (SMTP and Redis connections); the database is the caller's. */
   close(): Promise<void>;
 }
@@ -174,21 +174,21 @@ export function createServices(options: ServiceOptions): Services {
   });
   const agents = createAgentService({ db, clock, idempotency, publicBaseUrl: config.publicBaseUrl });
   const doNotCall = createDoNotCallService({ db, clock });
-  // The call and session services wake this process's worker, built last (it needs every handler).
-  let worker: Worker | undefined;
+  // The call and session services wake this process's job runner, built last (it needs every handler).
+  let jobRunner: JobRunner | undefined;
   const sessions = createSessionService({
     db,
     clock,
     emails,
     passwordHashMemoryKib: config.passwordHashMemoryKib,
     publicBaseUrl: config.publicBaseUrl,
-    onQueued: () => worker?.wake(),
+    onQueued: () => jobRunner?.wake(),
   });
   const calls = createCallService({
     db,
     clock,
     webhookTargets: createWebhookTargetCache(),
-    onQueued: () => worker?.wake(),
+    onQueued: () => jobRunner?.wake(),
   });
   const pipeline = createCallPipeline({ db, clock, telephony });
 
@@ -206,7 +206,7 @@ export function createServices(options: ServiceOptions): Services {
       await schedulePurge(database, new Date(clock.now().getTime() + PURGE_EVERY_MS));
     },
   };
-  worker = createWorker({ db, clock, handlers: jobHandlers, logger: options.logger });
+  jobRunner = createJobRunner({ db, clock, handlers: jobHandlers, logger: options.logger });
 
   return {
     config,
@@ -228,7 +228,7 @@ export function createServices(options: ServiceOptions): Services {
     doNotCall,
     calls,
     jobHandlers,
-    worker,
+    jobRunner,
     async close() {
       await mailSender.close();
       await rateLimits.close();

@@ -25,8 +25,8 @@ export interface Config {
   simulatedRealtime: boolean;
   seedDemo: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Background job workers in this process (0 turns them off: an API-only process). */
-  workers: number;
+  /** Job runners in this process (WORKERS; 0 turns them off: an API-only process). */
+  jobRunners: number;
   /** Argon2id memory (KiB) of new password hashes; t = 2, p = 1 are fixed (src/core/passwords.ts). */
   passwordHashMemoryKib: number;
   /**
@@ -277,7 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
       'info',
     ),
-    workers: readInteger(env, 'WORKERS', 1, 0, 64),
+    jobRunners: readInteger(env, 'WORKERS', 1, 0, 64),
     // 19456 KiB: OWASP's first Argon2id configuration (DEFAULT_PASSWORD_MEMORY_KIB).
     passwordHashMemoryKib: readInteger(env, 'PASSWORD_HASH_MEMORY_KIB', 19456, 1024, 4194304),
     trustProxy: readTrustProxy(env),

@@ -1,7 +1,7 @@
 /**
  * The durable job queue: rows in `jobs`, written in the same transaction as the change that
  * needs them (a call to dial, an email to send), claimed with FOR UPDATE SKIP LOCKED under a
- * lease so a crashed worker's job is taken over, retried with exponential back-off.
+ * lease so a crashed job runner's job is taken over, retried with exponential back-off.
  * Handlers must tolerate running twice (a crash between the work and its acknowledgement).
  */
 import { sql } from 'kysely';
@@ -114,14 +114,14 @@ export class RetryJobError extends Error {
 
 export type JobHandler = (job: Job) => Promise<void>;
 
-export interface WorkerOptions {
+export interface JobRunnerOptions {
   db: Db;
   clock: Clock;
   handlers: Record<string, JobHandler>;
   /** Jobs claimed per poll and run concurrently. */
   batchSize?: number;
   pollIntervalMs?: number;
-  /** How long a claim holds before another worker may take the job over; renewed while it runs. */
+  /** How long a claim holds before another job runner may take the job over; renewed while it runs. */
   leaseMs?: number;
   /** Back-off before attempt n+1: base * 2^(n-1), capped. */
   backoffBaseMs?: number;
@@ -135,7 +135,7 @@ export interface JobLogger {
   warn(obj: object, msg: string): void;
 }
 
-export interface Worker {
+export interface JobRunner {
   start(): void;
   /** Stops polling and waits for the jobs in hand. */
   stop(): Promise<void>;
@@ -152,13 +152,13 @@ export function backoffDelay(attempt: number, baseMs: number, maxMs: number): nu
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
 }
 
-export function createWorker(options: WorkerOptions): Worker {
+export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { db, clock, handlers } = options;
   const id = `wrk_${randomBase62(12)}`;
   const batchSize = options.batchSize ?? 10;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   // Short, and renewed every third of it while a job runs: a crashed process's jobs are taken
-  // over within seconds, and a long job is not taken over while its worker is alive.
+  // over within seconds, and a long job is not taken over while its job runner is alive.
   const leaseMs = options.leaseMs ?? 15_000;
   const backoffBaseMs = options.backoffBaseMs ?? 1_000;
   const backoffMaxMs = options.backoffMaxMs ?? 15 * 60_000;
@@ -285,7 +285,7 @@ export function createWorker(options: WorkerOptions): Worker {
         .filter((_, i) => outcomes[i].status === 'fulfilled' && outcomes[i].value)
         .map((job) => job.id);
       if (done.length > 0) {
-        // Acknowledged in one statement, only the jobs this worker still holds.
+        // Acknowledged in one statement, only the jobs this job runner still holds.
         await runPrepared(db, {
           name: 'jobs_mark_done',
           text: `

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { grantCredits, trigger } from '../calls/helpers.js';
-import { expectError, expectInvalidFields, ISO_MS } from '../support/expect.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
+import { expectError, expectInvalidFields, ISO_MS } from '../support/expect.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z');
 let t: TestApp;

@@ -71,7 +71,7 @@ describe('a batch of calls dispatched together (SIMULATED_CALL_SECONDS=61)', () 
 
     let dispatched = 0;
     const statements = await recordStatements(async () => {
-      dispatched = await t.services.worker.drain();
+      dispatched = await t.services.jobRunner.drain();
     });
     expect(dispatched).toBe(10);
 

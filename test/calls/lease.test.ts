@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import type { Db } from '../../src/core/db.js';
-import { createWorker, enqueueJob } from '../../src/core/jobs.js';
+import { createJobRunner, enqueueJob } from '../../src/core/jobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;
@@ -31,8 +31,8 @@ describe('job leases', () => {
         await held;
       },
     };
-    const a = createWorker({ db, clock: systemClock, handlers, leaseMs: 300 });
-    const b = createWorker({ db, clock: systemClock, handlers, leaseMs: 300 });
+    const a = createJobRunner({ db, clock: systemClock, handlers, leaseMs: 300 });
+    const b = createJobRunner({ db, clock: systemClock, handlers, leaseMs: 300 });
     await enqueueJob(db, { queue: 'test.lease', payload: {}, runAt: new Date(Date.now() - 1000) });
 
     const first = a.runOnce();
@@ -95,8 +95,8 @@ describe('a batch whose failure could not be recorded', () => {
     await enqueueJob(db, { queue: 'test.fails', payload: {}, runAt: past });
     await enqueueJob(db, { queue: 'test.long', payload: {}, runAt: past });
     // A's first write after its claim is recording test.fails' failure: that one fails.
-    const a = createWorker({ db: failingUpdates(db, 1), clock: systemClock, handlers, leaseMs: 300 });
-    const b = createWorker({
+    const a = createJobRunner({ db: failingUpdates(db, 1), clock: systemClock, handlers, leaseMs: 300 });
+    const b = createJobRunner({
       db,
       clock: systemClock,
       handlers: { ...handlers, 'test.long': async () => void runs.push('long, again') },

@@ -135,7 +135,7 @@ describe('calls', () => {
       ids.push(response.body.data.id);
     }
     await trigger(t, b.agent.webhook_id, { phone: '+14155550123', name: 'B' });
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
 
     const page1 = await t.admin('GET', `/admin/v1/calls?agent_id=${a.agent.id}&limit=2`);
     expect(page1.status).toBe(200);
@@ -166,7 +166,7 @@ describe('calls', () => {
       email: 'ada@example.com',
       product: 'tea',
     });
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     const call = await t.admin('GET', `/admin/v1/calls/${response.body.data.id}`);
     expect(call.status).toBe(200);
     expect(Object.keys(call.body.data).sort()).toEqual(
@@ -214,7 +214,7 @@ describe('demo seed', () => {
     expect(seed.lines.some((line) => line.trim() === url)).toBe(true);
     const response = await trigger(t, webhookId, JSON.parse(body));
     expect(response.status).toBe(202);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     const call = await t.admin('GET', `/admin/v1/calls/${response.body.data.id}`);
     expect(call.body.data).toMatchObject({ status: 'completed', user_id: seed.userId });
     expect(call.body.data.prompt).not.toMatch(/\{(name|topic)\}/);

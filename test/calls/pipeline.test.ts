@@ -36,7 +36,7 @@ describe('outcomes (SIMULATED_CALL_SECONDS=61)', () => {
   it('completes an answered call and debits ceil(duration / 60) minutes once', async () => {
     const { agent, userId } = await agentFixture(t, { credits: 10 });
     const id = await place(t, agent.webhook_id);
-    expect(await t.services.worker.drain()).toBeGreaterThan(0);
+    expect(await t.services.jobRunner.drain()).toBeGreaterThan(0);
     const call = await getCall(t, id);
     expect(call).toMatchObject({ status: 'completed', duration_seconds: 61, failure_reason: null });
     expect(new Date(call.ended_at).getTime() - new Date(call.started_at).getTime()).toBe(61_000);
@@ -61,7 +61,7 @@ describe('outcomes (SIMULATED_CALL_SECONDS=61)', () => {
     const { agent, userId } = await agentFixture(t, { credits: 10 });
     const noAnswer = await place(t, agent.webhook_id, '+14155550000');
     const failed = await place(t, agent.webhook_id, '+14155559999');
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect(await getCall(t, noAnswer)).toMatchObject({
       status: 'no_answer',
       duration_seconds: null,
@@ -77,7 +77,7 @@ describe('outcomes (SIMULATED_CALL_SECONDS=61)', () => {
   it('lets a completed call take the balance below zero, and then refuses new calls (402)', async () => {
     const { agent, userId } = await agentFixture(t, { credits: 1 });
     await place(t, agent.webhook_id);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect(await balanceOf(t, userId)).toBe(-1);
     expect((await trigger(t, agent.webhook_id, { phone: '+14155550123', name: 'Ada' })).status).toBe(402);
   });
@@ -103,7 +103,7 @@ describe('outcomes (SIMULATED_CALL_SECONDS=61)', () => {
     // Dial, lose the acknowledgement, run again; also twice at the same time (a taken-over lease).
     await handler(asJob);
     await Promise.all([handler({ ...asJob, attempt: 2 }), handler({ ...asJob, attempt: 2 })]);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     const dials = await dialRecord(t, id);
     expect(dials).toHaveLength(1);
     expect((await getCall(t, id)).status).toBe('completed');
@@ -139,7 +139,7 @@ describe('states and real-time pacing (SIMULATED_REALTIME=true, 30 s calls, a ha
     await telephony.during(observed, async () => {
       const id = await place(t, agent.webhook_id);
       expect((await getCall(t, id)).status).toBe('queued');
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
       expect(seen).toEqual(['dialing']);
       const talking = await getCall(t, id);
       expect(talking).toMatchObject({
@@ -150,11 +150,11 @@ describe('states and real-time pacing (SIMULATED_REALTIME=true, 30 s calls, a ha
       expect(await balanceOf(t, userId)).toBe(5);
 
       clock.advance(29_000);
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
       expect((await getCall(t, id)).status).toBe('in_progress');
 
       clock.advance(1_000);
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
       expect(await getCall(t, id)).toMatchObject({
         status: 'completed',
         started_at: '2026-11-21T10:00:00.000Z',
@@ -201,7 +201,7 @@ describe('telephony errors', () => {
       const id = await place(t, agent.webhook_id);
       const delays: number[] = [];
       for (let i = 0; i < 4; i++) {
-        await t.services.worker.drain();
+        await t.services.jobRunner.drain();
         if (i < 3) {
           expect((await getCall(t, id)).status).toBe('dialing');
           const job = await t.services.database.db
@@ -227,7 +227,7 @@ describe('telephony errors', () => {
     const { agent, userId } = await agentFixture(t, { credits: 5 });
     await withAdapter(flaky(telephony.real, 1, false).adapter, async () => {
       const id = await place(t, agent.webhook_id);
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
       expect(await getCall(t, id)).toMatchObject({
         status: 'failed',
         failure_reason: 'telephony: carrier timeout',
@@ -237,7 +237,7 @@ describe('telephony errors', () => {
     await withAdapter(adapter, async () => {
       const id = await place(t, agent.webhook_id);
       for (let i = 0; i < 10; i++) {
-        await t.services.worker.drain();
+        await t.services.jobRunner.drain();
         clock.advance(60 * 60 * 1000);
       }
       expect(await getCall(t, id)).toMatchObject({
@@ -262,7 +262,7 @@ describe('telephony errors', () => {
       const id = await place(t, agent.webhook_id);
       const seen: string[] = [];
       for (let i = 0; i < 10; i++) {
-        await t.services.worker.drain();
+        await t.services.jobRunner.drain();
         seen.push((await getCall(t, id)).status);
         clock.advance(60 * 60 * 1000);
       }
@@ -325,10 +325,10 @@ describe('long calls: "still talking" is not a failed attempt', () => {
       talkingUntil(telephony.real, () => finished),
       async () => {
         const id = await place(t, agent.webhook_id);
-        await t.services.worker.drain();
+        await t.services.jobRunner.drain();
         for (let check = 0; check < 60; check++) {
           clock.advance(60_000);
-          await t.services.worker.drain();
+          await t.services.jobRunner.drain();
         }
         expect((await getCall(t, id)).status).toBe('in_progress');
         const job = await progressJob(id);
@@ -338,7 +338,7 @@ describe('long calls: "still talking" is not a failed attempt', () => {
 
         finished = true;
         clock.advance(60_000);
-        await t.services.worker.drain();
+        await t.services.jobRunner.drain();
         expect((await getCall(t, id)).status).toBe('completed');
         expect(await balanceOf(t, userId)).toBe(8);
       },
@@ -351,13 +351,13 @@ describe('long calls: "still talking" is not a failed attempt', () => {
       talkingUntil(telephony.real, () => false),
       async () => {
         const id = await place(t, agent.webhook_id);
-        await t.services.worker.drain();
+        await t.services.jobRunner.drain();
         const answeredAt = new Date((await getCall(t, id)).started_at).getTime();
         clock.advance(MAX_CALL_MS - 60_000);
-        await t.services.worker.drain();
+        await t.services.jobRunner.drain();
         expect((await getCall(t, id)).status).toBe('in_progress');
         clock.advance(60_000);
-        await t.services.worker.drain();
+        await t.services.jobRunner.drain();
         const call = await getCall(t, id);
         expect(call).toMatchObject({ status: 'failed', duration_seconds: null });
         expect(call.failure_reason).toMatch(

@@ -362,7 +362,7 @@ describe('the webhook id stays secret and the endpoint is documented', () => {
       url: `/webhooks/agents/${agent.webhook_id}/trigger`,
     });
     expect(wrongMethod.status).toBe(404);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     const secret = agent.webhook_id.slice(9);
     expect(t.logs.length).toBeGreaterThan(0);
     expect(t.logs.filter((line) => line.includes(secret))).toEqual([]);

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { createWorker } from '../../src/core/jobs.js';
+import { createJobRunner } from '../../src/core/jobs.js';
 import { EMAIL_QUEUE, MAX_SEND_ATTEMPTS } from '../../src/emails/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createSmtpServer, freePort, type ReceivedMessage } from './smtp.js';
@@ -39,7 +39,7 @@ async function runRetries(tenantId: string): Promise<number> {
   const latest = Math.max(...queued.map((j) => j.run_at.getTime()));
   const delay = latest - clock.now().getTime();
   if (delay > 0) clock.advance(delay);
-  await t.services.worker.drain();
+  await t.services.jobRunner.drain();
   return delay;
 }
 
@@ -54,7 +54,7 @@ describe('SMTP outage', () => {
     const users = [];
     for (let i = 0; i < 4; i++) users.push(await postUser(tenant));
 
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     let rows = await outboxRows(t, tenant.id);
     expect(rows).toHaveLength(4);
     for (const row of rows) {
@@ -77,7 +77,7 @@ describe('SMTP outage', () => {
 
       // Nothing more goes out, however long the worker keeps running.
       clock.advance(6 * HOUR);
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
       const counts = countByMessageId(smtp.messages);
       expect(counts.size).toBe(4);
       expect([...counts.values()]).toEqual([1, 1, 1, 1]);
@@ -98,7 +98,7 @@ describe('SMTP outage', () => {
       'Down',
     );
     await postUser(tenant);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     const delays: number[] = [];
     for (let attempt = 2; attempt <= MAX_SEND_ATTEMPTS; attempt++) delays.push(await runRetries(tenant.id));
 
@@ -117,7 +117,7 @@ describe('SMTP outage', () => {
     expect(job.status).toBe('failed');
 
     clock.advance(24 * HOUR);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect((await outboxRows(t, tenant.id))[0].attempts).toBe(MAX_SEND_ATTEMPTS);
   });
 });
@@ -146,7 +146,7 @@ describe('permanent failures', () => {
       const unauthenticated = await postUser(badAuth, { email: 'victim@client.example' });
       const after = await postUser(good, { email: 'after@client.example' });
 
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
 
       const delivered = smtp.messages.flatMap((m) => m.envelope.to);
       expect(delivered).toEqual(expect.arrayContaining([before.email, after.email]));
@@ -185,7 +185,7 @@ describe('permanent failures', () => {
       // Permanent failures are not retried later.
       const count = smtp.messages.length;
       clock.advance(6 * HOUR);
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
       expect(smtp.messages.length).toBe(count);
       expect((await outboxRows(t, badAuth.id))[0].attempts).toBe(1);
     } finally {
@@ -207,9 +207,9 @@ describe('exactly once', () => {
       for (let i = 0; i < 8; i++) await postUser(tenant);
       const db = t.services.database.db;
       const workers = [0, 1, 2].map(() =>
-        createWorker({ db, clock, handlers: t.services.jobHandlers, batchSize: 2 }),
+        createJobRunner({ db, clock, handlers: t.services.jobHandlers, batchSize: 2 }),
       );
-      await Promise.all([...workers.map((w) => w.drain()), t.services.worker.drain()]);
+      await Promise.all([...workers.map((w) => w.drain()), t.services.jobRunner.drain()]);
       const counts = countByMessageId(smtp.messages);
       expect(counts.size).toBe(8);
       expect([...counts.values()].every((n) => n === 1)).toBe(true);
@@ -233,7 +233,7 @@ describe('exactly once', () => {
       const user = await postUser(tenant);
       // This worker runs the real handler, then hangs forever: its job stays `running` under a
       // lease that nobody will renew, as after a process crash.
-      const doomed = createWorker({
+      const doomed = createJobRunner({
         db: t.services.database.db,
         clock,
         handlers: {
@@ -251,7 +251,7 @@ describe('exactly once', () => {
 
       // The lease runs out; another worker takes the job over and finds the email already sent.
       clock.advance(2 * 60_000);
-      expect(await t.services.worker.drain()).toBe(1);
+      expect(await t.services.jobRunner.drain()).toBe(1);
       expect((await emailJobs(t, tenant.id))[0].status).toBe('done');
       expect(smtp.messages.filter((m) => m.envelope.to.includes(user.email))).toHaveLength(1);
       expect((await outboxRows(t, tenant.id))[0].attempts).toBe(1);
@@ -278,7 +278,7 @@ describe('exactly once', () => {
         'Again',
       );
       const user = await postUser(tenant);
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
       let [row] = await outboxRows(t, tenant.id);
       expect(row).toMatchObject({ status: 'pending', attempts: 1 });
       expect(row.last_error).toMatch(/451/);
@@ -311,7 +311,7 @@ describe('POST /users and SMTP', () => {
       { smtp_url: `smtp://127.0.0.1:${port}`, from: 'slow@acme.example' },
       'Slow',
     );
-    t.services.worker.start();
+    t.services.jobRunner.start();
     try {
       await postUser(tenant);
       await expect.poll(() => sockets.size, { timeout: 10_000 }).toBeGreaterThan(0);
@@ -329,7 +329,7 @@ describe('POST /users and SMTP', () => {
       expect(rows[0].sent_at).toBeNull();
     } finally {
       for (const socket of sockets) socket.destroy();
-      await t.services.worker.stop();
+      await t.services.jobRunner.stop();
       await new Promise<void>((resolve) => blackhole.close(() => resolve()));
     }
     const listed = await operatorEmails(t, tenant.id);

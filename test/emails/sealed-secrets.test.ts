@@ -52,7 +52,7 @@ describe('SMTP passwords at rest', () => {
     expectNoPassword(await rowText(tenant.id));
 
     const user = await postUser(tenant);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect(smtp.messages.filter((m) => m.envelope.to.includes(user.email))).toHaveLength(1);
     expect(smtp.logins.at(-1)).toEqual({ user: 'mailer', pass: PASSWORD });
   });
@@ -72,7 +72,7 @@ describe('SMTP passwords at rest', () => {
 
     const logins = smtp.logins.length;
     const user = await postUser(tenant);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect(smtp.messages.filter((m) => m.envelope.to.includes(user.email))).toHaveLength(1);
     expect(smtp.logins.slice(logins)).toEqual([{ user: 'mailer', pass: PASSWORD }]);
   });

@@ -58,7 +58,7 @@ describe('welcome email', () => {
     expect(await emailJobs(t, tenant.id)).toHaveLength(1);
     expect(smtp.messages.filter((m) => m.envelope.to.includes('ada@client.example'))).toHaveLength(0);
 
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
 
     const received = smtp.messages.filter((m) => m.envelope.to.includes('ada@client.example'));
     expect(received).toHaveLength(1);
@@ -103,7 +103,7 @@ describe('welcome email', () => {
       'Tom & Jerry <Studio>',
     );
     await postUser(tenant, { email: 'eve@client.example', name: '<script>alert("x")</script> Ünal' });
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     const [message] = smtp.messages.filter((m) => m.envelope.to.includes('eve@client.example'));
     expect(message.html).toContain('Hello &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; Ünal,');
     expect(message.html).toContain('<strong>Tom &amp; Jerry &lt;Studio&gt;</strong>');
@@ -121,7 +121,7 @@ describe('welcome email', () => {
     await postUser(tenant, { email: 'quiet@client.example' });
     expect(await outboxRows(t, tenant.id)).toEqual([]);
     expect(await emailJobs(t, tenant.id)).toEqual([]);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect(smtp.messages.length).toBe(before);
     expect((await operatorEmails(t, tenant.id)).data).toEqual([]);
   });
@@ -146,7 +146,7 @@ describe('welcome email', () => {
     );
     const user = await postUser(tenant, { email: 'gone@client.example' });
     expect((await tenant.request('DELETE', `/api/v1/users/${user.id}`)).status).toBe(200);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect(smtp.messages.filter((m) => m.envelope.to.includes('gone@client.example'))).toHaveLength(0);
     const [row] = await outboxRows(t, tenant.id);
     expect(row.status).toBe('failed');
@@ -160,13 +160,13 @@ describe('welcome email', () => {
       'Fixed',
     );
     await postUser(tenant, { email: 'patient@client.example' });
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect((await outboxRows(t, tenant.id))[0]).toMatchObject({ status: 'pending', attempts: 1 });
     await t.admin('PATCH', `/admin/v1/tenants/${tenant.id}`, {
       email: { smtp_url: smtp.url('mailer', PASSWORD), from: 'fix@acme.example' },
     });
     clock.advance(60 * 60_000);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect((await outboxRows(t, tenant.id))[0]).toMatchObject({ status: 'sent', attempts: 2 });
     expect(smtp.messages.filter((m) => m.envelope.to.includes('patient@client.example'))).toHaveLength(1);
   });
@@ -234,7 +234,7 @@ describe('GET /admin/v1/tenants/{id}/emails', () => {
     const bounced = await postUser(tenant, { email: 'bounce-two@client.example' });
     clock.advance(1000);
     const third = await postUser(tenant, { email: 'three@client.example' });
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
 
     const all = await operatorEmails(t, tenant.id);
     expect(all.data.map((e) => e.user_id)).toEqual([third.id, bounced.id, first.id]);

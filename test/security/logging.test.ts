@@ -7,7 +7,7 @@
  */
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker, type Worker } from '../../src/core/jobs.js';
+import { createJobRunner, type JobRunner } from '../../src/core/jobs.js';
 import { loggerOptions } from '../../src/core/logging.js';
 import {
   ADMIN_TOKEN,
@@ -29,7 +29,7 @@ const SEARCHED_NAME = 'Zebulon Quartermaine';
 
 let t: TestApp;
 let tenant: TestTenant;
-let jobs: Worker;
+let jobs: JobRunner;
 const responses: TestResponse[] = [];
 /** Every secret the requests carried; none may appear in any log line. */
 const secrets = new Set<string>([SMTP_PASSWORD, USER_PASSWORD, SHORT_PASSWORD, WRONG_PASSWORD, ADMIN_TOKEN]);
@@ -57,7 +57,7 @@ beforeAll(async () => {
   });
   // Background work logs into the same captured stream (src/server.ts passes its logger too), and
   // retries at once so the failed deliveries' log lines appear within the test.
-  jobs = createWorker({
+  jobs = createJobRunner({
     db: t.services.database.db,
     clock: t.services.clock,
     handlers: t.services.jobHandlers,

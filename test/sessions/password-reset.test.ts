@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createSmtpServer, decodeHeader, type ReceivedMessage, type TestSmtpServer } from '../emails/smtp.js';
 import { createEmailTenant, outboxRows, postUser } from '../emails/support.js';
-import { expectError, query } from '../support/expect.js';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.js';
+import { expectError, query } from '../support/expect.js';
 import { sessionClient } from './support.js';
 
 const PASSWORD = 'correct horse battery';
@@ -49,7 +49,7 @@ async function resetTokenFor(email: string): Promise<string> {
   const before = resetEmailsTo(email).length;
   const response = await api.requestReset(tenant.id, email);
   expect(response.status, response.raw).toBe(202);
-  await t.services.worker.drain();
+  await t.services.jobRunner.drain();
   const received = resetEmailsTo(email);
   expect(received).toHaveLength(before + 1);
   return tokenIn(received[received.length - 1]);
@@ -152,7 +152,7 @@ describe('password reset', () => {
     const known = await postUser(tenant, { password: PASSWORD });
     const silent = await createEmailTenant(t, null, 'No Mail Agency');
     const silentUser = await postUser(silent, { password: PASSWORD });
-    await t.services.worker.drain(); // the welcome emails
+    await t.services.jobRunner.drain(); // the welcome emails
     const messagesBefore = smtp.messages.length;
     const answers = [
       await api.requestReset(tenant.id, known.email),
@@ -168,7 +168,7 @@ describe('password reset', () => {
     for (const answer of answers) expect(shape(answer)).toEqual(shape(answers[0]));
     expect(answers[0].status).toBe(202);
 
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     // Only the known user got an email.
     expect(smtp.messages.slice(messagesBefore).map((m) => m.envelope.to)).toEqual([[known.email]]);
     expect(resetEmailsTo('nobody-here@client.example')).toHaveLength(0);
@@ -203,7 +203,7 @@ describe('password reset', () => {
     const deleted = await postUser(tenant, { password: PASSWORD });
     expect((await tenant.request('DELETE', `/api/v1/users/${deleted.id}`)).status).toBe(200);
     expect((await api.requestReset(tenant.id, deleted.email)).status).toBe(202);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     expect(resetEmailsTo(blocked.email)).toHaveLength(1);
     expect(resetEmailsTo(deleted.email)).toHaveLength(0);
   });
@@ -230,18 +230,18 @@ describe('password reset', () => {
 
   it('an SMTP outage does not fail the request; the email goes out when the server is back', async () => {
     const user = await postUser(tenant, { password: PASSWORD });
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     await smtp.stop();
     try {
       expect((await api.requestReset(tenant.id, user.email)).status).toBe(202);
-      await t.services.worker.drain();
+      await t.services.jobRunner.drain();
       expect(resetEmailsTo(user.email)).toHaveLength(0);
     } finally {
       await smtp.start();
     }
     // The retry is due after its back-off.
     clock.advance(2 * 60 * 1000);
-    await t.services.worker.drain();
+    await t.services.jobRunner.drain();
     const [message] = resetEmailsTo(user.email);
     expect((await api.confirmReset(tokenIn(message), NEW_PASSWORD)).status).toBe(200);
   });

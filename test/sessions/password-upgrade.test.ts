@@ -6,8 +6,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
-import { legacyScryptHash } from '../support/passwords.js';
 import { expectError, query } from '../support/expect.js';
+import { legacyScryptHash } from '../support/passwords.js';
 
 let t: TestApp;
 let a: TestTenant;

@@ -1,7 +1,6 @@
 /** DELETE /auth/v1/sessions: signing out revokes the presented session token, and only it. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { expectError } from '../support/expect.js';
 import {
   ADMIN_TOKEN,
   createTenant,
@@ -10,6 +9,7 @@ import {
   type TestApp,
   type TestTenant,
 } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 import { sessionClient } from './support.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z');

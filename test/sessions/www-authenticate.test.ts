@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { expectError } from '../support/expect.js';
 import { listRoutes, withoutRateLimits } from '../security/routes.js';
 import {
   ADMIN_TOKEN,
@@ -16,6 +15,7 @@ import {
   type TestApp,
   type TestTenant,
 } from '../support/app.js';
+import { expectError } from '../support/expect.js';
 import { sessionClient } from './support.js';
 
 const NO_TOKEN = 'Bearer realm="voiceplane"';

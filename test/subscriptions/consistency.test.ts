@@ -161,7 +161,7 @@ describe.each(ADAPTERS)('consistency with the %s processor', (adapter) => {
     expect([busy.status, busy.body.error.code]).toEqual([409, 'conflict']);
 
     clock.advance(RECONCILE_AFTER_MS);
-    await app.t.services.worker.drain();
+    await app.t.services.jobRunner.drain();
     const listed = (await world.tenant.request('GET', `/api/v1/subscriptions?user_id=${user.id}`)).body.data;
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ plan_id: world.plans.cardBasic.id, status: 'active' });
@@ -185,7 +185,7 @@ describe.each(ADAPTERS)('consistency with the %s processor', (adapter) => {
     fail('changePrice', 'unreached');
     expect((await changePlan(world.tenant, sub.id, world.plans.cardPro.id, key)).status).toBe(503);
     clock.advance(RECONCILE_AFTER_MS);
-    await app.t.services.worker.drain();
+    await app.t.services.jobRunner.drain();
     expect((await get(sub.id)).plan_id).toBe(world.plans.cardBasic.id);
     const retried = await changePlan(world.tenant, sub.id, world.plans.cardPro.id, key);
     expect(retried.status, retried.raw).toBe(200);

@@ -69,7 +69,7 @@ describe.each(ADAPTERS)('periods and credits with the %s processor', (adapter) =
     (await world.tenant.request('GET', `/api/v1/users/${userId}`)).body.data.plan_id;
   const at = async (iso: string) => {
     clock.set(iso);
-    await app.t.services.worker.drain();
+    await app.t.services.jobRunner.drain();
   };
 
   it.each([

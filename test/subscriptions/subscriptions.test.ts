@@ -437,7 +437,7 @@ describe.each(ADAPTERS)('subscriptions with the %s processor', (adapter) => {
       expect(deleted.status).toBe(200);
       const after = await world.tenant.request('GET', `/api/v1/subscriptions/${card.id}`);
       expect(after.body.data.status).toBe('canceled');
-      await app.t.services.worker.drain();
+      await app.t.services.jobRunner.drain();
       const remote = await app.t.services.processor!.retrieveSubscription(card.provider_subscription_id);
       expect(remote.status).toBe('canceled');
 

@@ -114,7 +114,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     admin: (method, url, body, headers) => send(method, url, ADMIN_TOKEN, body, headers),
     partner: (key, method, url, body, headers) => send(method, url, key, body, headers),
     async close() {
-      await services.worker.stop();
+      await services.jobRunner.stop();
       await app.close();
       await drop();
     },
