@@ -26,6 +26,8 @@ export interface Config {
   workers: number;
   /** Argon2id memory (KiB) of new password hashes; t = 2, p = 1 are fixed (src/core/passwords.ts). */
   passwordHashMemoryKib: number;
+  /** Days a finished (done or failed) job is kept before the maintenance job deletes it. */
+  jobRetentionDays: number;
   /**
    * Which proxies' X-Forwarded-For to believe for the client address (per-IP rate limits, logs):
    * false (the socket's address), a hop count, or proxy addresses / CIDR ranges.
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
     // 19456 KiB: OWASP's first Argon2id configuration (DEFAULT_PASSWORD_MEMORY_KIB).
     passwordHashMemoryKib: readInteger(env, 'PASSWORD_HASH_MEMORY_KIB', 19456, 1024, 4194304),
     trustProxy: readTrustProxy(env),
+    jobRetentionDays: readInteger(env, 'JOB_RETENTION_DAYS', 7, 1, 3650),
     rateLimits: {
       partner: {
         perSecond: readInteger(env, 'RATE_LIMIT_PARTNER_PER_SECOND', 100, 1, 1_000_000_000),
