@@ -110,6 +110,7 @@ function defaultRateLimits(config: Config, database: Database): RateLimits {
     policies: config.rateLimits,
     store: createRedisStore({
       url: config.redisUrl,
+      keyPrefix: config.redisKeyPrefix,
       fallback: createMemoryStore(),
       logger: () => limits.logger(),
     }),

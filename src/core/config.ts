@@ -11,6 +11,8 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   redisUrl: string | undefined;
+  /** Prefix of every rate-limit key in Redis (several deployments, or test runs, can share one Redis). */
+  redisKeyPrefix: string;
   adminToken: string | undefined;
   apiKeyPrefix: string;
   publicBaseUrl: string;
@@ -120,6 +122,15 @@ function readTrustProxy(env: Env): false | number | string[] {
   return entries;
 }
 
+function readRedisKeyPrefix(env: Env): string {
+  const raw = env.REDIS_KEY_PREFIX;
+  if (raw === undefined || raw === '') return 'vp:rl:';
+  if (!/^[\x21-\x7e]{1,64}$/.test(raw)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 printable ASCII characters without spaces');
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInteger(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -147,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dataDir: env.DATA_DIR || './data',
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: readRedisKeyPrefix(env),
     adminToken,
     apiKeyPrefix,
     publicBaseUrl: (
