@@ -16,8 +16,9 @@ import { type CallService, createCallService, DISPATCH_QUEUE } from './calls/ser
 import { createWebhookTargetCache } from './calls/webhook-targets.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
-import type { Database } from './core/db.js';
+import type { Database, Executor } from './core/db.js';
 import { createIdempotencyStore, type IdempotencyStore } from './core/idempotency.js';
+import { DAY_MS, purgeFinishedJobs } from './core/job-retention.js';
 import {
   createJobRunner,
   enqueueJob,
@@ -103,7 +104,10 @@ export interface Services {
 }
 
 export const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
+export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
 const PURGE_EVERY_MS = 60 * 60 * 1000;
+/** A purge that stopped with more to delete comes back this soon, leaving the workers room between runs. */
+const PURGE_AGAIN_MS = 60 * 1000;
 
 function defaultProcessor(config: Config, database: Database, clock: Clock): PaymentProcessor {
   if (config.processor === 'stripe') {
@@ -120,6 +124,7 @@ function defaultRateLimits(config: Config, database: Database): RateLimits {
     policies: config.rateLimits,
     store: createRedisStore({
       url: config.redisUrl,
+      keyPrefix: config.redisKeyPrefix,
       fallback: createMemoryStore(),
       logger: () => limits.logger(),
     }),
@@ -201,9 +206,16 @@ export function createServices(options: ServiceOptions): Services {
     [RECONCILE_QUEUE]: (job) => subscriptions.reconcile(job.tenantId ?? '', job.payload.operation_id),
     [PROCESSOR_CANCEL_QUEUE]: (job) =>
       subscriptions.cancelAtProcessor(job.payload.subscription_id, job.payload.provider_subscription_id),
-    [PURGE_QUEUE]: async () => {
+    [PURGE_QUEUE]: async (job) => {
       await idempotency.purgeExpired();
-      await schedulePurge(database, new Date(clock.now().getTime() + PURGE_EVERY_MS));
+      await scheduleNext(db, job, new Date(clock.now().getTime() + PURGE_EVERY_MS));
+    },
+    [JOB_PURGE_QUEUE]: async (job) => {
+      const now = clock.now().getTime();
+      const { more } = await purgeFinishedJobs(db, {
+        cutoff: new Date(now - config.jobRetentionDays * DAY_MS),
+      });
+      await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
     },
   };
   jobRunner = createJobRunner({ db, clock, handlers: jobHandlers, logger: options.logger });
@@ -236,16 +248,24 @@ export function createServices(options: ServiceOptions): Services {
   };
 }
 
-function schedulePurge(database: Database, runAt: Date) {
-  return enqueueJob(database.db, {
-    queue: PURGE_QUEUE,
-    payload: {},
-    runAt,
-    singletonKey: 'purge-idempotency',
-  });
+/**
+ * A recurring maintenance job is one queued job at a time, whichever process scheduled it: its
+ * singleton key is `<queue>:a` or `<queue>:b`, and each run queues the next under the other letter.
+ * (Under its own key the next run would collide with the running job and never be queued.) A second
+ * chain, queued by a process starting while one runs, merges into the first at its next run.
+ */
+function scheduleRecurring(db: Executor, queue: string, slot: 'a' | 'b', runAt: Date) {
+  return enqueueJob(db, { queue, payload: { slot }, runAt, singletonKey: `${queue}:${slot}` });
+}
+
+function scheduleNext(db: Executor, job: Job, runAt: Date) {
+  return scheduleRecurring(db, job.queue, job.payload?.slot === 'a' ? 'b' : 'a', runAt);
 }
 
 /** Schedules the recurring maintenance jobs (idempotent across processes). */
 export async function scheduleMaintenance(services: Services): Promise<void> {
-  await schedulePurge(services.database, services.clock.now());
+  const { db } = services.database;
+  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE]) {
+    await scheduleRecurring(db, queue, 'a', services.clock.now());
+  }
 }

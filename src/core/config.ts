@@ -14,6 +14,8 @@ export interface Config {
   /** Time limits of PostgreSQL queries (the embedded database has none). */
   databaseTimeouts: DatabaseTimeouts;
   redisUrl: string | undefined;
+  /** Prefix of every rate-limit key in Redis (several deployments, or test runs, can share one Redis). */
+  redisKeyPrefix: string;
   adminToken: string | undefined;
   apiKeyPrefix: string;
   publicBaseUrl: string;
@@ -29,6 +31,8 @@ export interface Config {
   jobRunners: number;
   /** Argon2id memory (KiB) of new password hashes; t = 2, p = 1 are fixed (src/core/passwords.ts). */
   passwordHashMemoryKib: number;
+  /** Days a finished (done or failed) job is kept before the maintenance job deletes it. */
+  jobRetentionDays: number;
   /**
    * Which proxies' X-Forwarded-For to believe for the client address (per-IP rate limits, logs):
    * false (the socket's address), a hop count, or proxy addresses / CIDR ranges.
@@ -230,6 +234,15 @@ function readSecretKeys(env: Env, databaseUrl: string | undefined): SecretKeys |
   return { current, previous };
 }
 
+function readRedisKeyPrefix(env: Env): string {
+  const raw = env.REDIS_KEY_PREFIX;
+  if (raw === undefined || raw === '') return 'vp:rl:';
+  if (!/^[\x21-\x7e]{1,64}$/.test(raw)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 printable ASCII characters without spaces');
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInteger(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -258,6 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: env.DATA_DIR || './data',
     databaseTimeouts: readDatabaseTimeouts(env),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: readRedisKeyPrefix(env),
     adminToken,
     apiKeyPrefix,
     publicBaseUrl: (
@@ -283,6 +297,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readTrustProxy(env),
     secretKeys: readSecretKeys(env, databaseUrl),
     http: readHttpLimits(env),
+    jobRetentionDays: readInteger(env, 'JOB_RETENTION_DAYS', 7, 1, 3650),
     rateLimits: {
       partner: {
         perSecond: readInteger(env, 'RATE_LIMIT_PARTNER_PER_SECOND', 100, 1, 1_000_000_000),

@@ -4,13 +4,47 @@
  * plan-change-rules.ts: a new subscription with its first period; an upgrade, or a change before
  * the start, takes the new plan (an upgrade grants the difference of included minutes); a downgrade
  * caps the subscription at the end of the UTC month and starts one on the new plan a minute later.
+ * Changing a capped subscription again replaces the scheduled one (a user never has two current
+ * subscriptions, nor two scheduled).
  */
 import type { Tx } from '../core/db.js';
 import { newId } from '../core/ids.js';
 import { addCreditEntry } from '../credits/repository.js';
 import { grantPeriod, scheduleTick } from './periods.js';
-import { agencyFirstPeriod, type DecidedChange, planAgencyChange } from './plan-change-rules.js';
+import {
+  agencyFirstPeriod,
+  type DecidedChange,
+  planAgencyChange,
+  uncappedPeriodEnd,
+} from './plan-change-rules.js';
 import { insertSubscription, type SubscriptionRow, updateSubscription } from './repository.js';
+
+/**
+ * A change of a subscription capped by a downgrade replaces what that downgrade did: the scheduled
+ * successors become `superseded` (never started, shown as inactive) and the subscription gets back
+ * its period and renews again; the change is then applied to it as if no downgrade had happened.
+ */
+async function dropScheduledDowngrade(
+  tx: Tx,
+  tenantId: string,
+  change: Extract<DecidedChange, { kind: 'upgrade' | 'downgrade' }>,
+  now: Date,
+): Promise<SubscriptionRow> {
+  for (const scheduled of change.replaces) {
+    await updateSubscription(tx, tenantId, scheduled.id, {
+      status: 'superseded',
+      canceled_at: now,
+      updated_at: now,
+    });
+  }
+  const restored = await updateSubscription(tx, tenantId, change.subscription.id, {
+    cancel_at_period_end: false,
+    current_period_end: uncappedPeriodEnd(change.subscription),
+    updated_at: now,
+  });
+  await scheduleTick(tx, restored, now);
+  return restored;
+}
 
 /** Applies an agency-billed change in `tx`; returns the subscription the partner is answered with. */
 export async function applyAgencyChange(
@@ -41,7 +75,10 @@ export async function applyAgencyChange(
     return sub;
   }
 
-  const sub = change.subscription;
+  const sub =
+    change.replaces.length > 0
+      ? await dropScheduledDowngrade(tx, tenantId, change, now)
+      : change.subscription;
   const effect = planAgencyChange({ kind: change.kind, subscription: sub, from: change.from, plan, now });
   if (effect.action === 'take_plan') {
     const updated = await updateSubscription(tx, tenantId, sub.id, { plan_id: plan.id, updated_at: now });

@@ -6,7 +6,13 @@
  * asks these functions, and acts on the answer; a refusal becomes the API error there.
  */
 
-import { addMonths, DAY_MS, lastMinuteOfUtcMonth, startOfNextUtcMonth } from '../billing/periods.js';
+import {
+  addMonths,
+  DAY_MS,
+  lastMinuteOfUtcMonth,
+  periodEndAfter,
+  startOfNextUtcMonth,
+} from '../billing/periods.js';
 import type { PlanRow } from '../plans/repository.js';
 import type { UserRow } from '../users/repository.js';
 import { LIVE_STATUSES, publicStatus, type SubscriptionRow } from './repository.js';
@@ -26,7 +32,11 @@ export type SubscriptionFacts = Pick<
   'plan_id' | 'provider' | 'status' | 'cancel_at_period_end' | 'current_period_start'
 >;
 
-/** A change the rules allowed, with the rows it acts on (what the first phase of a request decided). */
+/**
+ * A change the rules allowed, with the rows it acts on (what the first phase of a request decided).
+ * `replaces`: the subscriptions a downgrade of `subscription` scheduled, which this change
+ * supersedes (then `subscription` is first given back its uncapped period).
+ */
 export type DecidedChange =
   | { kind: 'create'; user: UserRow; plan: PlanRow }
   | {
@@ -35,6 +45,7 @@ export type DecidedChange =
       plan: PlanRow;
       from: PlanRow;
       subscription: SubscriptionRow;
+      replaces: SubscriptionRow[];
     };
 
 const notFound = (resource: 'User' | 'Plan' | 'Subscription'): Refusal => ({
@@ -87,6 +98,8 @@ export function checkChangeTarget<S, P extends Pick<PlanFacts, 'active' | 'archi
 /**
  * Moving `subscription` (now on `from`) to `plan`: refused, or an upgrade (a monthly price greater
  * than or equal to the current one) or a downgrade. `hasCard` matters only for processor plans.
+ * `scheduledDowngrade`: the subscription ends at its period's end because an agency downgrade
+ * scheduled its successor; changing it again replaces that successor, so it is allowed.
  */
 export function decidePlanChange<U extends UserFacts>(facts: {
   subscription: SubscriptionFacts;
@@ -94,6 +107,7 @@ export function decidePlanChange<U extends UserFacts>(facts: {
   plan: PlanFacts;
   user: U | undefined;
   hasCard: boolean;
+  scheduledDowngrade?: boolean;
 }): { ok: true; kind: 'upgrade' | 'downgrade'; user: U } | Refusal {
   const { subscription, from, plan, user } = facts;
   if (!user || user.deleted_at) return notFound('User');
@@ -110,7 +124,7 @@ export function decidePlanChange<U extends UserFacts>(facts: {
   if (!LIVE_STATUSES.includes(subscription.status)) {
     return refuse(`The subscription is ${publicStatus(subscription.status)}; it cannot change plan.`);
   }
-  if (subscription.cancel_at_period_end) {
+  if (subscription.cancel_at_period_end && !facts.scheduledDowngrade) {
     return refuse(
       'The subscription ends at the end of its period; change the plan of the subscription that follows it.',
     );
@@ -130,6 +144,19 @@ export function agencyFirstPeriod(plan: Pick<PlanRow, 'trial_period_days'>, now:
     billing_anchor: trial ? end : now,
     trial_end: trial ? end : null,
   };
+}
+
+/**
+ * The end the period of a subscription capped by a downgrade had before the cap: the trial's end,
+ * or a month from the period's start counted from the billing anchor.
+ */
+export function uncappedPeriodEnd(
+  subscription: Pick<SubscriptionFacts, 'status' | 'current_period_start'> &
+    Pick<SubscriptionRow, 'trial_end' | 'billing_anchor'>,
+): Date {
+  if (subscription.status === 'trialing' && subscription.trial_end) return subscription.trial_end;
+  const start = subscription.current_period_start;
+  return periodEndAfter(subscription.billing_anchor ?? start, start);
 }
 
 /**

@@ -12,7 +12,9 @@ export type InternalStatus =
   | 'paused'
   | 'inactive'
   | 'incomplete'
-  | 'incomplete_expired';
+  | 'incomplete_expired'
+  /** A scheduled subscription replaced before it started (shown as `inactive`). */
+  | 'superseded';
 
 export interface SubscriptionsTable {
   id: string;
@@ -75,7 +77,7 @@ export function publicStatus(status: InternalStatus): PublicStatus {
 
 /** The internal states each public status stands for. */
 export function internalStatuses(status: PublicStatus): InternalStatus[] {
-  return status === 'inactive' ? ['inactive', 'incomplete', 'incomplete_expired'] : [status];
+  return status === 'inactive' ? ['inactive', 'incomplete', 'incomplete_expired', 'superseded'] : [status];
 }
 
 /** States in which a subscription still bills (and can change plan). */
@@ -185,6 +187,30 @@ export async function findCurrentSubscription(db: Executor, tenantId: string, us
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
+}
+
+/**
+ * The user's agency subscriptions scheduled to start after `now` (what a downgrade of the current
+ * one scheduled), locked when asked.
+ */
+export async function findScheduledSubscriptions(
+  db: Executor,
+  tenantId: string,
+  userId: string,
+  now: Date,
+  options: { forUpdate?: boolean } = {},
+) {
+  let query = db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('provider', '=', 'agency')
+    .where('status', 'in', LIVE_STATUSES)
+    .where('current_period_start', '>', now)
+    .orderBy('id');
+  if (options.forUpdate) query = query.forUpdate();
+  return query.execute();
 }
 
 /** The user's subscriptions that still bill or are scheduled to start. */

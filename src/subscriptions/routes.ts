@@ -107,7 +107,9 @@ export async function subscriptionRoutes(
           'proration (a declined charge leaves status past_due); a downgrade changes the plan at once and credits the next invoice. ' +
           'Agency: an upgrade changes the plan and grants the difference of included minutes for the current period; a downgrade ' +
           'ends the current subscription on the last day of the UTC month at 23:59 and answers the new subscription, which starts ' +
-          'one minute later. Compare the returned plan_id and id with the request to see what happened.',
+          "one minute later (status active, current_period_start in the future: scheduled, not yet the user's plan). Changing the " +
+          'plan of a subscription with a scheduled downgrade again replaces the scheduled subscription, which then shows as inactive. ' +
+          'Compare the returned plan_id and id with the request to see what happened.',
         tags: ['Subscriptions'],
         headers: IdempotencyKeyHeader,
         params: SubscriptionIdParam,

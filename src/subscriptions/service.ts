@@ -35,6 +35,7 @@ import {
   findOperation,
   findOperationsByRef,
   findPublicSubscription,
+  findScheduledSubscriptions,
   findSubscription,
   insertOperation,
   listSubscriptions,
@@ -132,6 +133,19 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   const cardOnFile = (tx: Tx, tenantId: string, userId: string) =>
     hasCardOnFile(tx, deps.processor, tenantId, userId);
 
+  /**
+   * The successors an agency downgrade of the (started, capped) `subscription` scheduled: a change
+   * of the subscription replaces them. Read under the user's lock, so none appears meanwhile.
+   */
+  async function scheduledSuccessors(tx: Tx, tenantId: string, subscription: SubscriptionRow, now: Date) {
+    const capped =
+      subscription.provider === 'agency' &&
+      subscription.cancel_at_period_end &&
+      subscription.current_period_start <= now;
+    if (!capped) return [];
+    return findScheduledSubscriptions(tx, tenantId, subscription.user_id, now, { forUpdate: true });
+  }
+
   /** Moving a locked subscription to `plan`: the facts under lock, then the rules. */
   async function decideChange(
     tx: Tx,
@@ -139,14 +153,17 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     subscription: SubscriptionRow,
     plan: PlanRow,
     user: UserRow | undefined,
+    now: Date,
   ): Promise<DecidedChange> {
     const from = await findPlan(tx, tenantId, subscription.plan_id, { includeArchived: true });
     if (!from) throw new Error(`subscription ${subscription.id} has no plan`);
     const live = user && !user.deleted_at ? user : undefined;
     const hasCard = live && plan.provider === 'processor' ? await cardOnFile(tx, tenantId, live.id) : false;
-    const verdict = decidePlanChange({ subscription, from, plan, user, hasCard });
+    const replaces = live ? await scheduledSuccessors(tx, tenantId, subscription, now) : [];
+    const scheduledDowngrade = replaces.length > 0;
+    const verdict = decidePlanChange({ subscription, from, plan, user, hasCard, scheduledDowngrade });
     if (!verdict.ok) throw refusalError(verdict);
-    return { kind: verdict.kind, user: verdict.user, plan, from, subscription };
+    return { kind: verdict.kind, user: verdict.user, plan, from, subscription, replaces };
   }
 
   /** Phase 1's decision: loads (and locks) what the request acts on and applies the rules. */
@@ -168,7 +185,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       if (verdict.action === 'create') return { kind: 'create', user: verdict.user, plan: verdict.plan };
       const locked = await findSubscription(tx, tenantId, verdict.subscriptionId, { forUpdate: true });
       if (!locked) throw new Error(`subscription ${verdict.subscriptionId} vanished under its user's lock`);
-      return decideChange(tx, tenantId, locked, verdict.plan, verdict.user);
+      return decideChange(tx, tenantId, locked, verdict.plan, verdict.user, now);
     }
     const subscription = await findSubscription(tx, tenantId, request.subscriptionId, { forUpdate: true });
     const plan = subscription
@@ -177,7 +194,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     const target = checkChangeTarget(subscription, plan);
     if (!target.ok) throw refusalError(target);
     const user = await findUser(tx, tenantId, target.subscription.user_id, { forUpdate: true });
-    return decideChange(tx, tenantId, target.subscription, target.plan, user);
+    return decideChange(tx, tenantId, target.subscription, target.plan, user, now);
   }
 
   /**

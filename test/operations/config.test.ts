@@ -37,6 +37,8 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'mysql://localhost/x'],
     ['DATABASE_URL', 'not a url'],
     ['REDIS_URL', 'http://localhost:6379'],
+    ['REDIS_KEY_PREFIX', 'has space:'],
+    ['JOB_RETENTION_DAYS', '0'],
     ['ADMIN_TOKEN', 'short'],
     ['API_KEY_PREFIX', 'VP'],
     ['API_KEY_PREFIX', 'v_p'],

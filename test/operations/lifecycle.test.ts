@@ -10,6 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readDirectoryLock } from '../../src/core/lockfile.js';
 import { ENGINE, TMP_DIR } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 
@@ -111,7 +112,7 @@ describe.skipIf(skip)('the embedded data directory', { timeout: 120_000 }, () =>
 
   it('a lock left by a killed process is taken over; the data is kept and the demo is not seeded again', async () => {
     expect(await first.kill('SIGKILL')).toBe('SIGKILL');
-    expect(fs.readFileSync(path.join(dataDir, 'voiceplane.lock'), 'utf8')).toBe(String(first.pid));
+    expect(readDirectoryLock(dataDir)).toBe(String(first.pid));
     // Restarted as the banner said: the operator API answers with the printed token.
     const again = await start({
       env: { DATA_DIR: dataDir, SEED_DEMO: null, ADMIN_TOKEN: printedAdminToken },
@@ -124,7 +125,7 @@ describe.skipIf(skip)('the embedded data directory', { timeout: 120_000 }, () =>
     expect(plans.status).toBe(200);
     expect(plans.body.data.length).toBe(4);
     expect(await again.stop()).toBe(0);
-    expect(fs.existsSync(path.join(dataDir, 'voiceplane.lock'))).toBe(false);
+    expect(readDirectoryLock(dataDir)).toBe('released');
   });
 });
 

@@ -7,16 +7,16 @@
  * Each part skips with a message when what it needs does not answer.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fc from 'fast-check';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/rate-limits/redis-store.js';
 import { createMemoryStore } from '../../src/rate-limits/token-bucket.js';
 import { emptyPostgresDatabase, POSTGRES_URL, postgresAnswers } from '../support/databases.js';
-import { redisAnswers } from '../support/redis.js';
+import { redisAnswers, TEST_REDIS_URL, testRedisPrefix } from '../support/redis.js';
 import { freePort, type ServerProcess, startServerProcess } from '../support/server-process.js';
 
-const MACHINE_REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const MACHINE_REDIS = TEST_REDIS_URL;
 const ADMIN_TOKEN = 'rate-limit-admin-token-0123456789';
 
 const redisUp = await redisAnswers(MACHINE_REDIS);
@@ -37,7 +37,7 @@ const quietLogger = { warn() {}, info() {} };
 
 describe.skipIf(!redisUp)('Redis store (Lua script) against the in-process bucket', () => {
   it('gives the same decision for every step of random request sequences', async () => {
-    const prefix = `vp:rl:test:${crypto.randomBytes(6).toString('hex')}:`;
+    const prefix = testRedisPrefix();
     const redis = createRedisStore({
       url: MACHINE_REDIS,
       fallback: createMemoryStore(),
@@ -140,8 +140,17 @@ describe.skipIf(!redisUp)('Redis store start-up', () => {
   });
 });
 
-const startServer = (databaseUrl: string, redisUrl: string) =>
-  startServerProcess({ env: { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, ADMIN_TOKEN, WORKERS: '0' } });
+/** A server process; the processes of one test share `keyPrefix`, so they share buckets. */
+const startServer = (databaseUrl: string, redisUrl: string, keyPrefix: string) =>
+  startServerProcess({
+    env: {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: keyPrefix,
+      ADMIN_TOKEN,
+      WORKERS: '0',
+    },
+  });
 
 /** A tenant whose keys allow bursts of 30 and 1 request/s, so refill is negligible in a test. */
 async function tenantWithKey(server: ServerProcess): Promise<string> {
@@ -190,11 +199,12 @@ describe.skipIf(!redisUp || !postgresUp)('two server processes on the machine’
   let database: Awaited<ReturnType<typeof emptyPostgresDatabase>>;
   let a: ServerProcess;
   let b: ServerProcess;
+  const keyPrefix = testRedisPrefix();
   beforeAll(async () => {
     database = await emptyPostgresDatabase();
     [a, b] = await Promise.all([
-      startServer(database.url, MACHINE_REDIS),
-      startServer(database.url, MACHINE_REDIS),
+      startServer(database.url, MACHINE_REDIS, keyPrefix),
+      startServer(database.url, MACHINE_REDIS, keyPrefix),
     ]);
   });
   afterAll(async () => {
@@ -224,6 +234,16 @@ describe.skipIf(!redisUp || !postgresUp)('two server processes on the machine’
     expect([...refusedBy].sort()).toEqual(['a', 'b']);
     expect(passed).toBeLessThanOrEqual(30 + secondsSince(start));
     expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+
+    // The buckets are under this test's REDIS_KEY_PREFIX, in TEST_REDIS_URL's database.
+    const redis = new Redis(MACHINE_REDIS, { lazyConnect: true });
+    await redis.connect();
+    try {
+      const [, keys] = await redis.scan('0', 'MATCH', `${keyPrefix}*`, 'COUNT', 10_000);
+      expect(keys.length).toBeGreaterThan(0);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
 
@@ -264,7 +284,11 @@ describe.skipIf(!postgresUp || !redisServerInstalled)(
       await startRedis();
       database = await emptyPostgresDatabase();
       const url = `redis://127.0.0.1:${redisPort}`;
-      [a, b] = await Promise.all([startServer(database.url, url), startServer(database.url, url)]);
+      const keyPrefix = testRedisPrefix();
+      [a, b] = await Promise.all([
+        startServer(database.url, url, keyPrefix),
+        startServer(database.url, url, keyPrefix),
+      ]);
     });
     afterAll(async () => {
       await Promise.all([a?.stop(), b?.stop()]);

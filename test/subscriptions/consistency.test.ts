@@ -23,7 +23,7 @@ import {
 } from './helpers.js';
 
 type Operation = 'changePrice' | 'createSubscription';
-/** error: refused before acting; lost: acted, answer lost (timeout); unreached: never arrived (timeout). */
+/** error: refused before acting; lost: acted, answer lost (timeout, cut connection); unreached: never acted on. */
 type Mode = 'error' | 'lost' | 'unreached';
 
 /** Simulated adapter: a wrapper failing the next call of an operation. */
@@ -56,7 +56,10 @@ describe.each(ADAPTERS)('consistency with the %s processor', (adapter) => {
     app = await startBillingApp(adapter, {
       clock,
       wrap: faultyProcessor(simulatedFaults),
-      stripeTimeoutMs: 1500,
+      // A cut connection must reach the service as a lost answer, not be retried away by the SDK.
+      // (No short timeout: under load a healthy answer can take seconds, and a timeout would turn
+      // it into a 503; the faults cut the connection instead of holding it.)
+      stripeNetworkRetries: 0,
     });
     world = await createWorld(app.t);
   });
@@ -70,8 +73,9 @@ describe.each(ADAPTERS)('consistency with the %s processor', (adapter) => {
     app.stripe.fault({
       method: 'POST',
       path: operation === 'changePrice' ? /^\/v1\/subscriptions\/[^/]+$/ : /^\/v1\/subscriptions$/,
-      mode: mode === 'error' ? 'error' : mode === 'lost' ? 'hang-after' : 'hang-before',
-      holdMs: 3000,
+      mode: mode === 'error' ? 'error' : mode === 'lost' ? 'drop-after' : 'drop-before',
+      // The SDK's own resend of a request whose connection was cut must lose its answer too.
+      times: mode === 'error' ? 1 : 2,
     });
   }
 

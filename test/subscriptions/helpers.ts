@@ -32,7 +32,8 @@ export async function startBillingApp(
   options: {
     clock?: Clock;
     wrap?: (processor: PaymentProcessor) => PaymentProcessor;
-    stripeTimeoutMs?: number;
+    /** Network retries of the Stripe SDK (the adapter's default unless given). */
+    stripeNetworkRetries?: number;
   } = {},
 ): Promise<BillingApp> {
   const now = () => (options.clock ?? { now: () => new Date() }).now();
@@ -50,7 +51,9 @@ export async function startBillingApp(
         processor = createStripeProcessor({
           secretKey: stripe.secretKey,
           apiBase: stripe.url,
-          ...(options.stripeTimeoutMs ? { timeoutMs: options.stripeTimeoutMs, maxNetworkRetries: 0 } : {}),
+          ...(options.stripeNetworkRetries !== undefined
+            ? { maxNetworkRetries: options.stripeNetworkRetries }
+            : {}),
         });
       } else {
         simulated = createSimulatedProcessor({ db: database.db, clock: options.clock ?? systemClock });

@@ -11,6 +11,22 @@ import { type Database, openDatabase } from '../../src/core/db.js';
 import { migrate, readMigrations } from '../../src/core/migrate.js';
 
 export const ENGINE = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'embedded';
+/**
+ * Every PostgreSQL database the suite creates is named with TEST_DB_PREFIX (default `vp_`):
+ * templates `<prefix>template_<hash>`, a run's databases `<prefix>t_<pid>_<random>`. Runs with
+ * different prefixes (two CI jobs on one server) never see nor drop each other's databases.
+ */
+export const DB_PREFIX = testDbPrefix(process.env.TEST_DB_PREFIX);
+
+function testDbPrefix(raw: string | undefined): string {
+  const prefix = raw || 'vp_';
+  if (!/^[a-z_][a-z0-9_]{0,29}$/.test(prefix)) {
+    throw new Error(
+      `TEST_DB_PREFIX must be 1-30 lowercase letters, digits or _, not starting with a digit; got "${prefix}"`,
+    );
+  }
+  return prefix;
+}
 export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const TMP_DIR = path.resolve(import.meta.dirname, '../../.tmp');
 
@@ -25,7 +41,7 @@ export function templatePath(): string {
 }
 
 export function templateDatabaseName(): string {
-  return `vp_template_${migrationsHash()}`;
+  return `${DB_PREFIX}template_${migrationsHash()}`;
 }
 
 export function urlForDatabase(name: string): string {
@@ -62,7 +78,7 @@ export async function adminQuery(sql: string): Promise<void> {
  * test workers), so the run's teardown drops its own databases and nobody else's.
  */
 export function runDatabasePrefix(mainPid = process.ppid): string {
-  return `vp_t_${mainPid}_`;
+  return `${DB_PREFIX}t_${mainPid}_`;
 }
 
 /**

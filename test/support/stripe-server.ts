@@ -6,8 +6,10 @@
  * parameters). The objects and their billing semantics come from the same engine as the simulated
  * adapter (src/processor-simulator/), driven by the test's clock.
  *
- * Faults can be injected per route: an immediate 500, or a reply held past the client's timeout
- * (before or after the change was made), to prove the service's behaviour when Stripe is down.
+ * Faults can be injected per route: an immediate 500, or a connection cut without an answer
+ * (before or after the change was made), to prove the service's behaviour when Stripe is down or
+ * its answer is lost. The client sees a cut connection as it sees a timeout (a connection error,
+ * outcome unknown), without the test depending on how long anything takes.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -19,12 +21,18 @@ import { EngineError } from '../../src/processor-simulator/params.js';
 export interface Fault {
   method: string;
   path: RegExp;
-  /** error: 500 api_error, nothing done; hang-before: no change, no answer in time; hang-after: change made, answer too late. */
-  mode: 'error' | 'hang-before' | 'hang-after';
-  /** How many matching requests it affects (default 1). */
-  times?: number;
-  /** How long a hung reply is held (default 2 s; the adapter's timeout must be shorter). */
+  /**
+   * error: 500 api_error, nothing done; drop-before: no change, no answer; drop-after: change made,
+   * no answer; hang-before: no change, the connection held open `holdMs` (a process killed meanwhile).
+   */
+  mode: 'error' | 'drop-before' | 'drop-after' | 'hang-before';
+  /** How long hang-before holds the request before dropping it (default 2 s). */
   holdMs?: number;
+  /**
+   * How many matching requests it affects (default 1). The SDK sends a request again once when
+   * its connection is cut, even without network retries: a lost answer takes 2.
+   */
+  times?: number;
 }
 
 export interface RecordedRequest {
@@ -116,8 +124,6 @@ export async function startStripeServer(options: {
     res.end(JSON.stringify(body));
   }
 
-  const hold = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, rawBody: string) {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
@@ -162,9 +168,14 @@ export async function startStripeServer(options: {
         { 'stripe-should-retry': 'false' },
       );
     }
+    if (fault?.mode === 'drop-before') {
+      record.faulted = true;
+      res.destroy();
+      return;
+    }
     if (fault?.mode === 'hang-before') {
       record.faulted = true;
-      await hold(fault.holdMs ?? 2000);
+      await new Promise((resolve) => setTimeout(resolve, fault.holdMs ?? 2000));
       res.destroy();
       return;
     }
@@ -197,6 +208,11 @@ export async function startStripeServer(options: {
           });
         }
         record.replayed = true;
+        if (fault?.mode === 'drop-after') {
+          record.faulted = true;
+          res.destroy();
+          return;
+        }
         return answer(stored.status, stored.body, { 'idempotent-replayed': 'true', 'idempotency-key': key });
       }
       let done!: () => void;
@@ -211,9 +227,8 @@ export async function startStripeServer(options: {
     } else {
       result = await run();
     }
-    if (fault?.mode === 'hang-after') {
+    if (fault?.mode === 'drop-after') {
       record.faulted = true;
-      await hold(fault.holdMs ?? 2000);
       res.destroy();
       return;
     }

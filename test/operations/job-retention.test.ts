@@ -1,0 +1,115 @@
+/**
+ * Finished jobs are kept JOB_RETENTION_DAYS and then deleted in batches by a recurring
+ * maintenance job (src/core/job-retention.ts); queued and running jobs are never deleted, and the
+ * maintenance jobs keep coming back.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { DAY_MS, purgeFinishedJobs } from '../../src/core/job-retention.js';
+import { JOB_PURGE_QUEUE, PURGE_QUEUE, scheduleMaintenance } from '../../src/services.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+
+const NOW = new Date('2026-03-10T12:00:00.000Z');
+const daysAgo = (days: number) => new Date(NOW.getTime() - days * DAY_MS);
+
+describe('finished job retention', () => {
+  let t: TestApp;
+  const clock = new ManualClock(NOW.toISOString());
+
+  beforeAll(async () => {
+    t = await startTestApp({ clock, env: { JOB_RETENTION_DAYS: '7' } });
+  });
+  afterAll(() => t.close());
+
+  const db = () => t.services.database.db;
+
+  /** Inserts jobs of a queue no worker handles, in the given state. */
+  async function insertJobs(
+    queue: string,
+    count: number,
+    status: 'queued' | 'running' | 'done' | 'failed',
+    finishedAt: Date | null,
+  ) {
+    await sql`
+      INSERT INTO jobs (queue, payload, status, run_at, created_at, finished_at)
+      SELECT ${queue}, '{}'::jsonb, ${status}, ${daysAgo(30)}, ${daysAgo(30)}, ${finishedAt}
+      FROM generate_series(1, ${count})`.execute(db());
+  }
+
+  const countOf = async (queue: string) =>
+    Number(
+      (
+        await db()
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('queue', '=', queue)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('deletes done and failed jobs past the retention in batches, keeps fresh ones and never touches queued or running ones', async () => {
+    await insertJobs('test.old_done', 25, 'done', daysAgo(8));
+    await insertJobs('test.old_failed', 5, 'failed', daysAgo(7.5));
+    await insertJobs('test.fresh_done', 4, 'done', daysAgo(6.9));
+    await insertJobs('test.queued', 3, 'queued', null);
+    await insertJobs('test.running', 2, 'running', null);
+
+    const cutoff = daysAgo(7);
+    // Three statements of 10 leave the last batch full: the caller is told to come back.
+    expect(await purgeFinishedJobs(db(), { cutoff, batchSize: 10, maxBatches: 3 })).toEqual({
+      deleted: 30,
+      more: true,
+    });
+    expect(await purgeFinishedJobs(db(), { cutoff, batchSize: 10, maxBatches: 3 })).toEqual({
+      deleted: 0,
+      more: false,
+    });
+    expect(await countOf('test.old_done')).toBe(0);
+    expect(await countOf('test.old_failed')).toBe(0);
+    expect(await countOf('test.fresh_done')).toBe(4);
+    expect(await countOf('test.queued')).toBe(3);
+    expect(await countOf('test.running')).toBe(2);
+  });
+
+  it('the maintenance job purges with JOB_RETENTION_DAYS, and both maintenance jobs come back after each run', async () => {
+    await insertJobs('test.maintained_old', 3, 'done', daysAgo(7.1));
+    await insertJobs('test.maintained_fresh', 2, 'done', daysAgo(6));
+    await scheduleMaintenance(t.services);
+    await t.services.jobRunner.drain();
+    expect(await countOf('test.maintained_old')).toBe(0);
+    expect(await countOf('test.maintained_fresh')).toBe(2);
+
+    const queuedRuns = async (queue: string) =>
+      db()
+        .selectFrom('jobs')
+        .select(['run_at'])
+        .where('queue', '=', queue)
+        .where('status', '=', 'queued')
+        .execute();
+    for (let hour = 1; hour <= 3; hour++) {
+      for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE]) {
+        const next = await queuedRuns(queue);
+        expect(next, `${queue} after run ${hour}`).toHaveLength(1);
+        expect(next[0].run_at.getTime()).toBe(clock.now().getTime() + 60 * 60 * 1000);
+      }
+      clock.set(new Date(clock.now().getTime() + 60 * 60 * 1000));
+      await t.services.jobRunner.drain();
+    }
+    // A process starting while the chain is queued adds no second one.
+    await scheduleMaintenance(t.services);
+    await t.services.jobRunner.drain();
+    clock.set(new Date(clock.now().getTime() + 60 * 60 * 1000));
+    await t.services.jobRunner.drain();
+    for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE]) expect(await queuedRuns(queue)).toHaveLength(1);
+  });
+
+  it('refuses a JOB_RETENTION_DAYS that is not a whole number of days from 1 to 3650', async () => {
+    const { loadConfig } = await import('../../src/core/config.js');
+    expect(loadConfig({}).jobRetentionDays).toBe(7);
+    expect(loadConfig({ JOB_RETENTION_DAYS: '30' }).jobRetentionDays).toBe(30);
+    for (const bad of ['0', '3651', '1.5', 'week']) {
+      expect(() => loadConfig({ JOB_RETENTION_DAYS: bad })).toThrow(/JOB_RETENTION_DAYS/);
+    }
+  });
+});
