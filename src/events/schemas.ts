@@ -21,10 +21,10 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 const EventTypeName = Type.Union(
   EVENT_TYPES.map((type) => Type.Literal(type)),
-  { description: 'An event type.' },
+  { description: 'An event type.', examples: ['call.completed'] },
 );
 
-const EventFilter = Type.Array(Type.Union([EventTypeName, Type.Literal('*')]), {
+const EventFilter = Type.Array(Type.Union([...EVENT_TYPES, '*' as const].map((type) => Type.Literal(type))), {
   minItems: 1,
   maxItems: EVENT_TYPES.length + 1,
   uniqueItems: true,
@@ -45,7 +45,10 @@ const endpointProperties = {
   url: Url,
   events: EventFilter,
   description: Nullable(Description),
-  enabled: Type.Boolean({ description: 'False: nothing is sent (set by you, or after 3 days of failures).' }),
+  enabled: Type.Boolean({
+    description: 'False: nothing is sent (set by you, or after 3 days of failures).',
+    examples: [true],
+  }),
   failing_since: Nullable({
     ...Timestamp,
     description: 'When the current run of failed deliveries began; null while the endpoint answers.',
@@ -76,7 +79,7 @@ export const CreateEndpointBody = Type.Object(
     url: Url,
     events: EventFilter,
     description: Type.Optional(Nullable(Description)),
-    enabled: Type.Optional(Type.Boolean({ default: true })),
+    enabled: Type.Optional(Type.Boolean({ default: true, examples: [true] })),
   },
   { additionalProperties: false, title: 'CreateWebhookEndpointRequest' },
 );
@@ -87,16 +90,29 @@ export const UpdateEndpointBody = Type.Object(
     url: Type.Optional(Url),
     events: Type.Optional(EventFilter),
     description: Type.Optional(Nullable(Description)),
-    enabled: Type.Optional(Type.Boolean({ description: 'true also clears failing_since.' })),
+    enabled: Type.Optional(
+      Type.Boolean({ description: 'true also clears failing_since.', examples: [true] }),
+    ),
   },
   { additionalProperties: false, title: 'UpdateWebhookEndpointRequest' },
 );
 export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>;
 
-export const EndpointIdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) });
+const EndpointId = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'The endpoint’s id.',
+  examples: ['we_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+});
+export const EndpointIdParam = Type.Object({ id: EndpointId });
 export const DeliveryParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 255 }),
-  delivery_id: Type.String({ minLength: 1, maxLength: 255 }),
+  id: EndpointId,
+  delivery_id: Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'The delivery’s id.',
+    examples: ['del_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+  }),
 });
 
 export const ListEndpointsQuery = Type.Object({ ...PageQuery });
@@ -107,11 +123,13 @@ export const Delivery = Type.Object(
     id: Type.String({ examples: ['del_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
     event_id: Type.String({ examples: ['evt_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
     event_type: EventTypeName,
-    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
-    attempts: Type.Integer({ minimum: 0 }),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')], {
+      examples: ['succeeded'],
+    }),
+    attempts: Type.Integer({ minimum: 0, examples: [1] }),
     last_attempt_at: Nullable(Timestamp),
     last_response_code: Nullable(
-      Type.Integer({ description: 'HTTP status of the last answer; null: none.' }),
+      Type.Integer({ description: 'HTTP status of the last answer; null: none.', examples: [200] }),
     ),
     next_attempt_at: Nullable(Timestamp),
   },
@@ -124,7 +142,10 @@ export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuery>;
 
 export const Event = Type.Object(
   {
-    id: Type.String({ description: 'Also the `webhook-id` header of every delivery of it.' }),
+    id: Type.String({
+      description: 'Also the `webhook-id` header of every delivery of it.',
+      examples: ['evt_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+    }),
     type: EventTypeName,
     created_at: Timestamp,
     data: Type.Object(
