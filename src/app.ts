@@ -18,6 +18,7 @@ import { lazyChildLogger, loggerOptions } from './core/logging.js';
 import { registerOpenApi } from './core/openapi.js';
 import { validatorCompiler } from './core/validation.js';
 import { doNotCallRoutes } from './do-not-call/routes.js';
+import { eventRoutes } from './events/routes.js';
 import { operatorRoutes } from './operator/routes.js';
 import { planRoutes } from './plans/routes.js';
 import { registerRateLimiting } from './rate-limits/hooks.js';
@@ -116,6 +117,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         doNotCall: services.doNotCall,
         publicBaseUrl: config.publicBaseUrl,
       });
+      await partner.register(eventRoutes, { events: services.events, publicBaseUrl: config.publicBaseUrl });
       for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);
     },
     { prefix: '/api/v1' },

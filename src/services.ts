@@ -32,6 +32,11 @@ import { createDoNotCallService, type DoNotCallService } from './do-not-call/ser
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';
 import { createSmtpSender, type SmtpSender } from './emails/transports.js';
+import { createEventDelivery, type DeliveryJobPayload } from './events/delivery.js';
+import { recordUserCreated, recordUserDeleted } from './events/hooks.js';
+import { DELIVERY_QUEUE } from './events/repository.js';
+import { createEventService, type EventService } from './events/service.js';
+import { type HostResolver, systemResolver } from './events/ssrf.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
@@ -65,6 +70,8 @@ export interface Adapters {
   rateLimits: RateLimits;
   /** SMTP delivery of emails. */
   mailSender: SmtpSender;
+  /** Resolves event webhook hosts for the SSRF guard (DNS). */
+  resolveHost: HostResolver;
 }
 
 export interface ServiceOptions {
@@ -96,6 +103,8 @@ export interface Services {
   readonly agents: AgentService;
   readonly doNotCall: DoNotCallService;
   readonly calls: CallService;
+  /** Event webhook endpoints, their deliveries, the events list. */
+  readonly events: EventService;
   /** Durable job handlers by queue name, as the job runner runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
   readonly jobRunner: JobRunner;
@@ -141,6 +150,7 @@ export function createServices(options: ServiceOptions): Services {
   const processor = given.processor ?? defaultProcessor(config, database, clock);
   const rateLimits = given.rateLimits ?? defaultRateLimits(config, database);
   const mailSender = given.mailSender ?? createSmtpSender();
+  const resolveHost = given.resolveHost ?? systemResolver;
 
   const idempotency = createIdempotencyStore({ db, clock });
   // Without configured keys (memory://, tests) a key for this process's lifetime only.
@@ -171,8 +181,11 @@ export function createServices(options: ServiceOptions): Services {
     idempotency,
     // Run inside the user's own transaction: the welcome email's outbox row, the cancellations.
     lifecycle: {
-      created: [(tx, user) => emails.onUserCreated(tx, user)],
-      deleted: [(tx, user, at) => subscriptions.cancelAllInTx(tx, user.tenant_id, user.id, at)],
+      created: [(tx, user) => emails.onUserCreated(tx, user), (tx, user) => recordUserCreated(tx, user)],
+      deleted: [
+        (tx, user, at) => subscriptions.cancelAllInTx(tx, user.tenant_id, user.id, at),
+        (tx, user, at) => recordUserDeleted(tx, user, at),
+      ],
     },
     passwordHashMemoryKib: config.passwordHashMemoryKib,
     publicBaseUrl: config.publicBaseUrl,
@@ -196,6 +209,9 @@ export function createServices(options: ServiceOptions): Services {
     onQueued: () => jobRunner?.wake(),
   });
   const pipeline = createCallPipeline({ db, clock, telephony });
+  const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
+  const events = createEventService({ ...eventOptions, onQueued: () => jobRunner?.wake() });
+  const deliverEvent = createEventDelivery(eventOptions);
 
   const jobHandlers: Record<string, JobHandler> = {
     [DISPATCH_QUEUE]: (job) => pipeline.dispatch(job as Job<CallJobPayload>),
@@ -206,6 +222,7 @@ export function createServices(options: ServiceOptions): Services {
     [RECONCILE_QUEUE]: (job) => subscriptions.reconcile(job.tenantId ?? '', job.payload.operation_id),
     [PROCESSOR_CANCEL_QUEUE]: (job) =>
       subscriptions.cancelAtProcessor(job.payload.subscription_id, job.payload.provider_subscription_id),
+    [DELIVERY_QUEUE]: (job) => deliverEvent(job as Job<DeliveryJobPayload>),
     [PURGE_QUEUE]: async (job) => {
       await idempotency.purgeExpired();
       await scheduleNext(db, job, new Date(clock.now().getTime() + PURGE_EVERY_MS));
@@ -239,6 +256,7 @@ export function createServices(options: ServiceOptions): Services {
     agents,
     doNotCall,
     calls,
+    events,
     jobHandlers,
     jobRunner,
     async close() {

@@ -26,6 +26,8 @@ export interface Config {
   simulatedCallSeconds: number;
   simulatedRealtime: boolean;
   seedDemo: boolean;
+  /** Event webhooks may target http:// and private, loopback or link-local addresses (tests, on-premises). */
+  webhookAllowPrivate: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Job runners in this process (WORKERS; 0 turns them off: an API-only process). */
   jobRunners: number;
@@ -285,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     simulatedCallSeconds: readInteger(env, 'SIMULATED_CALL_SECONDS', 30, 0, 86400),
     simulatedRealtime: readBoolean(env, 'SIMULATED_REALTIME', false),
     seedDemo: readBoolean(env, 'SEED_DEMO', true),
+    webhookAllowPrivate: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     logLevel: readEnum(
       env,
       'LOG_LEVEL',

@@ -42,7 +42,10 @@ export type IdPrefix =
   | 'eml'
   | 'inv'
   | 'pm'
-  | 'cus';
+  | 'cus'
+  | 'we'
+  | 'evt'
+  | 'del';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

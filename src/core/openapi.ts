@@ -32,6 +32,10 @@ const PARTNER_TAGS = [
   { name: 'Subscriptions', description: 'Users’ subscriptions to your plans.' },
   { name: 'Agents', description: 'Your voice agents: drafts, published versions, webhooks, call controls.' },
   { name: 'Do-not-call', description: 'Numbers no call of your tenant is placed to.' },
+  {
+    name: 'Events',
+    description: 'Signed webhooks telling your systems what happened, and their delivery log.',
+  },
   { name: 'Webhooks', description: 'The per-agent call-trigger webhook; the URL is the credential.' },
 ];
 

@@ -94,6 +94,26 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       id = phone;
       break;
     }
+    case 'webhook-endpoints': {
+      // A public address literal: no DNS lookup, and the SSRF guard lets it through.
+      const response = await tenant.request('POST', '/api/v1/webhook-endpoints', {
+        url: 'https://93.184.215.14/hook',
+        events: ['*'],
+        description: `Secret endpoint ${tenant.id}`,
+      });
+      if (response.status !== 201) throw new Error(`could not create an endpoint to probe: ${response.raw}`);
+      id = response.body.data.id;
+      break;
+    }
+    case 'deliveries': {
+      // The endpoint's first delivery: any event after it exists (a user created) has one.
+      const endpoint = await objectOf(tenant, 'webhook-endpoints');
+      await createUser(tenant);
+      const response = await tenant.request('GET', `/api/v1/webhook-endpoints/${endpoint}/deliveries`);
+      if (!response.body?.data?.[0]) throw new Error(`no delivery to probe: ${response.raw}`);
+      id = response.body.data[0].id;
+      break;
+    }
     default:
       throw new Error(`the security suite has no factory for "${kind}": add one to objectOf()`);
   }

@@ -1,0 +1,329 @@
+import { type ColumnType, type Selectable, sql, type Updateable } from 'kysely';
+import { type Executor, runPrepared } from '../core/db.js';
+import { newId } from '../core/ids.js';
+import { INSERT_NEW_JOBS } from '../core/jobs.js';
+
+export interface WebhookEndpointsTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  /** Written as JSON text (jsonb), read back as the array. */
+  events: ColumnType<string[], string, string>;
+  description: string | null;
+  enabled: boolean;
+  failing_since: Date | null;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface EventsTable {
+  id: string;
+  tenant_id: string;
+  type: string;
+  created_at: Date;
+  data: { object: Record<string, unknown> };
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface EventDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  event_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: Date | null;
+  last_response_code: number | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+}
+
+declare module '../core/db.js' {
+  interface Tables {
+    webhook_endpoints: WebhookEndpointsTable;
+    events: EventsTable;
+    event_deliveries: EventDeliveriesTable;
+  }
+}
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+export type EventRow = Selectable<EventsTable>;
+export type DeliveryRow = Selectable<EventDeliveriesTable>;
+
+export const DELIVERY_QUEUE = 'events.deliver';
+/** The delivery row counts attempts and decides when to stop; the job only carries it. */
+const DELIVERY_JOB_MAX_ATTEMPTS = 50;
+
+export const deliveryJobKey = (deliveryId: string) => `event-delivery:${deliveryId}`;
+
+export interface NewEvent {
+  tenantId: string;
+  type: string;
+  object: Record<string, unknown>;
+  at: Date;
+}
+
+/**
+ * Writes the event, one pending delivery per enabled endpoint of the tenant subscribed to its
+ * type (or to "*"), and one job per delivery, in the caller's transaction. Returns the event id.
+ */
+export async function insertEvent(tx: Executor, event: NewEvent): Promise<string> {
+  const id = newId('evt');
+  const endpoints = await runPrepared<{ id: string }>(tx, {
+    name: 'events_subscribed_endpoints',
+    text: `
+      SELECT id FROM webhook_endpoints
+      WHERE tenant_id = $1 AND deleted_at IS NULL AND enabled
+        AND (events @> jsonb_build_array($2::text) OR events @> '["*"]'::jsonb)`,
+    values: [event.tenantId, event.type],
+  });
+  const data = JSON.stringify({ object: event.object });
+  if (endpoints.length === 0) {
+    await runPrepared(tx, {
+      name: 'events_insert',
+      text: 'INSERT INTO events (id, tenant_id, type, created_at, data) VALUES ($1, $2, $3, $4, $5::jsonb)',
+      values: [id, event.tenantId, event.type, event.at, data],
+    });
+    return id;
+  }
+  await runPrepared(tx, {
+    name: 'events_insert_with_deliveries',
+    text: `
+      WITH inserted_event AS (
+        INSERT INTO events (id, tenant_id, type, created_at, data) VALUES ($1, $2, $3, $4, $5::jsonb)
+        RETURNING id
+      ), delivery AS (
+        INSERT INTO event_deliveries (id, tenant_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+        SELECT planned.delivery_id, $2, planned.endpoint_id, inserted_event.id, 'pending', 0, $4, $4
+        FROM unnest($6::text[], $7::text[]) AS planned(delivery_id, endpoint_id), inserted_event
+        RETURNING id
+      ), new_job AS (
+        SELECT $2::text AS tenant_id, $8::text AS queue, jsonb_build_object('delivery_id', id) AS payload,
+               $4::timestamptz AS run_at, $9::integer AS max_attempts, 'event-delivery:' || id AS singleton_key
+        FROM delivery
+      )
+      ${INSERT_NEW_JOBS}`,
+    values: [
+      id,
+      event.tenantId,
+      event.type,
+      event.at,
+      data,
+      endpoints.map(() => newId('del')),
+      endpoints.map((e) => e.id),
+      DELIVERY_QUEUE,
+      DELIVERY_JOB_MAX_ATTEMPTS,
+    ],
+  });
+  return id;
+}
+
+/** Queues the delivery's job to run at `at`, or moves its queued job there. */
+export async function scheduleDelivery(db: Executor, tenantId: string, deliveryId: string, at: Date) {
+  const moved = await db
+    .updateTable('jobs')
+    .set({ run_at: at })
+    .where('singleton_key', '=', deliveryJobKey(deliveryId))
+    .where('status', '=', 'queued')
+    .executeTakeFirst();
+  if (Number(moved.numUpdatedRows) > 0) return;
+  await runPrepared(db, {
+    name: 'events_schedule_delivery',
+    text: `
+      WITH new_job AS (
+        SELECT $1::text AS tenant_id, $2::text AS queue, jsonb_build_object('delivery_id', $3::text) AS payload,
+               $4::timestamptz AS run_at, $5::integer AS max_attempts, $6::text AS singleton_key
+      )
+      ${INSERT_NEW_JOBS}
+      ON CONFLICT (singleton_key) WHERE singleton_key IS NOT NULL AND status IN ('queued', 'running') DO NOTHING`,
+    values: [tenantId, DELIVERY_QUEUE, deliveryId, at, DELIVERY_JOB_MAX_ATTEMPTS, deliveryJobKey(deliveryId)],
+  });
+}
+
+export async function insertEndpoint(db: Executor, row: EndpointRow): Promise<EndpointRow> {
+  return db
+    .insertInto('webhook_endpoints')
+    .values({ ...row, events: JSON.stringify(row.events) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findEndpoint(
+  db: Executor,
+  tenantId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<EndpointRow | undefined> {
+  let query = db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function updateEndpoint(
+  db: Executor,
+  tenantId: string,
+  id: string,
+  changes: Omit<Updateable<WebhookEndpointsTable>, 'events'> & { events?: string[] },
+): Promise<EndpointRow | undefined> {
+  const { events, ...rest } = changes;
+  return db
+    .updateTable('webhook_endpoints')
+    .set(events ? { ...rest, events: JSON.stringify(events) } : rest)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function listEndpoints(db: Executor, tenantId: string, limit: number, offset: number) {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countEndpoints(db: Executor, tenantId: string): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export type DeliveryListRow = DeliveryRow & { event_type: string };
+
+function deliveriesOf(db: Executor, tenantId: string, endpointId: string) {
+  return db
+    .selectFrom('event_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .where('d.tenant_id', '=', tenantId)
+    .where('d.endpoint_id', '=', endpointId);
+}
+
+export async function listDeliveries(
+  db: Executor,
+  tenantId: string,
+  endpointId: string,
+  limit: number,
+  offset: number,
+): Promise<(DeliveryListRow & { total: number })[]> {
+  return deliveriesOf(db, tenantId, endpointId)
+    .selectAll('d')
+    .select('e.type as event_type')
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .orderBy('d.created_at', 'desc')
+    .orderBy('d.id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countDeliveries(db: Executor, tenantId: string, endpointId: string): Promise<number> {
+  const row = await deliveriesOf(db, tenantId, endpointId)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function findDelivery(
+  db: Executor,
+  tenantId: string,
+  endpointId: string,
+  deliveryId: string,
+): Promise<DeliveryListRow | undefined> {
+  return deliveriesOf(db, tenantId, endpointId)
+    .selectAll('d')
+    .select('e.type as event_type')
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+/** What one attempt needs: the delivery, its endpoint (live or not) and its event. */
+export async function loadDeliveryAttempt(db: Executor, deliveryId: string) {
+  const delivery = await db
+    .selectFrom('event_deliveries')
+    .selectAll()
+    .where('id', '=', deliveryId)
+    .executeTakeFirst();
+  if (!delivery) return undefined;
+  const [endpoint, event] = await Promise.all([
+    db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('tenant_id', '=', delivery.tenant_id)
+      .where('id', '=', delivery.endpoint_id)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('events')
+      .selectAll()
+      .where('tenant_id', '=', delivery.tenant_id)
+      .where('id', '=', delivery.event_id)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { delivery, endpoint, event };
+}
+
+export async function updateDelivery(
+  db: Executor,
+  tenantId: string,
+  deliveryId: string,
+  changes: Updateable<EventDeliveriesTable>,
+) {
+  return db
+    .updateTable('event_deliveries')
+    .set(changes)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', deliveryId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+function eventsOf(db: Executor, tenantId: string, since: Date, type: string | undefined) {
+  let query = db.selectFrom('events').where('tenant_id', '=', tenantId).where('created_at', '>=', since);
+  if (type !== undefined) query = query.where('type', '=', type);
+  return query;
+}
+
+export async function listEvents(
+  db: Executor,
+  tenantId: string,
+  filter: { since: Date; type?: string },
+  limit: number,
+  offset: number,
+) {
+  return eventsOf(db, tenantId, filter.since, filter.type)
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('total'))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countEvents(db: Executor, tenantId: string, filter: { since: Date; type?: string }) {
+  const row = await eventsOf(db, tenantId, filter.since, filter.type)
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}

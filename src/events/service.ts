@@ -1,0 +1,227 @@
+/**
+ * Event webhooks (platform contract §3): a tenant's endpoints with their sealed signing secrets,
+ * the delivery log with manual retry, and the list of recent events. Recording events is
+ * ./record.ts; sending them is ./delivery.ts.
+ */
+import crypto from 'node:crypto';
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { notFound, validationFailed } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { listPage } from '../core/pagination.js';
+import type { SecretBox } from '../core/secrets.js';
+import { secretContext } from './delivery.js';
+import {
+  countDeliveries,
+  countEndpoints,
+  countEvents,
+  type DeliveryListRow,
+  type EndpointRow,
+  type EventRow,
+  findDelivery,
+  findEndpoint,
+  insertEndpoint,
+  listDeliveries,
+  listEndpoints,
+  listEvents,
+  scheduleDelivery,
+  updateDelivery,
+  updateEndpoint,
+} from './repository.js';
+import type {
+  CreateEndpointBody,
+  Delivery,
+  Event,
+  EventType,
+  ListDeliveriesQuery,
+  ListEndpointsQuery,
+  ListEventsQuery,
+  UpdateEndpointBody,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from './schemas.js';
+import { checkWebhookUrl, type HostResolver } from './ssrf.js';
+
+/** How long the old secret keeps signing beside the new one after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+/** GET /events reaches this far back. */
+export const EVENT_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/** `whsec_` + base64 of 32 random bytes: the form Standard Webhooks libraries accept as is. */
+export function newSigningSecret(): string {
+  return `whsec_${crypto.randomBytes(32).toString('base64')}`;
+}
+
+export const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
+  id: row.id,
+  url: row.url,
+  events: row.events as WebhookEndpoint['events'],
+  description: row.description,
+  enabled: row.enabled,
+  failing_since: row.failing_since ? row.failing_since.toISOString() : null,
+  created_at: row.created_at.toISOString(),
+});
+
+const toDelivery = (row: DeliveryListRow): Delivery => ({
+  id: row.id,
+  event_id: row.event_id,
+  event_type: row.event_type as EventType,
+  status: row.status,
+  attempts: row.attempts,
+  last_attempt_at: row.last_attempt_at ? row.last_attempt_at.toISOString() : null,
+  last_response_code: row.last_response_code,
+  next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
+});
+
+export const toEvent = (row: EventRow): Event => ({
+  id: row.id,
+  type: row.type as EventType,
+  created_at: row.created_at.toISOString(),
+  data: row.data,
+});
+
+const missing = () => notFound('Webhook endpoint');
+
+export function createEventService(deps: {
+  db: Db;
+  clock: Clock;
+  secrets: SecretBox;
+  allowPrivate: boolean;
+  resolve: HostResolver;
+  /** Wakes this process's worker after a manual retry. */
+  onQueued?: () => void;
+}) {
+  const { db, clock, secrets } = deps;
+
+  async function checkUrl(url: string): Promise<void> {
+    const checked = await checkWebhookUrl(url, { allowPrivate: deps.allowPrivate, resolve: deps.resolve });
+    if (!checked.ok) throw validationFailed([{ field: 'url', issue: checked.issue }]);
+  }
+
+  async function endpointOf(tenantId: string, id: string): Promise<EndpointRow> {
+    const row = await findEndpoint(db, tenantId, id);
+    if (!row) throw missing();
+    return row;
+  }
+
+  return {
+    async create(tenantId: string, input: CreateEndpointBody): Promise<WebhookEndpointWithSecret> {
+      await checkUrl(input.url);
+      const id = newId('we');
+      const secret = newSigningSecret();
+      const now = clock.now();
+      const row = await insertEndpoint(db, {
+        id,
+        tenant_id: tenantId,
+        url: input.url,
+        events: input.events,
+        description: input.description ?? null,
+        enabled: input.enabled ?? true,
+        failing_since: null,
+        secret_sealed: secrets.seal(secret, secretContext(id, 'current')),
+        previous_secret_sealed: null,
+        previous_secret_expires_at: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      });
+      return { ...toEndpoint(row), secret };
+    },
+
+    async list(tenantId: string, query: ListEndpointsQuery) {
+      return listPage(
+        query,
+        (limit, offset) => listEndpoints(db, tenantId, limit, offset),
+        () => countEndpoints(db, tenantId),
+        toEndpoint,
+      );
+    },
+
+    async get(tenantId: string, id: string): Promise<WebhookEndpoint> {
+      return toEndpoint(await endpointOf(tenantId, id));
+    },
+
+    async update(tenantId: string, id: string, input: UpdateEndpointBody): Promise<WebhookEndpoint> {
+      if (input.url !== undefined) await checkUrl(input.url);
+      const row = await updateEndpoint(db, tenantId, id, {
+        ...(input.url !== undefined ? { url: input.url } : {}),
+        ...(input.events !== undefined ? { events: input.events } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        // Turning an endpoint back on starts its failure count afresh.
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+        ...(input.enabled === true ? { failing_since: null } : {}),
+        updated_at: clock.now(),
+      });
+      if (!row) throw missing();
+      return toEndpoint(row);
+    },
+
+    async remove(tenantId: string, id: string): Promise<WebhookEndpoint> {
+      const now = clock.now();
+      const row = await updateEndpoint(db, tenantId, id, {
+        deleted_at: now,
+        enabled: false,
+        updated_at: now,
+      });
+      if (!row) throw missing();
+      return toEndpoint(row);
+    },
+
+    /** A new secret; the old one keeps signing beside it for ROTATION_OVERLAP_MS. */
+    async rotateSecret(tenantId: string, id: string): Promise<WebhookEndpointWithSecret> {
+      const secret = newSigningSecret();
+      const row = await db.transaction().execute(async (tx) => {
+        const current = await findEndpoint(tx, tenantId, id, { forUpdate: true });
+        if (!current) throw missing();
+        const now = clock.now();
+        const old = secrets.open(current.secret_sealed, secretContext(id, 'current'));
+        return updateEndpoint(tx, tenantId, id, {
+          secret_sealed: secrets.seal(secret, secretContext(id, 'current')),
+          previous_secret_sealed: secrets.seal(old, secretContext(id, 'previous')),
+          previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+          updated_at: now,
+        });
+      });
+      if (!row) throw missing();
+      return { ...toEndpoint(row), secret };
+    },
+
+    async listDeliveries(tenantId: string, endpointId: string, query: ListDeliveriesQuery) {
+      await endpointOf(tenantId, endpointId);
+      return listPage(
+        query,
+        (limit, offset) => listDeliveries(db, tenantId, endpointId, limit, offset),
+        () => countDeliveries(db, tenantId, endpointId),
+        toDelivery,
+      );
+    },
+
+    /** Sends the delivery again now (same event, same webhook-id), whatever its status. */
+    async retryDelivery(tenantId: string, endpointId: string, deliveryId: string): Promise<Delivery> {
+      await endpointOf(tenantId, endpointId);
+      const now = clock.now();
+      const row = await db.transaction().execute(async (tx) => {
+        const found = await findDelivery(tx, tenantId, endpointId, deliveryId);
+        if (!found) throw notFound('Delivery');
+        await updateDelivery(tx, tenantId, deliveryId, { status: 'pending', next_attempt_at: now });
+        await scheduleDelivery(tx, tenantId, deliveryId, now);
+        return findDelivery(tx, tenantId, endpointId, deliveryId);
+      });
+      if (!row) throw notFound('Delivery');
+      deps.onQueued?.();
+      return toDelivery(row);
+    },
+
+    async listEvents(tenantId: string, query: ListEventsQuery) {
+      const filter = { since: new Date(clock.now().getTime() - EVENT_RETENTION_MS), type: query.type };
+      return listPage(
+        query,
+        (limit, offset) => listEvents(db, tenantId, filter, limit, offset),
+        () => countEvents(db, tenantId, filter),
+        toEvent,
+      );
+    },
+  };
+}
+
+export type EventService = ReturnType<typeof createEventService>;
