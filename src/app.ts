@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
+import { callRoutes } from './calls/partner-routes.js';
 import { webhookRoutes } from './calls/routes.js';
 import { registerPartnerAuth, tenantOf } from './core/auth.js';
 import { clientErrorHandler, frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
@@ -109,6 +110,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         subscriptions: services.subscriptions,
         publicBaseUrl: config.publicBaseUrl,
       });
+      await partner.register(callRoutes, { calls: services.calls, publicBaseUrl: config.publicBaseUrl });
       for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);
     },
     { prefix: '/api/v1' },
@@ -127,7 +129,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(operatorRoutes, { prefix: '/admin/v1', services });
 
   // The call-trigger webhook (its credential is the URL).
-  await app.register(webhookRoutes, { calls: services.calls });
+  await app.register(webhookRoutes, { calls: services.calls, idempotency: services.idempotency });
   for (const plugin of options.extraRoutes?.root ?? []) await app.register(plugin);
 
   app.addHook('onClose', () => services.close());

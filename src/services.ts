@@ -170,6 +170,8 @@ export function createServices(options: ServiceOptions): Services {
     db,
     clock,
     webhookTargets: createWebhookTargetCache(),
+    idempotency,
+    engine: telephony.name,
     onQueued: () => worker?.wake(),
   });
   const pipeline = createCallPipeline({ db, clock, telephony });
