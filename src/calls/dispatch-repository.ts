@@ -116,35 +116,40 @@ export async function startDialing(
 }
 
 /**
- * Takes the cap locks of a call's agent and tenant (agent first) when they have caps, and counts
- * the calls of each that are dialling or in progress. Call inside a transaction.
+ * Takes the cap locks of a call's agent and tenant (agent first) when they have caps, then counts
+ * the calls of each that are dialling or in progress. Call inside a transaction. The counts are a
+ * statement of their own: under READ COMMITTED a statement that waited for a row lock still reads
+ * other rows as of its start, so a count taken with the lock could miss the call that just ended
+ * or started.
  */
 export async function lockAndCountActive(
   tx: Executor,
   call: { tenantId: string; agentId: string },
 ): Promise<{ agentActive: number; tenantActive: number; agentCap: number | null; tenantCap: number | null }> {
-  const [agent] = await runPrepared<{ cap: number | null; active: number }>(tx, {
+  const [agent] = await runPrepared<{ cap: number | null }>(tx, {
     name: 'calls_lock_agent_cap',
     text: `
-      SELECT (a.settings ->> 'max_concurrent_calls')::integer AS cap,
-             (SELECT count(*)::integer FROM calls c WHERE c.agent_id = a.id AND c.status IN ('dialing', 'in_progress')) AS active
-      FROM agents a WHERE a.id = $1 AND a.tenant_id = $2 FOR UPDATE OF a`,
+      SELECT (settings ->> 'max_concurrent_calls')::integer AS cap
+      FROM agents WHERE id = $1 AND tenant_id = $2 FOR UPDATE`,
     values: [call.agentId, call.tenantId],
   });
-  const [tenant] = await runPrepared<{ cap: number | null; active: number }>(tx, {
+  const [tenant] = await runPrepared<{ cap: number | null }>(tx, {
     name: 'calls_lock_tenant_cap',
-    text: `
-      SELECT t.max_concurrent_calls AS cap,
-             (SELECT count(*)::integer FROM calls c WHERE c.tenant_id = t.id AND c.status IN ('dialing', 'in_progress')) AS active
-      FROM tenants t WHERE t.id = $1 AND t.max_concurrent_calls IS NOT NULL FOR UPDATE OF t`,
+    text: 'SELECT max_concurrent_calls AS cap FROM tenants WHERE id = $1 AND max_concurrent_calls IS NOT NULL FOR UPDATE',
     values: [call.tenantId],
   });
-  return {
-    agentCap: agent?.cap ?? null,
-    agentActive: agent?.active ?? 0,
-    tenantCap: tenant?.cap ?? null,
-    tenantActive: tenant?.active ?? 0,
-  };
+  const agentCap = agent?.cap ?? null;
+  const tenantCap = tenant?.cap ?? null;
+  const [active] = await runPrepared<{ agent_active: number; tenant_active: number }>(tx, {
+    name: 'calls_count_active',
+    text: `
+      SELECT CASE WHEN $3 THEN (SELECT count(*)::integer FROM calls
+                               WHERE agent_id = $1 AND status IN ('dialing', 'in_progress')) ELSE 0 END AS agent_active,
+             CASE WHEN $4 THEN (SELECT count(*)::integer FROM calls
+                               WHERE tenant_id = $2 AND status IN ('dialing', 'in_progress')) ELSE 0 END AS tenant_active`,
+    values: [call.agentId, call.tenantId, agentCap !== null, tenantCap !== null],
+  });
+  return { agentCap, agentActive: active.agent_active, tenantCap, tenantActive: active.tenant_active };
 }
 
 /** The cap locks of the agents and tenants of `callIds`, in the one lock order (see the header). */
@@ -292,7 +297,7 @@ export async function requeueForRetry(
         ), requeued_event AS (
           INSERT INTO call_events (tenant_id, call_id, status, at, detail)
           SELECT tenant_id, id, 'queued', $4::timestamptz,
-                 jsonb_build_object('reason', 'no_answer', 'attempt', attempts + 1, 'scheduled_for', $3::timestamptz)
+                 jsonb_build_object('reason', 'no_answer', 'attempt', attempts + 1, 'scheduled_for', $6::text)
           FROM requeued
         ), freed AS (
           SELECT agent_id, tenant_id FROM requeued
@@ -302,7 +307,8 @@ export async function requeueForRetry(
           WHERE id = $5 AND status = 'running' AND EXISTS (SELECT 1 FROM requeued)
         )
         SELECT id FROM requeued`,
-      values: [step.tenantId, step.callId, step.scheduledFor, step.at, step.jobId],
+      // The event shows the time as the API does (ISO 8601 with milliseconds, UTC).
+      values: [step.tenantId, step.callId, step.scheduledFor, step.at, step.jobId, step.scheduledFor.toISOString()],
     });
     return rows.length === 1;
   });
