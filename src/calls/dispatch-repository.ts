@@ -308,7 +308,14 @@ export async function requeueForRetry(
         )
         SELECT id FROM requeued`,
       // The event shows the time as the API does (ISO 8601 with milliseconds, UTC).
-      values: [step.tenantId, step.callId, step.scheduledFor, step.at, step.jobId, step.scheduledFor.toISOString()],
+      values: [
+        step.tenantId,
+        step.callId,
+        step.scheduledFor,
+        step.at,
+        step.jobId,
+        step.scheduledFor.toISOString(),
+      ],
     });
     return rows.length === 1;
   });
@@ -319,7 +326,12 @@ export async function requeueForRetry(
  * window), without counting the run as an attempt. The worker then acknowledges nothing: the job
  * is no longer running.
  */
-export async function parkDispatchJob(tx: Executor, jobId: number, callId: string, runAt: Date): Promise<void> {
+export async function parkDispatchJob(
+  tx: Executor,
+  jobId: number,
+  callId: string,
+  runAt: Date,
+): Promise<void> {
   await runPrepared(tx, {
     name: 'calls_park_dispatch_job',
     text: `

@@ -52,7 +52,10 @@ export async function callRoutes(
           202: {
             ...DataEnvelope(CallDetail, 'The call is queued.'),
             headers: {
-              Location: Type.String({ format: 'uri', description: 'URL of the call (GET /api/v1/calls/{id}).' }),
+              Location: Type.String({
+                format: 'uri',
+                description: 'URL of the call (GET /api/v1/calls/{id}).',
+              }),
             },
           },
           ...errorResponses(

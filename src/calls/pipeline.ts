@@ -194,7 +194,8 @@ export function createCallPipeline(deps: {
       await parkDispatchJob(db, job.id, call.id, waitUntil);
       return undefined;
     }
-    if (call.settings.max_concurrent_calls === undefined && call.tenant_cap === null) return admittedNow(step);
+    if (call.settings.max_concurrent_calls === undefined && call.tenant_cap === null)
+      return admittedNow(step);
     return db.transaction().execute(async (tx) => {
       const active = await lockAndCountActive(tx, { tenantId: call.tenant_id, agentId: call.agent_id });
       const full =

@@ -1,8 +1,8 @@
-import { type Selectable, sql } from 'kysely';
-import { type Executor, runPrepared } from '../core/db.js';
-import { INSERT_NEW_JOBS } from '../core/jobs.js';
+import type { Selectable } from 'kysely';
 import type { WebhookTarget } from '../agents/repository.js';
 import type { AgentSettings } from '../agents/settings.js';
+import { type Executor, runPrepared } from '../core/db.js';
+import { INSERT_NEW_JOBS } from '../core/jobs.js';
 import type { CallStatus } from './schemas.js';
 
 export interface CallsTable {
@@ -237,7 +237,11 @@ export interface CallEventRow {
 }
 
 /** A call's timeline, oldest first. */
-export async function listCallEvents(db: Executor, tenantId: string, callId: string): Promise<CallEventRow[]> {
+export async function listCallEvents(
+  db: Executor,
+  tenantId: string,
+  callId: string,
+): Promise<CallEventRow[]> {
   return db
     .selectFrom('call_events')
     .select(['status', 'at', 'detail'])

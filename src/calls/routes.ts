@@ -39,7 +39,11 @@ const shapeOnly: FastifySchemaCompiler<FastifySchema> = ({ httpPart }) => {
 /** Idempotency keys of the webhook belong to the webhook id, not to a tenant (platform contract §2). */
 export const webhookIdempotencyScope = (webhookId: string) => `webhook:${webhookId}`;
 
-const queuedAnswer = (call: QueuedCall): StoredResponse => ({ status: 202, body: { data: call }, headers: {} });
+const queuedAnswer = (call: QueuedCall): StoredResponse => ({
+  status: 202,
+  body: { data: call },
+  headers: {},
+});
 
 export async function webhookRoutes(
   fastify: FastifyInstance,
@@ -84,7 +88,16 @@ export async function webhookRoutes(
             400,
             402,
             404,
-            [409, ['agent_not_published', 'agent_unavailable', 'do_not_call', 'conflict', 'idempotency_key_reuse']],
+            [
+              409,
+              [
+                'agent_not_published',
+                'agent_unavailable',
+                'do_not_call',
+                'conflict',
+                'idempotency_key_reuse',
+              ],
+            ],
             413,
             415,
             429,

@@ -254,7 +254,11 @@ export function createCallService(deps: {
     };
   }
 
-  async function detail(executor: Executor, tenantId: string, callId: string): Promise<CallDetail | undefined> {
+  async function detail(
+    executor: Executor,
+    tenantId: string,
+    callId: string,
+  ): Promise<CallDetail | undefined> {
     const row = await findCall(executor, tenantId, callId);
     if (!row) return undefined;
     const events = await listCallEvents(executor, tenantId, callId);

@@ -78,10 +78,16 @@ describe('POST /api/v1/calls', () => {
 
     const blocked = await agentFixture(t);
     await t.admin('PATCH', `/admin/v1/users/${blocked.userId}`, { status: 'blocked' });
-    const unavailable = await blocked.tenant.request('POST', '/api/v1/calls', { ...body, agent_id: blocked.agent.id });
+    const unavailable = await blocked.tenant.request('POST', '/api/v1/calls', {
+      ...body,
+      agent_id: blocked.agent.id,
+    });
     expect([unavailable.status, unavailable.body.error.code]).toEqual([409, 'agent_unavailable']);
 
-    const unknown = await tenant.request('POST', '/api/v1/calls', { ...body, agent_id: 'agt_doesnotexist000000000' });
+    const unknown = await tenant.request('POST', '/api/v1/calls', {
+      ...body,
+      agent_id: 'agt_doesnotexist000000000',
+    });
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'not_found']);
 
     // Another tenant's agent is as unknown as one that never existed.
@@ -90,11 +96,14 @@ describe('POST /api/v1/calls', () => {
 
     // A deleted agent too.
     const gone = await agentFixture(t);
-    await sql`UPDATE agents SET deleted_at = now() WHERE id = ${gone.agent.id}`.execute(t.services.database.db);
+    await sql`UPDATE agents SET deleted_at = now() WHERE id = ${gone.agent.id}`.execute(
+      t.services.database.db,
+    );
     const deleted = await gone.tenant.request('POST', '/api/v1/calls', { ...body, agent_id: gone.agent.id });
     expect([deleted.status, deleted.body.error.code]).toEqual([404, 'not_found']);
 
-    for (const id of [agent.id, other.agent.id, blocked.agent.id, gone.agent.id]) expect(await callCount(id)).toBe(0);
+    for (const id of [agent.id, other.agent.id, blocked.agent.id, gone.agent.id])
+      expect(await callCount(id)).toBe(0);
     expect(userId).toBeTruthy();
   });
 
@@ -112,8 +121,15 @@ describe('POST /api/v1/calls', () => {
     const fields = response.body.error.details.map((d: { field: string }) => d.field).sort();
     expect(fields).toEqual(expect.arrayContaining(['context', 'email', 'phone']));
     const tooMany = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`k${i}`, i]));
-    const big = await tenant.request('POST', '/api/v1/calls', { agent_id: agent.id, phone: '+14155550123', context: tooMany });
-    expect([big.status, big.body.error.details]).toEqual([422, [{ field: 'context', issue: 'must have at most 200 keys.' }]]);
+    const big = await tenant.request('POST', '/api/v1/calls', {
+      agent_id: agent.id,
+      phone: '+14155550123',
+      context: tooMany,
+    });
+    expect([big.status, big.body.error.details]).toEqual([
+      422,
+      [{ field: 'context', issue: 'must have at most 200 keys.' }],
+    ]);
     expect(await callCount(agent.id)).toBe(0);
   });
 
@@ -129,20 +145,29 @@ describe('POST /api/v1/calls', () => {
     expect(await callCount(agent.id)).toBe(1);
     // Another tenant's list does not apply.
     const other = await agentFixture(t);
-    expect((await trigger(t, other.agent.webhook_id, { phone: '+14155550777', name: 'Ada' })).status).toBe(202);
+    expect((await trigger(t, other.agent.webhook_id, { phone: '+14155550777', name: 'Ada' })).status).toBe(
+      202,
+    );
   });
 
   it('honours Idempotency-Key: 20 concurrent duplicates place one call and answer the same 202', async () => {
     const { tenant, agent } = await agentFixture(t);
     const body = { agent_id: agent.id, phone: '+14155550123', name: 'Ada' };
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => tenant.request('POST', '/api/v1/calls', body, { 'idempotency-key': 'call-ada-1' })),
+      Array.from({ length: 20 }, () =>
+        tenant.request('POST', '/api/v1/calls', body, { 'idempotency-key': 'call-ada-1' }),
+      ),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
     expect(new Set(answers.map((a) => a.body.data.id)).size).toBe(1);
     expect(answers.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(19);
     expect(await callCount(agent.id)).toBe(1);
-    const reuse = await tenant.request('POST', '/api/v1/calls', { ...body, name: 'Bob' }, { 'idempotency-key': 'call-ada-1' });
+    const reuse = await tenant.request(
+      'POST',
+      '/api/v1/calls',
+      { ...body, name: 'Bob' },
+      { 'idempotency-key': 'call-ada-1' },
+    );
     expect([reuse.status, reuse.body.error.code]).toEqual([409, 'idempotency_key_reuse']);
   });
 });
@@ -158,7 +183,11 @@ describe('GET /api/v1/calls and /api/v1/calls/{id}', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const agentId = i % 2 === 0 ? first.agent.id : second.id;
-      const r = await tenant.request('POST', '/api/v1/calls', { agent_id: agentId, phone: `+1415555010${i}`, name: 'X' });
+      const r = await tenant.request('POST', '/api/v1/calls', {
+        agent_id: agentId,
+        phone: `+1415555010${i}`,
+        name: 'X',
+      });
       ids.push(r.body.data.id);
     }
     const all = await tenant.request('GET', '/api/v1/calls?limit=2');
@@ -188,12 +217,19 @@ describe('GET /api/v1/calls and /api/v1/calls/{id}', () => {
     expect(before.body.data.map((c: { id: string }) => c.id)).toEqual([ids[0], ids[1]]);
     const bad = await tenant.request('GET', '/api/v1/calls?created_after=yesterday&status=ringing');
     expect(bad.status).toBe(422);
-    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['created_after', 'status']);
+    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'created_after',
+      'status',
+    ]);
   });
 
   it('shows the whole call with its timeline, billing and outcome', async () => {
     const { tenant, agent } = await agentFixture(t);
-    const placed = await tenant.request('POST', '/api/v1/calls', { agent_id: agent.id, phone: '+14155550123', name: 'Ada' });
+    const placed = await tenant.request('POST', '/api/v1/calls', {
+      agent_id: agent.id,
+      phone: '+14155550123',
+      name: 'Ada',
+    });
     await t.services.worker.drain();
     const response = await tenant.request('GET', `/api/v1/calls/${placed.body.data.id}`);
     expect(response.status).toBe(200);
@@ -206,10 +242,18 @@ describe('GET /api/v1/calls and /api/v1/calls/{id}', () => {
       attempts: 1,
       failure_reason: null,
     });
-    expect(call.events.map((e: { status: string }) => e.status)).toEqual(['queued', 'dialing', 'in_progress', 'completed']);
+    expect(call.events.map((e: { status: string }) => e.status)).toEqual([
+      'queued',
+      'dialing',
+      'in_progress',
+      'completed',
+    ]);
     expect(call.events[1].detail).toEqual({ attempt: 1 });
     expect(call.events[2].at).toBe(call.started_at);
-    expect(call.events[3]).toMatchObject({ at: call.ended_at, detail: { duration_seconds: 61, billed_minutes: 2 } });
+    expect(call.events[3]).toMatchObject({
+      at: call.ended_at,
+      detail: { duration_seconds: 61, billed_minutes: 2 },
+    });
     // The operator's view keeps its shape.
     const operator = await t.admin('GET', `/admin/v1/calls/${call.id}`);
     expect(operator.body.data).not.toHaveProperty('events');
@@ -257,7 +301,9 @@ describe('the webhook’s opt-in Idempotency-Key', () => {
     const { agent } = await agentFixture(t);
     const headers = { 'content-type': 'application/json', 'idempotency-key': 'lead-42' };
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => trigger(t, agent.webhook_id, { phone: '+14155550123', name: 'Ada' }, headers)),
+      Array.from({ length: 20 }, () =>
+        trigger(t, agent.webhook_id, { phone: '+14155550123', name: 'Ada' }, headers),
+      ),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
     expect(new Set(answers.map((a) => a.body.data.id)).size).toBe(1);
@@ -285,10 +331,15 @@ describe('the webhook’s opt-in Idempotency-Key', () => {
 
   it('refuses a malformed key with 400 and stores nothing', async () => {
     const { agent } = await agentFixture(t);
-    const response = await trigger(t, agent.webhook_id, { phone: '+14155550123', name: 'Ada' }, {
-      'content-type': 'application/json',
-      'idempotency-key': 'x'.repeat(256),
-    });
+    const response = await trigger(
+      t,
+      agent.webhook_id,
+      { phone: '+14155550123', name: 'Ada' },
+      {
+        'content-type': 'application/json',
+        'idempotency-key': 'x'.repeat(256),
+      },
+    );
     expect([response.status, response.body.error.code]).toEqual([400, 'invalid_request']);
     expect(await callCount(agent.id)).toBe(0);
   });

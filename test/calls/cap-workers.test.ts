@@ -49,7 +49,9 @@ describe.skipIf(!available)('a concurrency cap with two dispatching processes', 
     if (url) await dropPostgresDatabase(url);
   });
 
-  it(`never has more than ${CAP} of ${CALLS} calls live, and ends each, dialled once`, { timeout: 180_000 }, async () => {
+  it(`never has more than ${CAP} of ${CALLS} calls live, and ends each, dialled once`, {
+    timeout: 180_000,
+  }, async () => {
     const db = database.db;
     const tenant = await services.tenants.create({ name: 'Capped Agency' });
     const { user } = await services.users.create(
@@ -58,7 +60,13 @@ describe.skipIf(!available)('a concurrency cap with two dispatching processes', 
       undefined,
     );
     await db.transaction().execute((tx) =>
-      addCreditEntry(tx, { tenantId: tenant.id, userId: user.id, minutes: 1_000, reason: 'test', at: new Date() }),
+      addCreditEntry(tx, {
+        tenantId: tenant.id,
+        userId: user.id,
+        minutes: 1_000,
+        reason: 'test',
+        at: new Date(),
+      }),
     );
     const agent = await services.agents.create(tenant.id, {
       user_id: user.id,
@@ -122,6 +130,8 @@ describe.skipIf(!available)('a concurrency cap with two dispatching processes', 
     expect(new Set(dials.map((dial) => dial.call_id))).toEqual(new Set(ids));
     expect(dials.filter((dial) => dial.dial_requests !== 1)).toEqual([]);
     const byProcess = new Set(dials.map((dial) => dial.dialled_by));
-    console.info(`[calls/cap-workers] ${CALLS} calls, peak ${peak} live, dialled by ${byProcess.size} processes`);
+    console.info(
+      `[calls/cap-workers] ${CALLS} calls, peak ${peak} live, dialled by ${byProcess.size} processes`,
+    );
   });
 });

@@ -19,7 +19,9 @@ afterAll(() => t.close());
 const db = () => t.services.database.db;
 
 async function setSettings(agentId: string, settings: object) {
-  await sql`UPDATE agents SET settings = ${JSON.stringify(settings)}::jsonb WHERE id = ${agentId}`.execute(db());
+  await sql`UPDATE agents SET settings = ${JSON.stringify(settings)}::jsonb WHERE id = ${agentId}`.execute(
+    db(),
+  );
 }
 
 async function place(tenant: { request: any }, agentId: string, phone = '+14155550123') {
@@ -72,8 +74,15 @@ describe('calling hours', () => {
     clock.set('2026-03-09T13:00:00.000Z');
     await t.services.worker.drain();
     const call = await read(tenant, placed.id);
-    expect(call).toMatchObject({ status: 'completed', scheduled_for: null, attempts: 1, ended_reason: 'completed' });
-    expect(call.events.find((e: { status: string }) => e.status === 'dialing').at).toBe('2026-03-09T13:00:00.000Z');
+    expect(call).toMatchObject({
+      status: 'completed',
+      scheduled_for: null,
+      attempts: 1,
+      ended_reason: 'completed',
+    });
+    expect(call.events.find((e: { status: string }) => e.status === 'dialing').at).toBe(
+      '2026-03-09T13:00:00.000Z',
+    );
   });
 
   it('dials at once inside a window that crosses midnight, and waits for the next one outside it', async () => {

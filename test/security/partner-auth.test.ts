@@ -74,6 +74,32 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       id = response.body.data.id;
       break;
     }
+    case 'agents': {
+      // A published agent whose owner has credits, so calls can be placed with it.
+      const owner = await createUser(tenant);
+      await t.admin('POST', `/admin/v1/users/${owner.id}/credits`, { minutes: 1000 });
+      const agent = await t.admin('POST', `/admin/v1/tenants/${tenant.id}/agents`, {
+        user_id: owner.id,
+        name: `Secret agent ${tenant.id}`,
+        phone_number: '+14155550199',
+        prompt: 'Call {name}.',
+        welcome_message: 'Hello {name}.',
+      });
+      if (agent.status !== 201) throw new Error(`could not create an agent to probe: ${agent.raw}`);
+      await t.admin('POST', `/admin/v1/agents/${agent.body.data.id}/publish`);
+      id = agent.body.data.id;
+      break;
+    }
+    case 'calls': {
+      const response = await tenant.request('POST', '/api/v1/calls', {
+        agent_id: await objectOf(tenant, 'agents'),
+        phone: '+14155550123',
+        name: 'Probe',
+      });
+      if (response.status !== 202) throw new Error(`could not place a call to probe: ${response.raw}`);
+      id = response.body.data.id;
+      break;
+    }
     default:
       throw new Error(`the security suite has no factory for "${kind}": add one to objectOf()`);
   }

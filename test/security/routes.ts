@@ -80,11 +80,27 @@ export async function partnerOperations(t: TestApp): Promise<PartnerOperation[]>
         headers: Object.fromEntries(
           parameters.filter((p) => p.in === 'header').map((p) => [p.name, p.schema ?? {}]),
         ),
-        body: op.requestBody?.content?.['application/json']?.schema,
+        body: inlineRefs(
+          op.requestBody?.content?.['application/json']?.schema,
+          doc.components?.schemas ?? {},
+        ),
       });
     }
   }
   return operations;
+}
+
+/** A schema with its `$ref`s to named components replaced by the components themselves. */
+function inlineRefs(node: any, schemas: Record<string, any>, depth = 0): any {
+  if (Array.isArray(node)) return node.map((item) => inlineRefs(item, schemas, depth));
+  if (!node || typeof node !== 'object' || depth > 20) return node;
+  if (typeof node.$ref === 'string') {
+    const name = node.$ref.split('/').pop();
+    return inlineRefs(schemas[name], schemas, depth + 1);
+  }
+  return Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, inlineRefs(value, schemas, depth)]),
+  );
 }
 
 /** `/api/v1/users/{id}` or `/api/v1/users/:id` with the parameters filled in (URL-encoded). */
