@@ -221,15 +221,20 @@ export function createCallService(deps: {
     };
     let target = options.cached;
     // A concurrent change (rotation, publish, block, debit) can invalidate the target between the
-    // read and the guarded insert; read again once and answer from the fresh state.
+    // read and the guarded insert; read again and answer from the fresh state. When the fresh
+    // read finds nothing to refuse, the guard refused for the do-not-call list (or a change that
+    // came and went): only then is the list asked.
     for (let round = 0; round < 3; round++) {
+      const refused = target !== undefined;
       if (target) {
         const result = await attempt(target);
         if (result !== undefined) return result;
-        if (await isOnDoNotCallList(db, target.tenant_id, options.input.phone)) throw options.doNotCall();
       }
       if (round === 2) break;
       target = await options.refresh();
+      if (refused && (await isOnDoNotCallList(db, target.tenant_id, options.input.phone))) {
+        throw options.doNotCall();
+      }
     }
     throw options.exhausted();
   }
