@@ -176,7 +176,9 @@ async function runStorage(
     });
     cleanups.push(() => service.stop());
     try {
-      if (serviceScenarios.some((s) => s.name === 'webhook_trigger' || s.name === 'call_pipeline')) {
+      if (
+        serviceScenarios.some((s) => ['webhook_trigger', 'call_pipeline', 'calls_create'].includes(s.name))
+      ) {
         Object.assign(context, await setupAgent(service.baseUrl, fixture));
       }
       const phase = await runScenarios(

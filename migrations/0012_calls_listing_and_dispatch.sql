@@ -5,9 +5,11 @@
 -- large live table, create them by hand with CREATE INDEX CONCURRENTLY (same names) before
 -- upgrading: IF NOT EXISTS then skips them here.
 
--- GET /api/v1/calls: a tenant's calls newest first (the agent filter uses calls_agent_created,
--- 0003: an agent belongs to one tenant).
+-- GET /api/v1/calls: a tenant's calls newest first, alone or by agent or user. Each index holds
+-- every column the filter, the order and the page's ids need, so a page and its total are read
+-- from the index alone (index-only scans), then only the page's rows from the table.
 CREATE INDEX IF NOT EXISTS calls_tenant_created ON calls (tenant_id, created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS calls_tenant_agent_created ON calls (tenant_id, agent_id, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS calls_tenant_user_created ON calls (tenant_id, user_id, created_at DESC, id DESC);
 
 -- Dispatch under a concurrency cap counts the calls dialling or talking, per agent and per
