@@ -223,6 +223,7 @@ export function createCallPipeline(deps: {
     const result = await ask<DialResult>(call, job, () =>
       deps.telephony.dial({
         callId: call.id,
+        attempt: call.attempts,
         tenantId: call.tenant_id,
         from: call.from_number,
         to: call.to_number,
