@@ -13,6 +13,8 @@ export const SCENARIO_NAMES = [
   'subscription_get',
   'webhook_trigger',
   'call_pipeline',
+  'calls_list',
+  'calls_create',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 

@@ -39,7 +39,7 @@ export async function send(
 export async function setupAgent(
   baseUrl: string,
   fixture: BenchFixture,
-): Promise<Pick<ScenarioContext, 'webhookPath' | 'webhookUnavailable'>> {
+): Promise<Pick<ScenarioContext, 'webhookPath' | 'webhookUnavailable' | 'agentId'>> {
   const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const headers = { ...auth, 'content-type': 'application/json' };
   const created = await send(baseUrl, {
@@ -77,5 +77,5 @@ export async function setupAgent(
   const webhookPath = agent.webhook_url
     ? new URL(agent.webhook_url).pathname
     : `/webhooks/agents/${agent.webhook_id}/trigger`;
-  return { webhookPath };
+  return { webhookPath, agentId: agent.id };
 }

@@ -33,7 +33,7 @@ import {
 } from './report.js';
 import { describeError, setupAgent } from './requests.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
-import { type BenchFixture, seedBench } from './seed.js';
+import { type BenchFixture, CALLS_LIST_CALLS, seedBench } from './seed.js';
 
 function newestProfile(dir: string): string | undefined {
   if (!fs.existsSync(dir)) return undefined;
@@ -93,7 +93,9 @@ async function runStorage(
   let fixture: BenchFixture;
   try {
     await migrate(database);
-    fixture = await seedBench(database, { users: options.users });
+    // 1,000,000 calls only when calls_list runs: they take a while to seed.
+    const calls = options.only.includes('calls_list') ? CALLS_LIST_CALLS : 0;
+    fixture = await seedBench(database, { users: options.users, calls });
   } finally {
     await database.close();
   }
@@ -174,7 +176,9 @@ async function runStorage(
     });
     cleanups.push(() => service.stop());
     try {
-      if (serviceScenarios.some((s) => s.name === 'webhook_trigger' || s.name === 'call_pipeline')) {
+      if (
+        serviceScenarios.some((s) => ['webhook_trigger', 'call_pipeline', 'calls_create'].includes(s.name))
+      ) {
         Object.assign(context, await setupAgent(service.baseUrl, fixture));
       }
       const phase = await runScenarios(

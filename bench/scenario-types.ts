@@ -7,6 +7,8 @@ export interface ScenarioContext {
   fixture: BenchFixture;
   /** Path of the benchmark agent's call-trigger webhook, when agents exist. */
   webhookPath?: string;
+  /** The benchmark agent (the webhook's), for POST /api/v1/calls. */
+  agentId?: string;
   /** Why the webhook scenario cannot run, when it cannot. */
   webhookUnavailable?: string;
   /** PostgreSQL only: the benchmark database, for what only the database can tell (dispatch times). */

@@ -9,7 +9,7 @@ import { runCallPipeline } from './call-pipeline.js';
 import { runMixedCreateRead } from './compound.js';
 import type { RequestShape } from './load.js';
 import type { Scenario, ScenarioContext } from './scenario-types.js';
-import { BENCH_PASSWORD, pick, SEARCH_TERMS } from './seed.js';
+import { BENCH_PASSWORD, CALLS_LIST_CALLS, LIST_AGENTS, pick, SEARCH_TERMS } from './seed.js';
 
 export type { CompoundResult, Scenario, ScenarioContext, ScenarioRun } from './scenario-types.js';
 
@@ -51,6 +51,22 @@ function triggerRequest(context: ScenarioContext): () => RequestShape {
       name: 'Bench Callee',
       phone: `+1415555${1000 + Math.floor(Math.random() * 7999)}`,
       company: 'Bench Co',
+    }),
+  });
+}
+
+/** POST /api/v1/calls with the benchmark agent: the API's way of placing a call. */
+function createCallRequest(context: ScenarioContext): () => RequestShape {
+  const headers = { ...bearer(context), ...json() };
+  return () => ({
+    method: 'POST',
+    path: '/api/v1/calls',
+    headers,
+    body: JSON.stringify({
+      agent_id: context.agentId,
+      phone: `+1415555${1000 + Math.floor(Math.random() * 7999)}`,
+      name: 'Bench Callee',
+      context: { company: 'Bench Co' },
     }),
   });
 }
@@ -162,6 +178,31 @@ export const SCENARIOS: Scenario[] = [
       'POST /webhooks/agents/{id}/trigger: a call row + its dispatch job in one transaction, dispatch workers running',
     unavailable: (context) => (context.webhookPath ? undefined : (context.webhookUnavailable ?? 'no agent')),
     request: triggerRequest,
+  },
+  {
+    name: 'calls_list',
+    target: 'service',
+    ratioTo: 'baseline_db_read',
+    measures: `GET /api/v1/calls?agent_id=…&limit=100&page=1..10: a 100-call page of one agent's ${(CALLS_LIST_CALLS / LIST_AGENTS).toLocaleString('en-US')} calls among the tenant's ${CALLS_LIST_CALLS.toLocaleString('en-US')}`,
+    unavailable: (context) => (context.fixture.listAgentId ? undefined : 'no calls seeded'),
+    request: (context) => {
+      const headers = bearer(context);
+      const agentId = context.fixture.listAgentId;
+      return () => ({
+        method: 'GET',
+        path: `/api/v1/calls?agent_id=${agentId}&limit=100&page=${1 + Math.floor(Math.random() * 10)}`,
+        headers,
+      });
+    },
+  },
+  {
+    name: 'calls_create',
+    target: 'service',
+    ratioTo: 'baseline_db_write',
+    measures:
+      'POST /api/v1/calls with the benchmark agent: the webhook’s guarded insert plus the read of the call it answers, dispatch workers running',
+    unavailable: (context) => (context.agentId ? undefined : (context.webhookUnavailable ?? 'no agent')),
+    request: createCallRequest,
   },
   {
     name: 'call_pipeline',

@@ -16,6 +16,11 @@ export const OWNER_CREDITS = 100_000_000;
 const SUBSCRIPTIONS = 1_000;
 const TENANT_RATE_LIMIT = 1_000_000;
 const USER_BATCH = 25_000;
+/** calls_list: the tenant's calls spread over this many agents (10,000 each for 1,000,000 calls). */
+export const LIST_AGENTS = 100;
+/** calls_list: the tenant's seeded calls. */
+export const CALLS_LIST_CALLS = 1_000_000;
+const CALL_BATCH = 250_000;
 
 const FIRST_NAMES = [
   'Olivia',
@@ -193,6 +198,9 @@ export interface BenchFixture {
   subscriptionIds: string[];
   /** Why subscriptions could not be seeded (a later migration changed the table), if so. */
   subscriptionsError?: string;
+  /** calls_list: an agent with 1 / LIST_AGENTS of the tenant's seeded calls; null without calls. */
+  listAgentId: string | null;
+  callCount: number;
   /** Owner of the benchmark agent; holds OWNER_CREDITS minutes. */
   ownerUserId: string;
   userCount: number;
@@ -232,7 +240,10 @@ async function withoutSecondaryIndexes(
 const sqlList = (values: string[]) =>
   sql.raw(`ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(',')}]`);
 
-export async function seedBench(database: Database, options: { users: number }): Promise<BenchFixture> {
+export async function seedBench(
+  database: Database,
+  options: { users: number; calls?: number },
+): Promise<BenchFixture> {
   const started = performance.now();
   const steps: Record<string, number> = {};
   let last = started;
@@ -270,7 +281,7 @@ export async function seedBench(database: Database, options: { users: number }):
   await sql`
     INSERT INTO api_keys (id, tenant_id, name, env, scopes, key_hash, created_at)
     VALUES (${`key_${randomBase62(24)}`}, ${tenantId}, 'bench', 'test',
-            ${sql.raw(`ARRAY['users:read','users:write','plans:read','subscriptions:read','subscriptions:write']`)},
+            ${sql.raw(`ARRAY['users:read','users:write','plans:read','subscriptions:read','subscriptions:write','calls:read','calls:write']`)},
             ${sha256Hex(apiKey)}, ${plansStart})`.execute(db);
 
   await sql`
@@ -356,6 +367,33 @@ export async function seedBench(database: Database, options: { users: number }):
   }
   mark('credits, subscriptions');
 
+  // calls_list: finished calls of the tenant, one a second ending a day ago, over LIST_AGENTS
+  // agents (agents and versions need not exist for a read: calls keep what they used).
+  const callCount = options.calls ?? 0;
+  const listAgentId = callCount > 0 ? `agt_benchlist${salt}${String(7).padStart(4, '0')}` : null;
+  if (callCount > 0) {
+    const callsStart = new Date(now.getTime() - 24 * 3600_000 - callCount * 1000);
+    await withoutSecondaryIndexes(db, 'calls', mark, async () => {
+      for (let from = 1; from <= callCount; from += CALL_BATCH) {
+        const to = Math.min(callCount, from + CALL_BATCH - 1);
+        await sql`
+          INSERT INTO calls (id, tenant_id, agent_id, agent_version, user_id, from_number, to_number, name, email,
+                             context, prompt, welcome_message, status, created_at, started_at, ended_at,
+                             duration_seconds, updated_at, attempts, billed_minutes, ended_reason)
+          SELECT 'call_' || md5('c' || g || ${salt}), ${tenantId},
+                 'agt_benchlist' || ${salt} || lpad((g % ${LIST_AGENTS})::text, 4, '0'), 1, ${ownerUserId},
+                 '+14155550199', '+1415' || lpad(g::text, 7, '0'), 'Callee ' || g, NULL,
+                 jsonb_build_object('company', 'Bench Co'), 'You are calling Callee ' || g || ' from Bench Co.',
+                 'Hello Callee ' || g || '.', 'completed',
+                 ${callsStart}::timestamptz + g * interval '1 second',
+                 ${callsStart}::timestamptz + g * interval '1 second' + interval '5 seconds',
+                 ${callsStart}::timestamptz + g * interval '1 second' + interval '65 seconds',
+                 60, ${callsStart}::timestamptz + g * interval '1 second' + interval '65 seconds', 1, 1, 'completed'
+          FROM generate_series(${from}::int, ${to}::int) g`.execute(db);
+      }
+    });
+  }
+
   await sql`
     CREATE TABLE IF NOT EXISTS bench_baseline_writes (
       id text PRIMARY KEY,
@@ -364,7 +402,10 @@ export async function seedBench(database: Database, options: { users: number }):
       created_at timestamptz NOT NULL
     )`.execute(db);
   // A server's autovacuum would analyze these tables within a minute; do it now so the first
-  // measured queries already get the plans a long-running database gets.
+  // measured queries already get the plans a long-running database gets. The calls, inserted in
+  // bulk, are vacuumed too, as autovacuum does after large inserts: index-only scans need the
+  // visibility map it sets.
+  if (callCount > 0) await sql`VACUUM (ANALYZE) calls`.execute(db);
   await sql`ANALYZE`.execute(db);
   mark('analyze');
 
@@ -380,6 +421,8 @@ export async function seedBench(database: Database, options: { users: number }):
     sampleUserIds: sample.rows.map((r) => r.id),
     subscriptionIds: subscriptions.rows.map((r) => r.id),
     subscriptionsError,
+    listAgentId,
+    callCount,
     ownerUserId,
     userCount: options.users,
     tenantRateLimitRaised,

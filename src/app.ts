@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
 import { agentRoutes } from './agents/routes.js';
+import { callRoutes } from './calls/partner-routes.js';
 import { webhookRoutes } from './calls/routes.js';
 import { registerPartnerAuth, tenantOf } from './core/auth.js';
 import { clientErrorHandler, frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
@@ -118,6 +119,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         publicBaseUrl: config.publicBaseUrl,
       });
       await partner.register(eventRoutes, { events: services.events, publicBaseUrl: config.publicBaseUrl });
+      await partner.register(callRoutes, { calls: services.calls, publicBaseUrl: config.publicBaseUrl });
       for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);
     },
     { prefix: '/api/v1' },
@@ -134,7 +136,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(operatorRoutes, { prefix: '/admin/v1', services });
 
   // The call-trigger webhook (its credential is the URL).
-  await app.register(webhookRoutes, { calls: services.calls });
+  await app.register(webhookRoutes, { calls: services.calls, idempotency: services.idempotency });
   for (const plugin of options.extraRoutes?.root ?? []) await app.register(plugin);
 
   app.addHook('onClose', () => services.close());

@@ -206,6 +206,8 @@ export function createServices(options: ServiceOptions): Services {
     db,
     clock,
     webhookTargets: createWebhookTargetCache(),
+    idempotency,
+    engine: telephony.name,
     onQueued: () => jobRunner?.wake(),
   });
   const pipeline = createCallPipeline({ db, clock, telephony });

@@ -183,18 +183,36 @@ export interface WebhookTarget {
 }
 
 /** Everything the webhook needs in one query, by the webhook id's unique index; a deleted agent has none. */
+/** An agent's call target: its owner's standing and its published version (null when unpublished). */
+const TARGET_SELECT = `
+  SELECT a.id AS agent_id, a.tenant_id, a.user_id, a.published_version,
+         v.prompt, v.welcome_message, v.phone_number,
+         u.status AS owner_status, u.deleted_at AS owner_deleted_at, u.credit_balance_minutes
+  FROM agents a
+  JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
+  LEFT JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.published_version`;
+
 export async function findWebhookTarget(db: Executor, webhookId: string): Promise<WebhookTarget | undefined> {
   const rows = await runPrepared<WebhookTarget>(db, {
     name: 'agents_webhook_target',
-    text: `
-      SELECT a.id AS agent_id, a.tenant_id, a.user_id, a.published_version,
-             v.prompt, v.welcome_message, v.phone_number,
-             u.status AS owner_status, u.deleted_at AS owner_deleted_at, u.credit_balance_minutes
-      FROM agents a
-      JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
-      LEFT JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.published_version
-      WHERE a.webhook_id = $1 AND a.deleted_at IS NULL`,
+    text: `${TARGET_SELECT}
+  WHERE a.webhook_id = $1 AND a.deleted_at IS NULL`,
     values: [webhookId],
+  });
+  return rows[0];
+}
+
+/** The same target by agent id, for POST /api/v1/calls: a deleted agent is absent. */
+export async function findAgentTarget(
+  db: Executor,
+  tenantId: string,
+  agentId: string,
+): Promise<WebhookTarget | undefined> {
+  const rows = await runPrepared<WebhookTarget>(db, {
+    name: 'agents_call_target',
+    text: `${TARGET_SELECT}
+  WHERE a.id = $1 AND a.tenant_id = $2 AND a.deleted_at IS NULL`,
+    values: [agentId, tenantId],
   });
   return rows[0];
 }

@@ -2,7 +2,12 @@
  * The durable call pipeline on the job queue (decisions.md §7):
  *   queued → dialing → in_progress → completed | no_answer | failed
  *
- * `calls.dispatch` (one job per call, written with the call) dials through the telephony port
+ * `calls.dispatch` (one job per call, written with the call) first applies the agent's call controls
+ * (read at that moment: the agent's current settings): a call outside its calling hours, or
+ * scheduled for a later retry, parks its job until then (`scheduled_for` shows when); a call over
+ * its agent's or tenant's concurrency cap parks its job until a call of theirs ends, which wakes
+ * it in the transaction that ends that call (dispatch-repository.ts), with a slow backstop in
+ * case a wake went to a call that could not use it. Then it dials through the telephony port
  * and records the outcome; an answered call that is still talking gets a `calls.progress` job
  * that checks again when the carrier expects it to end. Every step is a conditional update
  * from the previous state, and the call id is the carrier's idempotency key, so a job that runs
@@ -22,16 +27,21 @@ import {
   type TelephonyAdapter,
   TelephonyError,
 } from '../telephony/port.js';
+import { nextOpening } from './calling-hours.js';
 import {
   type CallEnding,
   type CallFinish,
-  type CallRow,
   type CallStep,
-  findCall,
+  type DispatchRow,
   finishCallsAndDebit,
+  lockAndCountActive,
   markInProgress,
+  parkDispatchJob,
+  requeueForRetry,
+  setScheduledFor,
   startDialing,
-} from './repository.js';
+} from './dispatch-repository.js';
+import { type CallRow, findCall } from './repository.js';
 import { FINAL_STATUSES } from './schemas.js';
 
 export const PROGRESS_QUEUE = 'calls.progress';
@@ -42,6 +52,11 @@ const PROGRESS_MAX_ATTEMPTS = 50;
  * carriers cut calls long before (4 hours is the usual default limit), so the carrier has lost it.
  */
 export const MAX_CALL_MS = 4 * 60 * 60 * 1000;
+/**
+ * How long a call parked by a concurrency cap waits at most before it looks again. Ends wake
+ * waiting calls at once; this only catches a wake spent on a call the other cap still held back.
+ */
+export const CAP_BACKSTOP_MS = 30_000;
 
 export interface CallJobPayload {
   callId: string;
@@ -61,6 +76,10 @@ export function createCallPipeline(deps: {
 }) {
   const { db, clock } = deps;
   const toDialing = coalesce((steps: CallStep[]) => startDialing(db, steps));
+  const admittedNow = async (step: CallStep) => {
+    const [row] = await startDialing(db, [step], true);
+    return row?.moved ? row : undefined;
+  };
   const toInProgress = coalesce((steps: (CallStep & { startedAt: Date })[]) => markInProgress(db, steps));
   const finish = coalesce((finishes: CallFinish[]) => finishCallsAndDebit(db, finishes));
 
@@ -155,15 +174,56 @@ export function createCallPipeline(deps: {
     }
   }
 
+  /**
+   * A queued call that the batched step left waiting: starts it now if its controls allow, or
+   * parks its job until they may (undefined).
+   */
+  async function admit(job: Job<CallJobPayload>, call: DispatchRow): Promise<DispatchRow | undefined> {
+    const now = clock.now();
+    const step: CallStep = { tenantId: call.tenant_id, callId: call.id, at: now };
+    let waitUntil = call.scheduled_for && call.scheduled_for > now ? call.scheduled_for : undefined;
+    const hours = call.settings.calling_hours;
+    if (!waitUntil && hours) {
+      const opens = nextOpening(now, hours);
+      if (opens > now) {
+        waitUntil = opens;
+        await setScheduledFor(db, step, opens);
+      }
+    }
+    if (waitUntil) {
+      await parkDispatchJob(db, job.id, call.id, waitUntil);
+      return undefined;
+    }
+    if (call.settings.max_concurrent_calls === undefined && call.tenant_cap === null)
+      return admittedNow(step);
+    return db.transaction().execute(async (tx) => {
+      const active = await lockAndCountActive(tx, { tenantId: call.tenant_id, agentId: call.agent_id });
+      const full =
+        (active.agentCap !== null && active.agentActive >= active.agentCap) ||
+        (active.tenantCap !== null && active.tenantActive >= active.tenantCap);
+      if (full) {
+        await parkDispatchJob(tx, job.id, call.id, new Date(now.getTime() + CAP_BACKSTOP_MS));
+        return undefined;
+      }
+      const [row] = await startDialing(tx, [step], true);
+      return row?.moved ? row : undefined;
+    });
+  }
+
   async function dispatch(job: Job<CallJobPayload>): Promise<void> {
     const { tenantId, callId } = job.payload;
-    // The first run finds the call queued and moves it on in the same statement; a retry reads it.
-    const call =
-      (await toDialing({ tenantId, callId, at: clock.now() })) ?? (await findCall(db, tenantId, callId));
+    // The first run finds the call queued and, when nothing holds it back, moves it on in the same
+    // statement; a retry (a crash after dialing) finds it dialing and asks the carrier again.
+    let call = await toDialing({ tenantId, callId, at: clock.now() });
     if (!call || FINAL_STATUSES.includes(call.status)) return;
+    if (call.status === 'queued') {
+      call = await admit(job, call);
+      if (!call) return;
+    }
     const result = await ask<DialResult>(call, job, () =>
       deps.telephony.dial({
         callId: call.id,
+        attempt: call.attempts,
         tenantId: call.tenant_id,
         from: call.from_number,
         to: call.to_number,
@@ -174,6 +234,12 @@ export function createCallPipeline(deps: {
     );
     if (!result) return;
     if (result.outcome === 'no_answer') {
+      const retry = call.settings.retry;
+      if (retry && call.attempts < retry.max_attempts) {
+        const at = clock.now();
+        const scheduledFor = new Date(at.getTime() + retry.delay_minutes * 60_000);
+        if (await requeueForRetry(db, { tenantId, callId, at, jobId: job.id, scheduledFor })) return;
+      }
       await end(call, { status: 'no_answer', endedAt: clock.now() });
       return;
     }

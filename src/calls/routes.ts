@@ -6,7 +6,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ApiError } from '../core/errors.js';
-import { DataEnvelope, errorResponses } from '../core/schemas.js';
+import { type IdempotencyStore, registerIdempotency, type StoredResponse } from '../core/idempotency.js';
+import { answerRecorder, sendAnswer } from '../core/idempotent-answer.js';
+import { DataEnvelope, errorResponses, IdempotencyKeyHeader } from '../core/schemas.js';
 import { QueuedCall, TriggerCallBody, WebhookParams } from './schemas.js';
 import type { CallService } from './service.js';
 
@@ -34,14 +36,30 @@ const shapeOnly: FastifySchemaCompiler<FastifySchema> = ({ httpPart }) => {
       : { error: new ApiError('invalid_request', 'The request body must be a JSON object.') };
 };
 
-export async function webhookRoutes(fastify: FastifyInstance, { calls }: { calls: CallService }) {
+/** Idempotency keys of the webhook belong to the webhook id, not to a tenant (platform contract §2). */
+export const webhookIdempotencyScope = (webhookId: string) => `webhook:${webhookId}`;
+
+const queuedAnswer = (call: QueuedCall): StoredResponse => ({
+  status: 202,
+  body: { data: call },
+  headers: {},
+});
+
+export async function webhookRoutes(
+  fastify: FastifyInstance,
+  { calls, idempotency }: { calls: CallService; idempotency: IdempotencyStore },
+) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  // Only with the header: without it these hooks return at once, no query is added.
+  registerIdempotency(app, idempotency, (request) =>
+    webhookIdempotencyScope((request.params as { agentWebhookId: string }).agentWebhookId),
+  );
 
   app.post(
     '/webhooks/agents/:agentWebhookId/trigger',
     {
       bodyLimit: WEBHOOK_BODY_LIMIT,
-      config: { rateLimit: 'webhook' },
+      config: { rateLimit: 'webhook', idempotent: true },
       validatorCompiler: shapeOnly,
       // Only JSON, whatever parsers other routes register; a missing Content-Type is refused too.
       onRequest: async (request) => {
@@ -54,13 +72,15 @@ export async function webhookRoutes(fastify: FastifyInstance, { calls }: { calls
         summary: 'Place a call with an agent',
         description: [
           'Makes the voice agent that owns this webhook place one outbound call to `phone`, using its published version (a draft-only change is not used) and its phone number as caller ID.',
-          'Answers 202 once the call is queued, without waiting for it; the call is durably stored before the answer. Each request places one call: there is no de-duplication, so a retry places a second call.',
+          'Answers 202 once the call is queued, without waiting for it; the call is durably stored before the answer. Each request places one call, unless it carries an `Idempotency-Key`: then a retry with the same key and body within 24 hours answers the first 202 again (`Idempotent-Replayed: true`) and places no second call; keys belong to this webhook.',
+          'A number on the tenant’s do-not-call list is refused with 409 `do_not_call` before anything is stored. The agent’s call controls apply: outside its calling hours the call is accepted and waits; over its concurrency cap it waits queued until a slot frees.',
           'Calls consume the owner’s credits: with no balance left the answer is 402 and no call is placed. Send `Content-Type: application/json`; no other header is needed, the URL itself is the credential.',
           'Pace requests: each webhook accepts 10 requests/s with bursts of 20 (429 with Retry-After beyond).',
         ].join('\n\n'),
         tags: ['Webhooks'],
         security: [],
         params: WebhookParams,
+        headers: IdempotencyKeyHeader,
         body: TriggerCallBody,
         response: {
           202: DataEnvelope(QueuedCall, 'The call is queued.'),
@@ -68,7 +88,16 @@ export async function webhookRoutes(fastify: FastifyInstance, { calls }: { calls
             400,
             402,
             404,
-            [409, ['agent_not_published', 'agent_unavailable']],
+            [
+              409,
+              [
+                'agent_not_published',
+                'agent_unavailable',
+                'do_not_call',
+                'conflict',
+                'idempotency_key_reuse',
+              ],
+            ],
             413,
             415,
             429,
@@ -82,8 +111,9 @@ export async function webhookRoutes(fastify: FastifyInstance, { calls }: { calls
       const call = await calls.trigger(
         request.params.agentWebhookId,
         request.body as Record<string, unknown>,
+        answerRecorder(request.idempotency, queuedAnswer),
       );
-      return reply.code(202).send({ data: call });
+      return sendAnswer(reply, queuedAnswer(call));
     },
   );
 }

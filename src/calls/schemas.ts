@@ -1,5 +1,5 @@
-import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery } from '../core/pagination.js';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { PageQuery, SortOrder } from '../core/pagination.js';
 import { Email, Nullable, PHONE_PATTERN, Timestamp } from '../core/schemas.js';
 
 export const CALL_STATUSES = [
@@ -69,23 +69,37 @@ export type QueuedCall = Static<typeof QueuedCall>;
 
 export const Call = Type.Object(
   {
-    id: Type.String(),
-    agent_id: Type.String(),
-    agent_version: Type.Integer(),
-    user_id: Type.String(),
-    from: Type.String(),
-    to: Type.String(),
-    name: Type.String(),
-    email: Nullable(Type.String()),
-    context: Type.Object({}, { additionalProperties: true }),
-    prompt: Type.String(),
-    welcome_message: Type.String(),
+    id: Type.String({ examples: ['call_7Yh2kLm9Qw3ZbXcV5nR8pT1s'] }),
+    agent_id: Type.String({ examples: ['agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y'] }),
+    agent_version: Type.Integer({ description: 'The published version the call uses.', examples: [3] }),
+    user_id: Type.String({
+      description: 'The agent’s owner, whose credits pay.',
+      examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+    }),
+    from: Type.String({ description: 'Caller ID: the agent’s number.', examples: ['+14155550100'] }),
+    to: Type.String({ description: 'The number called.', examples: ['+14155550123'] }),
+    name: Type.String({
+      description: 'Callee’s name (empty when none was given).',
+      examples: ['Ada Lovelace'],
+    }),
+    email: Nullable(Type.String({ examples: ['ada@example.com'] })),
+    context: Type.Object({}, { additionalProperties: true, examples: [{ product: 'solar panels' }] }),
+    prompt: Type.String({
+      description: 'The rendered prompt.',
+      examples: ['Call Ada Lovelace about solar panels.'],
+    }),
+    welcome_message: Type.String({
+      description: 'The rendered welcome message.',
+      examples: ['Hello Ada Lovelace!'],
+    }),
     status: CallStatusSchema,
     created_at: Timestamp,
     started_at: Nullable(Timestamp),
     ended_at: Nullable(Timestamp),
-    duration_seconds: Nullable(Type.Integer()),
-    failure_reason: Nullable(Type.String()),
+    duration_seconds: Nullable(Type.Integer({ minimum: 0, examples: [61] })),
+    failure_reason: Nullable(
+      Type.String({ examples: ['simulated carrier failure: the number could not be reached'] }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -98,3 +112,128 @@ export const ListCallsQuery = Type.Object({
   status: Type.Optional(CallStatusSchema),
 });
 export type ListCallsQuery = Static<typeof ListCallsQuery>;
+
+/** POST /api/v1/calls: the API's own strict body (the webhook's loose one is TriggerCallBody). */
+export const CreateCallBody = Type.Object(
+  {
+    agent_id: Type.String({ minLength: 1, maxLength: 255, examples: ['agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y'] }),
+    phone: Type.String({
+      pattern: PHONE_PATTERN,
+      description: 'Number to call, E.164 with country code.',
+      examples: ['+14155550123'],
+    }),
+    name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'Callee’s name; `{name}` in the prompt.',
+        examples: ['Ada Lovelace'],
+      }),
+    ),
+    email: Type.Optional(Email),
+    context: Type.Optional(
+      Type.Object(
+        {},
+        {
+          additionalProperties: true,
+          description:
+            'Stored with the call; each key fills `{key}` placeholders in the agent’s published prompt and welcome message. At most 200 keys, nested at most 8 levels.',
+          examples: [{ product: 'solar panels' }],
+        },
+      ),
+    ),
+  },
+  {
+    title: 'CreateCallRequest',
+    additionalProperties: false,
+    examples: [{ agent_id: 'agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y', phone: '+14155550123', name: 'Ada Lovelace' }],
+  },
+);
+export type CreateCallBody = Static<typeof CreateCallBody>;
+
+export const CallEvent = Type.Object(
+  {
+    status: Type.String({
+      examples: ['dialing'],
+      description:
+        'The status the call entered: queued (also each retry), dialing, in_progress, or its final status.',
+    }),
+    at: Timestamp,
+    detail: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: 'e.g. `{ "attempt": 2 }`, `{ "reason": "no_answer", "scheduled_for": "…" }`.',
+      },
+    ),
+  },
+  { additionalProperties: false, title: 'CallEvent' },
+);
+
+const described = <T extends TSchema>(schema: T, options: { description: string; examples?: unknown[] }) =>
+  Type.Union([schema, Type.Null()], options);
+
+/** The whole call, as GET /api/v1/calls/{id} shows it (the list shows it without `events`). */
+const CallFields = {
+  ...Call.properties,
+  scheduled_for: described(Timestamp, {
+    description: 'When a waiting call starts (calling hours, retry delay); null when it is not waiting.',
+  }),
+  attempts: Type.Integer({ minimum: 0, description: 'Dial attempts made so far.', examples: [1] }),
+  billed_minutes: described(Type.Integer({ minimum: 0, examples: [2] }), {
+    description: 'Minutes debited for this call (only answered time is billed); null until it ends.',
+  }),
+  ended_reason: described(Type.String({ examples: ['completed'] }), {
+    description: 'Why the call ended: completed, no_answer, failed, canceled, or the engine’s own reason.',
+    examples: ['completed'],
+  }),
+  engine: Type.String({ description: 'The telephony engine that places the call.', examples: ['simulated'] }),
+  engine_call_id: described(Type.String({ examples: ['CA5f1b2c3d4e'] }), {
+    description: 'The engine’s id for the call, when it gives one.',
+  }),
+  transcript: described(Type.String({ examples: ['Agent: Hello Ada…'] }), {
+    description: 'What was said, when the engine provides it.',
+  }),
+  recording_url: described(Type.String({ examples: ['https://example.com/recordings/call.mp3'] }), {
+    description: 'Where the recording is, when the engine provides one.',
+  }),
+};
+
+export const CallListItem = Type.Object(CallFields, { additionalProperties: false, title: 'CallListItem' });
+export type CallListItem = Static<typeof CallListItem>;
+
+export const CallDetail = Type.Object(
+  { ...CallFields, events: Type.Array(CallEvent, { description: 'Each status change, oldest first.' }) },
+  { additionalProperties: false, title: 'CallDetail' },
+);
+export type CallDetail = Static<typeof CallDetail>;
+
+export const ListPartnerCallsQuery = Type.Object({
+  ...PageQuery,
+  agent_id: Type.Optional(
+    Type.String({
+      maxLength: 255,
+      description: 'Only this agent’s calls.',
+      examples: ['agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y'],
+    }),
+  ),
+  user_id: Type.Optional(
+    Type.String({
+      maxLength: 255,
+      description: 'Only the calls of this user’s agents.',
+      examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+    }),
+  ),
+  status: Type.Optional({
+    ...CallStatusSchema,
+    description: 'Only calls in this status.',
+    examples: ['completed'],
+  }),
+  created_after: Type.Optional({ ...Timestamp, description: 'Only calls created strictly after this time.' }),
+  created_before: Type.Optional({
+    ...Timestamp,
+    description: 'Only calls created strictly before this time.',
+  }),
+  sort_order: SortOrder,
+});
+export type ListPartnerCallsQuery = Static<typeof ListPartnerCallsQuery>;

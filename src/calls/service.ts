@@ -1,30 +1,49 @@
 /**
- * Calls: the call-trigger webhook (partner-api.md, decisions.md §7) and the operator's view.
- * A trigger for a webhook this process has already served costs one database round trip: the
- * statement that stores the call and its dispatch job together, guarded by every condition a call
- * needs (webhook-targets.ts). Otherwise, and whenever that guard refuses, it costs two: one
+ * Calls: the call-trigger webhook (partner-api.md, decisions.md §7), POST/GET /api/v1/calls and
+ * the operator's view. Both ways of placing a call share one path (`place`): the guarded insert
+ * that stores the call, its first timeline event and its dispatch job in one statement.
+ * A trigger for a webhook this process has already served costs one database round trip, that
+ * statement (webhook-targets.ts). Otherwise, and whenever that guard refuses, it costs two: one
  * indexed query for the agent, its published version and its owner, which decides the answer,
- * then the guarded statement.
+ * then the guarded statement. An Idempotency-Key (opt-in) adds its claim, and the answer is
+ * stored in the transaction that stores the call, so a retry replays it and never calls twice.
  */
 
-import { findWebhookTarget, type WebhookTarget } from '../agents/repository.js';
+import { findAgentTarget, findWebhookTarget, type WebhookTarget } from '../agents/repository.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
-import { ApiError, notFound } from '../core/errors.js';
+import type { Db, Executor } from '../core/db.js';
+import { ApiError, notFound, validationFailed } from '../core/errors.js';
+import type { IdempotencyStore } from '../core/idempotency.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
 import { newId } from '../core/ids.js';
-import { listPage } from '../core/pagination.js';
-import { parseTriggerBody, type TriggerInput } from './input.js';
+import { MAX_SAFE, offsetOf, paginationBlock } from '../core/pagination.js';
+import { checkStorable } from '../core/validation.js';
+import { isOnDoNotCallList } from '../do-not-call/repository.js';
+import { nextOpening } from './calling-hours.js';
+import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
 import {
+  type CallFilter,
   type CallRow,
   countCalls,
   findCall,
   findCallTenant,
   insertQueuedCall,
+  listCallEvents,
   listCalls,
+  scheduleQueuedCall,
 } from './repository.js';
-import type { Call, ListCallsQuery, QueuedCall } from './schemas.js';
+import type {
+  Call,
+  CallDetail,
+  CallListItem,
+  CreateCallBody,
+  ListCallsQuery,
+  ListPartnerCallsQuery,
+  QueuedCall,
+} from './schemas.js';
 import { renderTemplate } from './template.js';
-import type { CachedWebhookTarget, WebhookTargetCache } from './webhook-targets.js';
+import { toCall } from './views.js';
+import { type CachedWebhookTarget, cacheable, type WebhookTargetCache } from './webhook-targets.js';
 
 export const DISPATCH_QUEUE = 'calls.dispatch';
 export const DISPATCH_MAX_ATTEMPTS = 8;
@@ -34,31 +53,9 @@ const WEBHOOK_ID = /^webh_[0-9A-Za-z]{16,64}$/;
 /** The same answer for an id that never existed and one that was rotated away. */
 const unknownWebhook = () => new ApiError('not_found', 'No agent webhook at this address.');
 
-export function toCall(row: CallRow): Call {
-  return {
-    id: row.id,
-    agent_id: row.agent_id,
-    agent_version: row.agent_version,
-    user_id: row.user_id,
-    from: row.from_number,
-    to: row.to_number,
-    name: row.name,
-    email: row.email,
-    context: (row.context ?? {}) as Record<string, unknown>,
-    prompt: row.prompt,
-    welcome_message: row.welcome_message,
-    status: row.status,
-    created_at: row.created_at.toISOString(),
-    started_at: row.started_at?.toISOString() ?? null,
-    ended_at: row.ended_at?.toISOString() ?? null,
-    duration_seconds: row.duration_seconds,
-    failure_reason: row.failure_reason,
-  };
-}
-
-/** The refusal a webhook target earns, if any, in the order of decisions.md §7. */
-function refusalOf(target: WebhookTarget | undefined): ApiError | undefined {
-  if (!target || target.owner_deleted_at) return unknownWebhook();
+/** The refusal an agent earns, if any, in the order of decisions.md §7. */
+function refusalOf(target: WebhookTarget | undefined, missing: () => ApiError): ApiError | undefined {
+  if (!target || target.owner_deleted_at) return missing();
   if (target.published_version === null || target.prompt === null) {
     return new ApiError(
       'agent_not_published',
@@ -74,29 +71,45 @@ function refusalOf(target: WebhookTarget | undefined): ApiError | undefined {
   return undefined;
 }
 
+/** The API's `context`: the webhook's limits on extra keys, as field errors. */
+function checkContext(context: Record<string, unknown>): void {
+  if (Object.keys(context).length > MAX_CONTEXT_KEYS) {
+    throw validationFailed([{ field: 'context', issue: `must have at most ${MAX_CONTEXT_KEYS} keys.` }]);
+  }
+  if (checkStorable(context, MAX_CONTEXT_DEPTH + 1).tooDeep) {
+    throw validationFailed([
+      { field: 'context', issue: `values may be nested at most ${MAX_CONTEXT_DEPTH} levels deep.` },
+    ]);
+  }
+}
+
 export function createCallService(deps: {
   db: Db;
   clock: Clock;
   /** This process's webhook targets (one per app): skips the target read for a known webhook. */
   webhookTargets: WebhookTargetCache;
+  idempotency: IdempotencyStore;
+  /** The telephony engine's name, shown on each call. */
+  engine: string;
   /** Told after each queued call (wakes this process's worker). */
   onQueued?: () => void;
 }) {
-  const { db, clock, webhookTargets } = deps;
+  const { db, clock, webhookTargets, idempotency } = deps;
 
   /**
-   * Stores the call for `target` with the guarded insert; undefined when the guard refused it
-   * (nothing stored), which says only that `target` is no longer current.
+   * Stores the call for `target` with the guarded insert, in `executor`; undefined when the guard
+   * refused it (nothing stored), which says only that `target` is no longer current.
    */
-  async function queue(
-    webhookId: string,
+  async function insert(
+    executor: Executor,
+    webhookId: string | null,
     target: CachedWebhookTarget,
     input: TriggerInput,
   ): Promise<QueuedCall | undefined> {
     const createdAt = clock.now();
     const id = newId('call');
     const stored = await insertQueuedCall(
-      db,
+      executor,
       webhookId,
       {
         id,
@@ -120,7 +133,12 @@ export function createCallService(deps: {
       },
     );
     if (!stored) return undefined;
-    deps.onQueued?.();
+    // Outside its calling hours the call waits, and shows until when (dispatch checks again).
+    const hours = stored.settings.calling_hours;
+    if (hours) {
+      const opens = nextOpening(createdAt, hours);
+      if (opens > createdAt) await scheduleQueuedCall(executor, target.tenant_id, id, opens);
+    }
     return {
       id,
       status: 'queued',
@@ -131,58 +149,219 @@ export function createCallService(deps: {
     };
   }
 
+  /**
+   * The one way a call is placed, for both surfaces: the guarded insert with `target` (cached or
+   * just read), with the answer recorded in the same transaction when there is an Idempotency-Key.
+   * `refresh` reads the agent again when the guard refused; its refusal (or `doNotCall` for a
+   * listed number) is the answer.
+   */
+  async function place<Result>(options: {
+    webhookId: string | null;
+    input: TriggerInput;
+    cached?: CachedWebhookTarget;
+    refresh: () => Promise<CachedWebhookTarget>;
+    doNotCall: () => ApiError;
+    /** The answer when the agent kept changing under every attempt. */
+    exhausted: () => ApiError;
+    answer: (executor: Executor, queued: QueuedCall) => Promise<Result>;
+    recorder?: AnswerRecorder<Result>;
+    accepted?: (target: CachedWebhookTarget) => void;
+    rejected?: (target: CachedWebhookTarget) => void;
+  }): Promise<Result> {
+    const attempt = async (target: CachedWebhookTarget): Promise<Result | undefined> => {
+      const run = async (executor: Executor) => {
+        const queued = await insert(executor, options.webhookId, target, options.input);
+        if (!queued) return undefined;
+        const result = await options.answer(executor, queued);
+        await recordAnswer(idempotency, executor, options.recorder, result);
+        return result;
+      };
+      const result = options.recorder ? await db.transaction().execute(run) : await run(db);
+      if (result === undefined) {
+        options.rejected?.(target);
+        return undefined;
+      }
+      options.accepted?.(target);
+      deps.onQueued?.();
+      return result;
+    };
+    let target = options.cached;
+    // A concurrent change (rotation, publish, block, debit) can invalidate the target between the
+    // read and the guarded insert; read again and answer from the fresh state. When the fresh
+    // read finds nothing to refuse, the guard refused for the do-not-call list (or a change that
+    // came and went): only then is the list asked.
+    for (let round = 0; round < 3; round++) {
+      const refused = target !== undefined;
+      if (target) {
+        const result = await attempt(target);
+        if (result !== undefined) return result;
+      }
+      if (round === 2) break;
+      target = await options.refresh();
+      if (refused && (await isOnDoNotCallList(db, target.tenant_id, options.input.phone))) {
+        throw options.doNotCall();
+      }
+    }
+    throw options.exhausted();
+  }
+
   async function tenantOfCall(callId: string): Promise<string> {
     const tenantId = await findCallTenant(db, callId);
     if (!tenantId) throw notFound('Call');
     return tenantId;
   }
 
+  function toItem(row: CallRow): CallListItem {
+    return {
+      ...toCall(row),
+      scheduled_for: row.scheduled_for?.toISOString() ?? null,
+      attempts: row.attempts,
+      billed_minutes: row.billed_minutes,
+      ended_reason: row.ended_reason,
+      engine: deps.engine,
+      engine_call_id: null,
+      transcript: null,
+      recording_url: null,
+    };
+  }
+
+  async function detail(
+    executor: Executor,
+    tenantId: string,
+    callId: string,
+  ): Promise<CallDetail | undefined> {
+    const row = await findCall(executor, tenantId, callId);
+    if (!row) return undefined;
+    const events = await listCallEvents(executor, tenantId, callId);
+    return {
+      ...toItem(row),
+      events: events.map((event) => ({
+        status: event.status,
+        at: event.at.toISOString(),
+        detail: (event.detail ?? {}) as Record<string, unknown>,
+      })),
+    };
+  }
+
+  async function page<Item>(
+    request: { page: number; limit: number },
+    filter: CallFilter,
+    order: 'asc' | 'desc',
+    toListItem: (row: CallRow) => Item,
+  ) {
+    const offset = offsetOf(request);
+    const rows = offset <= MAX_SAFE ? await listCalls(db, filter, request.limit, offset, order) : [];
+    // The count only when the page does not tell it (a short page that is not empty or the first).
+    const total =
+      rows.length > 0 && rows.length < request.limit ? offset + rows.length : await countCalls(db, filter);
+    return { data: rows.map(toListItem), pagination: paginationBlock(request, total) };
+  }
+
   return {
-    /** Queues one call for the agent behind `webhookId`; no de-duplication (partner-api.md, 4). */
-    async trigger(webhookId: string, body: Record<string, unknown>): Promise<QueuedCall> {
+    /**
+     * Queues one call for the agent behind `webhookId`. Without a recorder (no Idempotency-Key)
+     * there is no de-duplication (partner-api.md, 4).
+     */
+    async trigger(
+      webhookId: string,
+      body: Record<string, unknown>,
+      recorder?: AnswerRecorder<QueuedCall>,
+    ): Promise<QueuedCall> {
       const input = parseTriggerBody(body);
       if (!WEBHOOK_ID.test(webhookId)) throw unknownWebhook();
-      const cached = webhookTargets.get(webhookId);
-      if (cached) {
-        const queued = await queue(webhookId, cached, input);
-        if (queued) return queued;
-        // Something changed since (rotation, publish, block, deletion, debit): refusals are only
-        // ever answered from a fresh read, below.
-        webhookTargets.forget(webhookId, cached);
-      }
-      // A concurrent change (rotation, publish, block, debit) can invalidate the target between
-      // the read and the guarded insert; read again once and answer from the fresh state.
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const found = await findWebhookTarget(db, webhookId);
-        const refusal = refusalOf(found);
-        if (refusal || !found) throw refusal ?? unknownWebhook();
-        const target: CachedWebhookTarget = {
-          agent_id: found.agent_id,
-          tenant_id: found.tenant_id,
-          user_id: found.user_id,
-          published_version: found.published_version as number,
-          prompt: found.prompt as string,
-          welcome_message: found.welcome_message as string,
-          phone_number: found.phone_number as string,
-        };
-        const queued = await queue(webhookId, target, input);
-        if (queued) {
-          // Cached only once the guarded insert accepted it, so it was current a moment ago.
-          webhookTargets.set(webhookId, target);
-          return queued;
-        }
-      }
-      throw unknownWebhook();
+      return place({
+        webhookId,
+        input,
+        cached: webhookTargets.get(webhookId),
+        refresh: async () => {
+          const found = await findWebhookTarget(db, webhookId);
+          const refusal = refusalOf(found, unknownWebhook);
+          if (refusal || !found) throw refusal ?? unknownWebhook();
+          return cacheable(found);
+        },
+        doNotCall: () =>
+          new ApiError('do_not_call', 'The number is on the tenant’s do-not-call list; no call was placed.'),
+        exhausted: unknownWebhook,
+        answer: async (_executor, queued) => queued,
+        recorder,
+        // Cached only once the guarded insert accepted it, so it was current a moment ago;
+        // refusals are only ever answered from a fresh read.
+        accepted: (target) => webhookTargets.set(webhookId, target),
+        rejected: (target) => webhookTargets.forget(webhookId, target),
+      });
     },
 
+    /** POST /api/v1/calls: the webhook's rules, for an agent of the caller's tenant. */
+    async create(
+      tenantId: string,
+      body: CreateCallBody,
+      recorder?: AnswerRecorder<CallDetail>,
+    ): Promise<CallDetail> {
+      const context = body.context ?? {};
+      checkContext(context);
+      const name = body.name?.trim() ?? '';
+      const templateValues: Record<string, unknown> = { ...context, phone: body.phone };
+      if (name !== '') templateValues.name = name;
+      if (body.email !== undefined) templateValues.email = body.email;
+      const input: TriggerInput = {
+        phone: body.phone,
+        name,
+        email: body.email ?? null,
+        context,
+        templateValues,
+      };
+      const agentMissing = () => notFound('Agent');
+      return place({
+        webhookId: null,
+        input,
+        refresh: async () => {
+          const found = await findAgentTarget(db, tenantId, body.agent_id);
+          const refusal = refusalOf(found, agentMissing);
+          if (refusal || !found) throw refusal ?? agentMissing();
+          return cacheable(found);
+        },
+        doNotCall: () =>
+          new ApiError(
+            'unprocessable_entity',
+            'The number is on the tenant’s do-not-call list; no call was placed.',
+          ),
+        exhausted: () =>
+          new ApiError('conflict', 'The agent changed while the call was being placed; retry.', undefined, {
+            headers: { 'retry-after': '1' },
+          }),
+        answer: async (executor, queued) => {
+          const call = await detail(executor, tenantId, queued.id);
+          if (!call) throw new Error('a call stored in this transaction was not found');
+          return call;
+        },
+        recorder,
+      });
+    },
+
+    /** GET /api/v1/calls: the tenant's calls, filtered, newest first unless asked otherwise. */
+    async listForTenant(tenantId: string, query: ListPartnerCallsQuery) {
+      const filter: CallFilter = {
+        tenantId,
+        agentId: query.agent_id,
+        userId: query.user_id,
+        status: query.status,
+        createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+        createdBefore: query.created_before ? new Date(query.created_before) : undefined,
+      };
+      return page(query, filter, query.sort_order ?? 'desc', toItem);
+    },
+
+    /** GET /api/v1/calls/{id}: the whole call with its timeline. */
+    async getForTenant(tenantId: string, callId: string): Promise<CallDetail> {
+      const call = await detail(db, tenantId, callId);
+      if (!call) throw notFound('Call');
+      return call;
+    },
+
+    /** Operator list (every tenant, or one). */
     async list(query: ListCallsQuery) {
       const filter = { tenantId: query.tenant_id, agentId: query.agent_id, status: query.status };
-      return listPage(
-        query,
-        (limit, offset) => listCalls(db, filter, limit, offset),
-        () => countCalls(db, filter),
-        toCall,
-      );
+      return page(query, filter, 'desc', toCall);
     },
 
     async get(callId: string): Promise<Call> {

@@ -14,6 +14,7 @@
  * this process or any other sharing the database.
  */
 
+import type { WebhookTarget } from '../agents/repository.js';
 import { BoundedMap } from '../core/bounded-map.js';
 
 /** What the guarded insert needs about a webhook's agent, immutable per published version. */
@@ -59,5 +60,18 @@ export function createWebhookTargetCache(
     forget(webhookId, stale) {
       if (entries.get(webhookId) === stale) entries.delete(webhookId);
     },
+  };
+}
+
+/** The immutable part of a target the guarded insert accepted, to cache. */
+export function cacheable(found: WebhookTarget): CachedWebhookTarget {
+  return {
+    agent_id: found.agent_id,
+    tenant_id: found.tenant_id,
+    user_id: found.user_id,
+    published_version: found.published_version as number,
+    prompt: found.prompt as string,
+    welcome_message: found.welcome_message as string,
+    phone_number: found.phone_number as string,
   };
 }

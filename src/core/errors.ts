@@ -18,7 +18,8 @@ export type ErrorCode =
   // Webhook-only codes (decisions.md §7).
   | 'insufficient_credits'
   | 'agent_not_published'
-  | 'agent_unavailable';
+  | 'agent_unavailable'
+  | 'do_not_call';
 
 /** The default status of each code; invalid_request also answers 413 and 415 (decisions.md §2). */
 export const codeToStatus: Record<ErrorCode, number> = {
@@ -36,6 +37,7 @@ export const codeToStatus: Record<ErrorCode, number> = {
   insufficient_credits: 402,
   agent_not_published: 409,
   agent_unavailable: 409,
+  do_not_call: 409,
 };
 
 export interface FieldIssue {

@@ -82,6 +82,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 const NARROWED_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   agent_not_published: 'The agent has no published version (agent_not_published)',
   agent_unavailable: 'The agent’s owner is blocked (agent_unavailable)',
+  do_not_call: 'The number is on the tenant’s do-not-call list (do_not_call)',
+  conflict: 'A request with this Idempotency-Key is still running (conflict)',
+  idempotency_key_reuse: 'The Idempotency-Key was used with another body (idempotency_key_reuse)',
+  unprocessable_entity:
+    'A business rule refused the request, such as a do-not-call number (unprocessable_entity)',
+  validation_failed: 'Invalid fields (validation_failed, with details)',
 };
 
 /**

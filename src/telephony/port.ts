@@ -7,8 +7,14 @@
  */
 
 export interface DialRequest {
-  /** The voiceplane call id, also the idempotency key. */
+  /** The voiceplane call id, also the idempotency key (with `attempt`). */
   callId: string;
+  /**
+   * Which dial attempt this is, from 1: an unanswered call retried by its agent's `retry` setting
+   * is dialled again under the same call id, so a carrier keys its idempotency on both. The
+   * simulator keeps one record per call and answers every attempt like the first.
+   */
+  attempt?: number;
   tenantId: string;
   /** Caller ID: the agent's number (E.164). */
   from: string;

@@ -209,7 +209,13 @@ describe('the document as tools read it', () => {
     const webhook409 = doc.paths['/webhooks/agents/{agentWebhookId}/trigger'].post.responses['409'];
     expect(
       webhook409.content['application/json'].schema.allOf[1].properties.error.properties.code.enum,
-    ).toEqual(['agent_not_published', 'agent_unavailable']);
+    ).toEqual([
+      'agent_not_published',
+      'agent_unavailable',
+      'do_not_call',
+      'conflict',
+      'idempotency_key_reuse',
+    ]);
     const examples = ['401', '404', '429'].map(
       (s) => doc.paths['/api/v1/users/{id}'].get.responses[s].content['application/json'].example.error.code,
     );
@@ -236,6 +242,8 @@ describe('the document as tools read it', () => {
       ['/api/v1/users', 'post'],
       ['/api/v1/subscriptions', 'post'],
       ['/api/v1/subscriptions/{id}/plan', 'patch'],
+      ['/api/v1/calls', 'post'],
+      ['/webhooks/agents/{agentWebhookId}/trigger', 'post'],
     ]) {
       const responses = doc.paths[path][method].responses;
       const success = Object.keys(responses).find((s) => s.startsWith('2'))!;

@@ -75,15 +75,19 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       break;
     }
     case 'agents': {
-      const response = await tenant.request('POST', '/api/v1/agents', {
-        user_id: await objectOf(tenant, 'users'),
+      // A published agent whose owner has credits, so calls can be placed with it.
+      const owner = await createUser(tenant);
+      await t.admin('POST', `/admin/v1/users/${owner.id}/credits`, { minutes: 1000 });
+      const agent = await t.admin('POST', `/admin/v1/tenants/${tenant.id}/agents`, {
+        user_id: owner.id,
         name: `Secret agent ${tenant.id}`,
-        phone_number: '+14155550100',
+        phone_number: '+14155550199',
         prompt: 'Call {name}.',
         welcome_message: 'Hello {name}.',
       });
-      if (response.status !== 201) throw new Error(`could not create an agent to probe: ${response.raw}`);
-      id = response.body.data.id;
+      if (agent.status !== 201) throw new Error(`could not create an agent to probe: ${agent.raw}`);
+      await t.admin('POST', `/admin/v1/agents/${agent.body.data.id}/publish`);
+      id = agent.body.data.id;
       break;
     }
     case 'do-not-call': {
@@ -112,6 +116,17 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       const response = await tenant.request('GET', `/api/v1/webhook-endpoints/${endpoint}/deliveries`);
       if (!response.body?.data?.[0]) throw new Error(`no delivery to probe: ${response.raw}`);
       id = response.body.data[0].id;
+      break;
+    }
+    case 'calls': {
+      // A number of its own: other checks list the schema's example numbers as do-not-call.
+      const response = await tenant.request('POST', '/api/v1/calls', {
+        agent_id: await objectOf(tenant, 'agents'),
+        phone: `+1646${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
+        name: 'Probe',
+      });
+      if (response.status !== 202) throw new Error(`could not place a call to probe: ${response.raw}`);
+      id = response.body.data.id;
       break;
     }
     default:

@@ -1,0 +1,353 @@
+/**
+ * The SQL of the dispatch pipeline (pipeline.ts): each status change of a call together with its
+ * timeline event (call_events), in one statement per batch of calls.
+ *
+ * Concurrency caps (an agent's `settings.max_concurrent_calls`, a tenant's `max_concurrent_calls`)
+ * are decided under row locks: whoever starts a capped call locks its agent (then its tenant)
+ * row, counts the calls dialling or talking and either starts the call or parks its job; whoever
+ * ends a call takes the same locks, in the same order (agents by id, then tenants by id), and
+ * wakes the oldest waiting calls in the same transaction. So a wake can never fall between a
+ * count and a park: either the park is committed and the wake moves it, or the count sees the
+ * freed slot.
+ */
+import type { AgentSettings } from '../agents/settings.js';
+import { type Db, type Executor, runPrepared } from '../core/db.js';
+import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
+import { CALL_COLUMNS, type CallRow, dispatchKeyOf } from './repository.js';
+
+const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
+/** The columns dialing does not change, read from the statement's snapshot of the call. */
+const UNCHANGED_COLUMN_LIST = CALL_COLUMNS.filter(
+  (column) => column !== 'status' && column !== 'attempts' && column !== 'scheduled_for',
+)
+  .map((column) => `g.${column}`)
+  .join(', ');
+
+export interface CallStep {
+  tenantId: string;
+  callId: string;
+  at: Date;
+}
+
+/** A call as dispatch finds it, with what decides whether it may start now. */
+export interface DispatchRow extends CallRow {
+  settings: AgentSettings;
+  /** The tenant-wide cap; null: none. */
+  tenant_cap: number | null;
+  /** This statement moved it queued → dialing. */
+  moved: boolean;
+}
+
+/**
+ * Wakes the dispatch jobs of the oldest waiting calls, one per slot freed, for capped agents and
+ * tenants only: a statement defines `freed` (agent_id, tenant_id: one row per freed slot) before
+ * it. A woken call that still cannot start (the other cap is full) parks again; a slot lost that
+ * way is found by the parked job's backstop (pipeline.ts).
+ */
+const wakeWaiting = (now: string) => `
+  waiting AS (
+    SELECT w.id FROM (SELECT agent_id, count(*) AS n FROM freed GROUP BY agent_id) f
+    JOIN agents a ON a.id = f.agent_id AND a.settings -> 'max_concurrent_calls' IS NOT NULL
+    CROSS JOIN LATERAL (
+      SELECT q.id FROM calls q
+      WHERE q.agent_id = f.agent_id AND q.status = 'queued' AND (q.scheduled_for IS NULL OR q.scheduled_for <= ${now})
+      ORDER BY q.created_at, q.id LIMIT f.n) w
+    UNION
+    SELECT w.id FROM (SELECT tenant_id, count(*) AS n FROM freed GROUP BY tenant_id) f
+    JOIN tenants t ON t.id = f.tenant_id AND t.max_concurrent_calls IS NOT NULL
+    CROSS JOIN LATERAL (
+      SELECT q.id FROM calls q
+      WHERE q.tenant_id = f.tenant_id AND q.status = 'queued' AND (q.scheduled_for IS NULL OR q.scheduled_for <= ${now})
+      ORDER BY q.created_at, q.id LIMIT f.n) w
+  ), woken AS (
+    UPDATE jobs SET run_at = ${now}
+    WHERE singleton_key IN (SELECT 'dispatch:' || id FROM waiting) AND status = 'queued' AND run_at > ${now}
+    RETURNING id
+  )`;
+
+/**
+ * queued → dialing for a batch of calls in one statement, and each call as it now is with its
+ * agent's settings and its tenant's cap. Unless `force`, only calls with nothing to wait for move
+ * (no cap, no calling hours, not scheduled later); the others come back unmoved for the pipeline
+ * to decide (under locks, or in the agent's time zone) and start with `force`.
+ */
+export async function startDialing(
+  db: Executor,
+  steps: CallStep[],
+  force = false,
+): Promise<(DispatchRow | undefined)[]> {
+  const rows = await runPrepared<DispatchRow>(db, {
+    name: 'calls_start_dialing',
+    text: `
+      WITH input AS (
+        SELECT DISTINCT ON (id) * FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS i(tenant_id, id, at)
+      ), target AS (
+        SELECT ${QUALIFIED_CALL_COLUMN_LIST}, a.settings, t.max_concurrent_calls AS tenant_cap, i.at AS step_at
+        FROM input i
+        JOIN calls c ON c.tenant_id = i.tenant_id AND c.id = i.id
+        JOIN agents a ON a.id = c.agent_id
+        JOIN tenants t ON t.id = c.tenant_id
+      ), moved AS (
+        UPDATE calls c SET status = 'dialing', attempts = c.attempts + 1, scheduled_for = NULL, updated_at = g.step_at
+        FROM target g
+        WHERE c.tenant_id = g.tenant_id AND c.id = g.id AND c.status = 'queued'
+          AND ($4::boolean OR (g.settings -> 'max_concurrent_calls' IS NULL AND g.settings -> 'calling_hours' IS NULL
+               AND g.tenant_cap IS NULL AND (g.scheduled_for IS NULL OR g.scheduled_for <= g.step_at)))
+        RETURNING c.id, c.tenant_id, c.attempts, c.updated_at
+      ), dialing_event AS (
+        INSERT INTO call_events (tenant_id, call_id, status, at, detail)
+        SELECT tenant_id, id, 'dialing', updated_at, jsonb_build_object('attempt', attempts) FROM moved
+      )
+      SELECT ${UNCHANGED_COLUMN_LIST}, g.settings, g.tenant_cap, m.id IS NOT NULL AS moved,
+             CASE WHEN m.id IS NULL THEN g.status ELSE 'dialing' END AS status,
+             coalesce(m.attempts, g.attempts) AS attempts,
+             CASE WHEN m.id IS NULL THEN g.scheduled_for END AS scheduled_for
+      FROM target g LEFT JOIN moved m ON m.id = g.id`,
+    values: [steps.map((s) => s.tenantId), steps.map((s) => s.callId), steps.map((s) => s.at), force],
+  });
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  // A call named twice in one batch moved once: only its first step answers as moved.
+  return steps.map((s) => {
+    const row = byId.get(s.callId);
+    if (row?.tenant_id !== s.tenantId) return undefined;
+    byId.set(s.callId, { ...row, moved: false });
+    return row;
+  });
+}
+
+/**
+ * Takes the cap locks of a call's agent and tenant (agent first) when they have caps, then counts
+ * the calls of each that are dialling or in progress. Call inside a transaction. The counts are a
+ * statement of their own: under READ COMMITTED a statement that waited for a row lock still reads
+ * other rows as of its start, so a count taken with the lock could miss the call that just ended
+ * or started.
+ */
+export async function lockAndCountActive(
+  tx: Executor,
+  call: { tenantId: string; agentId: string },
+): Promise<{ agentActive: number; tenantActive: number; agentCap: number | null; tenantCap: number | null }> {
+  const [agent] = await runPrepared<{ cap: number | null }>(tx, {
+    name: 'calls_lock_agent_cap',
+    text: `
+      SELECT (settings ->> 'max_concurrent_calls')::integer AS cap
+      FROM agents WHERE id = $1 AND tenant_id = $2 FOR UPDATE`,
+    values: [call.agentId, call.tenantId],
+  });
+  const [tenant] = await runPrepared<{ cap: number | null }>(tx, {
+    name: 'calls_lock_tenant_cap',
+    text: 'SELECT max_concurrent_calls AS cap FROM tenants WHERE id = $1 AND max_concurrent_calls IS NOT NULL FOR UPDATE',
+    values: [call.tenantId],
+  });
+  const agentCap = agent?.cap ?? null;
+  const tenantCap = tenant?.cap ?? null;
+  const [active] = await runPrepared<{ agent_active: number; tenant_active: number }>(tx, {
+    name: 'calls_count_active',
+    text: `
+      SELECT CASE WHEN $3 THEN (SELECT count(*)::integer FROM calls
+                               WHERE agent_id = $1 AND status IN ('dialing', 'in_progress')) ELSE 0 END AS agent_active,
+             CASE WHEN $4 THEN (SELECT count(*)::integer FROM calls
+                               WHERE tenant_id = $2 AND status IN ('dialing', 'in_progress')) ELSE 0 END AS tenant_active`,
+    values: [call.agentId, call.tenantId, agentCap !== null, tenantCap !== null],
+  });
+  return { agentCap, agentActive: active.agent_active, tenantCap, tenantActive: active.tenant_active };
+}
+
+/** The cap locks of the agents and tenants of `callIds`, in the one lock order (see the header). */
+async function lockCapsOfCalls(tx: Executor, callIds: string[]): Promise<void> {
+  await runPrepared(tx, {
+    name: 'calls_lock_agents_of_calls',
+    text: `
+      SELECT a.id FROM agents a
+      WHERE a.id IN (SELECT agent_id FROM calls WHERE id = ANY($1::text[]))
+        AND a.settings -> 'max_concurrent_calls' IS NOT NULL
+      ORDER BY a.id FOR UPDATE`,
+    values: [callIds],
+  });
+  await runPrepared(tx, {
+    name: 'calls_lock_tenants_of_calls',
+    text: `
+      SELECT t.id FROM tenants t
+      WHERE t.id IN (SELECT tenant_id FROM calls WHERE id = ANY($1::text[])) AND t.max_concurrent_calls IS NOT NULL
+      ORDER BY t.id FOR UPDATE`,
+    values: [callIds],
+  });
+}
+
+/** dialing → in_progress for a batch of calls, each answered at its `startedAt`. */
+export async function markInProgress(
+  db: Executor,
+  steps: (CallStep & { startedAt: Date })[],
+): Promise<boolean[]> {
+  const rows = await runPrepared<{ id: string }>(db, {
+    name: 'calls_mark_in_progress',
+    text: `
+      WITH moved AS (
+        UPDATE calls c SET status = 'in_progress', started_at = i.started_at, updated_at = i.at
+        FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[]) AS i(tenant_id, id, started_at, at)
+        WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status = 'dialing'
+        RETURNING c.id, c.tenant_id, c.started_at
+      ), answered_event AS (
+        INSERT INTO call_events (tenant_id, call_id, status, at, detail)
+        SELECT tenant_id, id, 'in_progress', started_at, '{}'::jsonb FROM moved
+      )
+      SELECT id FROM moved`,
+    values: [
+      steps.map((s) => s.tenantId),
+      steps.map((s) => s.callId),
+      steps.map((s) => s.startedAt),
+      steps.map((s) => s.at),
+    ],
+  });
+  const moved = new Set(rows.map((row) => row.id));
+  return steps.map((s) => moved.delete(s.callId));
+}
+
+export interface CallEnding {
+  status: 'completed' | 'no_answer' | 'failed';
+  endedAt: Date;
+  durationSeconds?: number;
+  failureReason?: string;
+}
+
+export interface CallFinish extends CallStep {
+  ending: CallEnding;
+  /** Minutes to debit from the call's owner (0: none). */
+  minutes: number;
+  ledgerId: string;
+}
+
+/**
+ * Moves a batch of calls that are not final yet into their final states with their
+ * `ended_reason`, `billed_minutes` and timeline event and, in the same statement, debits each
+ * completed call's minutes from its owner through APPEND_CREDIT_ENTRIES (credits/repository.ts),
+ * with the reference `call:<id>` so a debit happens at most once (an owner's debits in one batch
+ * change the balance once, by their sum), and wakes the waiting calls the ended ones make room
+ * for. For each finish, false when the call was already final: nothing changes.
+ */
+export async function finishCallsAndDebit(db: Db, finishes: CallFinish[]): Promise<boolean[]> {
+  const rows = await db.transaction().execute(async (tx) => {
+    await lockCapsOfCalls(
+      tx,
+      finishes.map((f) => f.callId),
+    );
+    return runPrepared<{ id: string }>(tx, {
+      name: 'calls_finish_and_debit',
+      text: `
+        WITH input AS (
+          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::integer[], $6::text[],
+                               $7::timestamptz[], $8::integer[], $9::text[])
+            AS i(tenant_id, id, status, ended_at, duration_seconds, failure_reason, at, minutes, ledger_id)
+        ), ended AS (
+          UPDATE calls c SET status = i.status, ended_at = i.ended_at, duration_seconds = i.duration_seconds,
+                 failure_reason = i.failure_reason, updated_at = i.at, ended_reason = i.status,
+                 billed_minutes = i.minutes, scheduled_for = NULL
+          FROM input i
+          WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status IN ('queued', 'dialing', 'in_progress')
+          RETURNING c.id, c.tenant_id, c.user_id, c.agent_id, i.status, i.ended_at, i.duration_seconds,
+                    i.failure_reason, i.minutes, i.ledger_id, i.at
+        ), ended_event AS (
+          INSERT INTO call_events (tenant_id, call_id, status, at, detail)
+          SELECT tenant_id, id, status, ended_at, jsonb_strip_nulls(jsonb_build_object(
+                   'duration_seconds', duration_seconds, 'failure_reason', failure_reason, 'billed_minutes', minutes))
+          FROM ended
+        ), freed AS (
+          SELECT agent_id, tenant_id FROM ended
+        ), ${wakeWaiting('(SELECT max(at) FROM input)')},
+        credit_entry AS (
+          SELECT ledger_id AS id, tenant_id, user_id, -minutes AS minutes, 'call' AS reason,
+                 'call:' || id AS reference, at AS created_at
+          FROM ended WHERE minutes > 0
+        ), ${APPEND_CREDIT_ENTRIES}
+        SELECT ended.id FROM ended`,
+      values: [
+        finishes.map((f) => f.tenantId),
+        finishes.map((f) => f.callId),
+        finishes.map((f) => f.ending.status),
+        finishes.map((f) => f.ending.endedAt),
+        finishes.map((f) => f.ending.durationSeconds ?? null),
+        finishes.map((f) => f.ending.failureReason ?? null),
+        finishes.map((f) => f.at),
+        finishes.map((f) => f.minutes),
+        finishes.map((f) => f.ledgerId),
+      ],
+    });
+  });
+  const ended = new Set(rows.map((row) => row.id));
+  return finishes.map((f) => ended.delete(f.callId));
+}
+
+/**
+ * An unanswered call with attempts left goes back to `queued` until `scheduledFor` (an event on
+ * the same call), its slot wakes a waiting call, and its own dispatch job (`jobId`, running now)
+ * is parked until then, all in one transaction. False when the call was no longer dialing.
+ */
+export async function requeueForRetry(
+  db: Db,
+  step: CallStep & { jobId: number; scheduledFor: Date },
+): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    await lockCapsOfCalls(tx, [step.callId]);
+    const rows = await runPrepared<{ id: string }>(tx, {
+      name: 'calls_requeue_for_retry',
+      text: `
+        WITH requeued AS (
+          UPDATE calls c SET status = 'queued', scheduled_for = $3, updated_at = $4
+          WHERE c.tenant_id = $1 AND c.id = $2 AND c.status IN ('dialing', 'in_progress')
+          RETURNING c.id, c.tenant_id, c.agent_id, c.attempts
+        ), requeued_event AS (
+          INSERT INTO call_events (tenant_id, call_id, status, at, detail)
+          SELECT tenant_id, id, 'queued', $4::timestamptz,
+                 jsonb_build_object('reason', 'no_answer', 'attempt', attempts + 1, 'scheduled_for', $6::text)
+          FROM requeued
+        ), freed AS (
+          SELECT agent_id, tenant_id FROM requeued
+        ), ${wakeWaiting('$4::timestamptz')},
+        parked AS (
+          UPDATE jobs SET status = 'queued', run_at = $3, attempts = attempts - 1, locked_by = NULL, locked_until = NULL
+          WHERE id = $5 AND status = 'running' AND EXISTS (SELECT 1 FROM requeued)
+        )
+        SELECT id FROM requeued`,
+      // The event shows the time as the API does (ISO 8601 with milliseconds, UTC).
+      values: [
+        step.tenantId,
+        step.callId,
+        step.scheduledFor,
+        step.at,
+        step.jobId,
+        step.scheduledFor.toISOString(),
+      ],
+    });
+    return rows.length === 1;
+  });
+}
+
+/**
+ * Gives a running dispatch job back to the queue until `runAt` (a call waiting for a slot or its
+ * window), without counting the run as an attempt. The worker then acknowledges nothing: the job
+ * is no longer running.
+ */
+export async function parkDispatchJob(
+  tx: Executor,
+  jobId: number,
+  callId: string,
+  runAt: Date,
+): Promise<void> {
+  await runPrepared(tx, {
+    name: 'calls_park_dispatch_job',
+    text: `
+      UPDATE jobs SET status = 'queued', run_at = $2, attempts = attempts - 1, locked_by = NULL, locked_until = NULL
+      WHERE id = $1 AND status = 'running' AND (singleton_key = $3 OR singleton_key IS NULL)`,
+    values: [jobId, runAt, dispatchKeyOf(callId)],
+  });
+}
+
+/** Shows when a waiting call starts (calling hours); its job is parked until then by the caller. */
+export async function setScheduledFor(tx: Executor, step: CallStep, scheduledFor: Date): Promise<void> {
+  await runPrepared(tx, {
+    name: 'calls_set_scheduled_for',
+    text: `
+      UPDATE calls SET scheduled_for = $3
+      WHERE tenant_id = $1 AND id = $2 AND status = 'queued' AND scheduled_for IS DISTINCT FROM $3`,
+    values: [step.tenantId, step.callId, scheduledFor],
+  });
+}
