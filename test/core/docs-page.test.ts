@@ -113,7 +113,11 @@ describe.skipIf(!hasChromium)('the /docs page in a browser', () => {
       (response) =>
         new URL(response.url()).pathname === '/api/v1/users' && response.request().method() === 'GET',
     );
-    await page.getByRole('button', { name: /^Send/ }).first().click();
+    // The request panel's button, not a sidebar operation that starts with "Send" too.
+    await page
+      .getByRole('button', { name: /^Send (Send )?(get request|Request)/i })
+      .first()
+      .click();
     const response = await answered;
     expect(response.status()).toBe(200);
     expect(response.request().headers().authorization).toBe(`Bearer ${a.key}`);
