@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
 import { agentRoutes } from './agents/routes.js';
+import { SCOPES } from './api-keys/service.js';
 import { callRoutes } from './calls/partner-routes.js';
 import { webhookRoutes } from './calls/routes.js';
 import { registerPartnerAuth, tenantOf } from './core/auth.js';
@@ -89,7 +90,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // Global rate-limit hooks (webhook, sign-in) before any route; the partner limiter goes to auth.
   const partnerLimiter = registerRateLimiting(app, services.rateLimits);
 
-  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl, keyPrefix: config.apiKeyPrefix });
+  await registerOpenApi(app, {
+    publicBaseUrl: config.publicBaseUrl,
+    keyPrefix: config.apiKeyPrefix,
+    scopes: SCOPES,
+  });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -8,6 +8,8 @@ export interface GuideOptions {
   productName: string;
   keyPrefix: string;
   publicBaseUrl: string;
+  /** Every scope a key may carry. */
+  scopes: readonly string[];
 }
 
 function errorTable(): string {
@@ -17,7 +19,7 @@ function errorTable(): string {
   return ['| status | `error.code` |', '|---|---|', ...rows].join('\n');
 }
 
-export function partnerGuide({ productName, keyPrefix, publicBaseUrl }: GuideOptions): string {
+export function partnerGuide({ productName, keyPrefix, publicBaseUrl, scopes }: GuideOptions): string {
   return `The ${productName} partner API provisions your clients (users), sells them your plans, manages their subscriptions, and lets your voice agents place outbound calls from any CRM or form.
 
 ## Getting started
@@ -30,7 +32,7 @@ curl ${publicBaseUrl}/api/v1/plans -H "Authorization: Bearer ${keyPrefix}_test_â
 
 ## Authentication
 
-Send your API key as a bearer token: \`Authorization: Bearer ${keyPrefix}_<live|test>_<32 characters>\`. Keys are issued from your dashboard and carry **scopes** (\`users:read\`, \`users:write\`, \`plans:read\`, \`subscriptions:read\`, \`subscriptions:write\`); each operation below names the scope it requires. A missing, malformed, revoked or unknown key answers 401, a key without the scope 403 with \`details.required_scopes\`. The call-trigger webhook needs no key: its URL is the credential.
+Send your API key as a bearer token: \`Authorization: Bearer ${keyPrefix}_<live|test>_<32 characters>\`. Keys are issued from your dashboard and carry **scopes** (${scopes.map((scope) => `\`${scope}\``).join(', ')}); each operation below names the scope it requires. A missing, malformed, revoked or unknown key answers 401, a key without the scope 403 with \`details.required_scopes\`. The call-trigger webhook needs no key: its URL is the credential.
 
 ## Errors
 

@@ -119,7 +119,7 @@ function operatorOperationId(method: string, url: string): string {
 
 export async function registerOpenApi(
   app: FastifyInstance,
-  options: { publicBaseUrl: string; keyPrefix: string },
+  options: { publicBaseUrl: string; keyPrefix: string; scopes: readonly string[] },
 ) {
   const guide: GuideOptions = { productName: PRODUCT_NAME, ...options };
   app.addSchema({ ...ErrorEnvelope, $id: 'ErrorEnvelope' });
