@@ -13,6 +13,7 @@ export const SCENARIO_NAMES = [
   'subscription_get',
   'webhook_trigger',
   'call_pipeline',
+  'event_delivery',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 

@@ -270,7 +270,7 @@ export async function seedBench(database: Database, options: { users: number }):
   await sql`
     INSERT INTO api_keys (id, tenant_id, name, env, scopes, key_hash, created_at)
     VALUES (${`key_${randomBase62(24)}`}, ${tenantId}, 'bench', 'test',
-            ${sql.raw(`ARRAY['users:read','users:write','plans:read','subscriptions:read','subscriptions:write']`)},
+            ${sql.raw(`ARRAY['users:read','users:write','plans:read','subscriptions:read','subscriptions:write','webhooks:read','webhooks:write']`)},
             ${sha256Hex(apiKey)}, ${plansStart})`.execute(db);
 
   await sql`
