@@ -15,6 +15,7 @@ export const SCENARIO_NAMES = [
   'call_pipeline',
   'calls_list',
   'calls_create',
+  'event_delivery',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 

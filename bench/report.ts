@@ -165,6 +165,7 @@ export function checkTargets(report: BenchReport): TargetCheck[] {
     'baseline_db_write (highest trigger rate with dispatch p99 lag < 1 s)',
     0.25,
   );
+  ratioAtLeast('event_delivery', 'event_delivery', 'baseline_db_write (events delivered per second)', 0.5);
   const failing = report.scenarios.filter((s) => s.non2xx > 0);
   checks.push({
     name: 'zero_non2xx',

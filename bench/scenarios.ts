@@ -2,11 +2,12 @@
  * The scenarios: what each request is, which process answers it, and what its ratio compares
  * against (reads to baseline_db_read, writes to baseline_db_write, user creation to
  * baseline_hash). Scenarios that drive more than one load, or read dispatch times from the
- * database, bring their own `run` (bench/compound.ts, bench/call-pipeline.ts).
+ * database, bring their own `run` (bench/compound.ts, bench/call-pipeline.ts, bench/event-delivery.ts).
  */
 import { randomBase62 } from '../src/core/ids.js';
 import { runCallPipeline } from './call-pipeline.js';
 import { runMixedCreateRead } from './compound.js';
+import { runEventDelivery } from './event-delivery.js';
 import type { RequestShape } from './load.js';
 import type { Scenario, ScenarioContext } from './scenario-types.js';
 import { BENCH_PASSWORD, CALLS_LIST_CALLS, LIST_AGENTS, pick, SEARCH_TERMS } from './seed.js';
@@ -218,5 +219,18 @@ export const SCENARIOS: Scenario[] = [
           : undefined,
     request: triggerRequest,
     run: (run) => runCallPipeline(run, triggerRequest(run.context)),
+  },
+  {
+    name: 'event_delivery',
+    target: 'service',
+    ratioTo: 'baseline_db_write',
+    measures:
+      'a backlog of events (baseline_db_write × --duration) delivered by the job runner to a receiver in the bench process answering 200 at once: events delivered per second; p50/p99 from each event to its arrival',
+    unavailable: (context) =>
+      context.databaseUrl
+        ? undefined
+        : 'PostgreSQL only: the backlog is written to the database, which the embedded service holds',
+    request: (context) => ({ method: 'GET', path: '/api/v1/events?limit=1', headers: bearer(context) }),
+    run: (run) => runEventDelivery(run),
   },
 ];

@@ -34,6 +34,7 @@ import { createTemplateStore } from './emails/templates.js';
 import { createSmtpSender, type SmtpSender } from './emails/transports.js';
 import { createEventDelivery, type DeliveryJobPayload } from './events/delivery.js';
 import { recordUserCreated, recordUserDeleted } from './events/hooks.js';
+import { recordEvent } from './events/record.js';
 import { DELIVERY_QUEUE } from './events/repository.js';
 import { createEventService, type EventService } from './events/service.js';
 import { type HostResolver, systemResolver } from './events/ssrf.js';
@@ -167,6 +168,7 @@ export function createServices(options: ServiceOptions): Services {
     clock,
     idempotency,
     processor,
+    events: { record: recordEvent },
   });
   const emails = createEmailService({
     db,

@@ -1,5 +1,6 @@
 import { type Executor, runPrepared } from '../core/db.js';
 import { newId } from '../core/ids.js';
+import { recordEventsFrom } from '../events/repository.js';
 
 export interface CreditLedgerTable {
   id: string;
@@ -29,24 +30,41 @@ export interface CreditEntry {
 }
 
 /**
- * The one way credits move, as two CTEs for a statement that defines `credit_entry` before them
+ * The one way credits move, as CTEs for a statement that defines `credit_entry` before them
  * (columns id, tenant_id, user_id, minutes, reason, reference, created_at): each entry is appended
  * to the ledger unless its reference is already there, and each user's balance moves once, by the
- * sum of their appended entries. `addCreditEntry` defines one entry from its values; finishing
- * calls defines one per completed call, in the statement that ends them.
+ * sum of their appended entries. In the same statement (so in the caller's transaction, whoever
+ * the caller is: `addCreditEntry`, or finishing calls with one entry per completed call) a
+ * balance that crossed below the tenant's `low_balance_minutes` records `credits.low`, and one that
+ * went from above zero to zero or less records `credits.exhausted` (docs/events.md). The balance
+ * row is locked by the UPDATE, so concurrent moves of one balance see each other's result and a
+ * crossing is seen by exactly one of them.
  */
 export const APPEND_CREDIT_ENTRIES = `
   credited AS (
     INSERT INTO credit_ledger (id, tenant_id, user_id, minutes, reason, reference, created_at)
     SELECT id, tenant_id, user_id, minutes, reason, reference, created_at FROM credit_entry
     ON CONFLICT (reference) DO NOTHING
-    RETURNING tenant_id, user_id, minutes
+    RETURNING tenant_id, user_id, minutes, created_at
   ), balance AS (
     UPDATE users u SET credit_balance_minutes = u.credit_balance_minutes + moved.minutes
-    FROM (SELECT tenant_id, user_id, sum(minutes)::integer AS minutes FROM credited GROUP BY tenant_id, user_id) moved
+    FROM (SELECT tenant_id, user_id, sum(minutes)::integer AS minutes, max(created_at) AS at
+          FROM credited GROUP BY tenant_id, user_id) moved
     WHERE u.tenant_id = moved.tenant_id AND u.id = moved.user_id
-    RETURNING u.credit_balance_minutes
-  )`;
+    RETURNING u.tenant_id, u.id AS user_id, u.credit_balance_minutes,
+              u.credit_balance_minutes - moved.minutes AS previous_minutes, moved.at
+  ), credit_event AS (
+    SELECT b.tenant_id, crossing.type, b.at AS created_at,
+           jsonb_build_object('object', jsonb_build_object('user_id', b.user_id,
+             'balance_minutes', b.credit_balance_minutes, 'threshold_minutes', t.low_balance_minutes)) AS data
+    FROM balance b
+    JOIN tenants t ON t.id = b.tenant_id
+    CROSS JOIN LATERAL (VALUES
+      ('credits.low', b.previous_minutes >= t.low_balance_minutes AND b.credit_balance_minutes < t.low_balance_minutes),
+      ('credits.exhausted', b.previous_minutes > 0 AND b.credit_balance_minutes <= 0)
+    ) AS crossing(type, crossed)
+    WHERE crossing.crossed
+  ), ${recordEventsFrom('credit_event')}`;
 
 /**
  * Appends a ledger entry and moves the user's balance (one statement, in the caller's transaction).

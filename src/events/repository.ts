@@ -123,6 +123,41 @@ export async function insertEvent(tx: Executor, event: NewEvent): Promise<string
   return id;
 }
 
+/**
+ * A fresh `<prefix>_…` id made inside SQL, for rows a single statement creates (24 letters and
+ * digits from 256 bits of gen_random_uuid(), evaluated per row).
+ */
+const sqlNewId = (prefix: string) =>
+  `'${prefix}_' || substr(translate(encode(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()), 'base64'), '+/=', ''), 1, 24)`;
+
+/**
+ * CTEs that record one event per row of the CTE `source` (columns tenant_id, type, created_at,
+ * data jsonb `{ object }`), with its deliveries and their jobs, as `insertEvent` does: for a
+ * statement that decides in SQL which events happen (a balance crossing a threshold). Defines
+ * recorded_event, event_delivery and event_delivery_job.
+ */
+export function recordEventsFrom(source: string): string {
+  return `
+  recorded_event AS (
+    INSERT INTO events (id, tenant_id, type, created_at, data)
+    SELECT ${sqlNewId('evt')}, tenant_id, type, created_at, data FROM ${source}
+    RETURNING id, tenant_id, type, created_at
+  ), event_delivery AS (
+    INSERT INTO event_deliveries (id, tenant_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+    SELECT ${sqlNewId('del')}, e.tenant_id, w.id, e.id, 'pending', 0, e.created_at, e.created_at
+    FROM recorded_event e
+    JOIN webhook_endpoints w ON w.tenant_id = e.tenant_id AND w.deleted_at IS NULL AND w.enabled
+      AND (w.events @> jsonb_build_array(e.type) OR w.events @> '["*"]'::jsonb)
+    RETURNING id, tenant_id, created_at
+  ), event_delivery_job AS (
+    INSERT INTO jobs (tenant_id, queue, payload, status, run_at, max_attempts, singleton_key, created_at)
+    SELECT tenant_id, '${DELIVERY_QUEUE}', jsonb_build_object('delivery_id', id), 'queued', created_at,
+           ${DELIVERY_JOB_MAX_ATTEMPTS}, 'event-delivery:' || id, created_at
+    FROM event_delivery
+    RETURNING id
+  )`;
+}
+
 /** Queues the delivery's job to run at `at`, or moves its queued job there. */
 export async function scheduleDelivery(db: Executor, tenantId: string, deliveryId: string, at: Date) {
   const moved = await db

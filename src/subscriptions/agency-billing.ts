@@ -10,6 +10,7 @@
 import type { Tx } from '../core/db.js';
 import { newId } from '../core/ids.js';
 import { addCreditEntry } from '../credits/repository.js';
+import type { SubscriptionWriter } from './events.js';
 import { grantPeriod, scheduleTick } from './periods.js';
 import {
   agencyFirstPeriod,
@@ -17,7 +18,7 @@ import {
   planAgencyChange,
   uncappedPeriodEnd,
 } from './plan-change-rules.js';
-import { insertSubscription, type SubscriptionRow, updateSubscription } from './repository.js';
+import type { SubscriptionRow } from './repository.js';
 
 /**
  * A change of a subscription capped by a downgrade replaces what that downgrade did: the scheduled
@@ -26,18 +27,18 @@ import { insertSubscription, type SubscriptionRow, updateSubscription } from './
  */
 async function dropScheduledDowngrade(
   tx: Tx,
-  tenantId: string,
+  writer: SubscriptionWriter,
   change: Extract<DecidedChange, { kind: 'upgrade' | 'downgrade' }>,
   now: Date,
 ): Promise<SubscriptionRow> {
   for (const scheduled of change.replaces) {
-    await updateSubscription(tx, tenantId, scheduled.id, {
+    await writer.update(tx, scheduled, {
       status: 'superseded',
       canceled_at: now,
       updated_at: now,
     });
   }
-  const restored = await updateSubscription(tx, tenantId, change.subscription.id, {
+  const restored = await writer.update(tx, change.subscription, {
     cancel_at_period_end: false,
     current_period_end: uncappedPeriodEnd(change.subscription),
     updated_at: now,
@@ -49,6 +50,7 @@ async function dropScheduledDowngrade(
 /** Applies an agency-billed change in `tx`; returns the subscription the partner is answered with. */
 export async function applyAgencyChange(
   tx: Tx,
+  writer: SubscriptionWriter,
   tenantId: string,
   change: DecidedChange,
   operationId: string,
@@ -56,7 +58,7 @@ export async function applyAgencyChange(
 ): Promise<SubscriptionRow> {
   const { plan, user } = change;
   if (change.kind === 'create') {
-    const sub = await insertSubscription(tx, {
+    const sub = await writer.insert(tx, {
       id: newId('sub'),
       tenant_id: tenantId,
       user_id: user.id,
@@ -76,12 +78,10 @@ export async function applyAgencyChange(
   }
 
   const sub =
-    change.replaces.length > 0
-      ? await dropScheduledDowngrade(tx, tenantId, change, now)
-      : change.subscription;
+    change.replaces.length > 0 ? await dropScheduledDowngrade(tx, writer, change, now) : change.subscription;
   const effect = planAgencyChange({ kind: change.kind, subscription: sub, from: change.from, plan, now });
   if (effect.action === 'take_plan') {
-    const updated = await updateSubscription(tx, tenantId, sub.id, { plan_id: plan.id, updated_at: now });
+    const updated = await writer.update(tx, sub, { plan_id: plan.id, updated_at: now });
     if (effect.extraMinutes > 0) {
       await addCreditEntry(tx, {
         tenantId,
@@ -95,13 +95,13 @@ export async function applyAgencyChange(
     return updated;
   }
 
-  const capped = await updateSubscription(tx, tenantId, sub.id, {
+  const capped = await writer.update(tx, sub, {
     cancel_at_period_end: true,
     current_period_end: effect.capEnd,
     updated_at: now,
   });
   await scheduleTick(tx, capped, now, effect.capEnd);
-  const next = await insertSubscription(tx, {
+  const next = await writer.insert(tx, {
     id: newId('sub'),
     tenant_id: tenantId,
     user_id: user.id,

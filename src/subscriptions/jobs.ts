@@ -10,6 +10,7 @@ import { ProcessorRequestError } from '../billing/processor.js';
 import { findCustomer, findPlanOfPrice } from '../billing/repository.js';
 import type { Tx } from '../core/db.js';
 import { enqueueJob } from '../core/jobs.js';
+import { createSubscriptionWriter } from './events.js';
 import { grantPeriod, scheduleTick } from './periods.js';
 import { applyProcessorResult, type ProcessorDeps } from './processor-change.js';
 import {
@@ -19,7 +20,6 @@ import {
   finishOperation,
   type InternalStatus,
   LIVE_STATUSES,
-  updateSubscription,
 } from './repository.js';
 
 export const PROCESSOR_CANCEL_QUEUE = 'subscriptions.cancel_at_processor';
@@ -28,6 +28,7 @@ const RENEWAL_RECHECK_MS = 10 * 60 * 1000;
 
 export function createSubscriptionJobs(deps: ProcessorDeps) {
   const { db, clock } = deps;
+  const writer = createSubscriptionWriter(deps.events);
 
   /** A processor-billed subscription takes the processor's state, then grants its period. */
   async function syncFromProcessor(tenantId: string, subscriptionId: string, providerSubscriptionId: string) {
@@ -38,7 +39,7 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
       if (!sub || !LIVE_STATUSES.includes(sub.status)) return;
       const planId =
         (await findPlanOfPrice(tx, tenantId, deps.processor.name, remote.priceId)) ?? sub.plan_id;
-      const synced = await updateSubscription(tx, tenantId, sub.id, {
+      const synced = await writer.update(tx, sub, {
         plan_id: planId,
         status: remote.status as InternalStatus,
         cancel_at_period_end: remote.cancelAtPeriodEnd,
@@ -64,7 +65,7 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
         await grantPeriod(tx, sub, now);
         if (sub.current_period_end > now) break;
         if (sub.cancel_at_period_end) {
-          sub = await updateSubscription(tx, tenantId, sub.id, {
+          sub = await writer.update(tx, sub, {
             status: 'canceled',
             canceled_at: sub.current_period_end,
             updated_at: now,
@@ -74,7 +75,7 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
         const start = sub.current_period_end;
         const trialEnded = sub.status === 'trialing';
         const anchor = trialEnded ? start : (sub.billing_anchor ?? sub.current_period_start);
-        sub = await updateSubscription(tx, tenantId, sub.id, {
+        sub = await writer.update(tx, sub, {
           status: trialEnded ? 'active' : sub.status,
           billing_anchor: anchor,
           current_period_start: start,
@@ -121,7 +122,7 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
         const now = clock.now();
         const locked = await findOperation(tx, tenantId, operationId, { forUpdate: true });
         if (locked?.status !== 'pending') return;
-        if (remote) await applyProcessorResult(tx, locked, remote, now);
+        if (remote) await applyProcessorResult(tx, writer, locked, remote, now);
         else await finishOperation(tx, tenantId, operationId, { status: 'abandoned', updated_at: now });
       });
     },
@@ -129,7 +130,7 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
     /** In the user-deletion transaction: ends every subscription of the user, at the processor by a job. */
     async cancelAllInTx(tx: Tx, tenantId: string, userId: string, at: Date): Promise<void> {
       for (const sub of await findLiveSubscriptions(tx, tenantId, userId)) {
-        await updateSubscription(tx, tenantId, sub.id, {
+        await writer.update(tx, sub, {
           status: 'canceled',
           cancel_at_period_end: false,
           canceled_at: at,

@@ -18,6 +18,11 @@ import { ApiError, unprocessable } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { enqueueJob } from '../core/jobs.js';
 import { findPlan, type PlanRow } from '../plans/repository.js';
+import {
+  createSubscriptionWriter,
+  type SubscriptionEventRecorder,
+  type SubscriptionWriter,
+} from './events.js';
 import { grantPeriod, scheduleTick } from './periods.js';
 import { NO_CARD_MESSAGE } from './plan-change-rules.js';
 import {
@@ -27,10 +32,8 @@ import {
   finishOperation,
   type InternalStatus,
   insertOperation,
-  insertSubscription,
   type OperationRow,
   type SubscriptionRow,
-  updateSubscription,
 } from './repository.js';
 
 export const RECONCILE_QUEUE = 'subscriptions.reconcile';
@@ -42,6 +45,8 @@ export interface ProcessorDeps {
   clock: Clock;
   /** Read at call time, so tests can wrap the processor after the app is built. */
   processor: PaymentProcessor;
+  /** Records subscription events in the transaction of each change (events.ts). */
+  events: SubscriptionEventRecorder;
 }
 
 /** The processor's answer was lost or is not usable yet: the partner retries with the same key. */
@@ -67,6 +72,7 @@ export async function hasCardOnFile(
 /** Phase 3 (and reconciliation): applies the processor's subscription to the local record. */
 export async function applyProcessorResult(
   tx: Tx,
+  writer: SubscriptionWriter,
   op: OperationRow,
   result: ProcessorSubscription,
   now: Date,
@@ -83,7 +89,7 @@ export async function applyProcessorResult(
   };
   let sub: SubscriptionRow;
   if (op.kind === 'create') {
-    sub = await insertSubscription(tx, {
+    sub = await writer.insert(tx, {
       id: newId('sub'),
       tenant_id: op.tenant_id,
       user_id: op.user_id,
@@ -95,7 +101,9 @@ export async function applyProcessorResult(
       ...fields,
     });
   } else {
-    sub = await updateSubscription(tx, op.tenant_id, op.subscription_id!, {
+    const before = await findSubscription(tx, op.tenant_id, op.subscription_id!, { forUpdate: true });
+    if (!before) throw new Error(`operation ${op.id}: subscription ${op.subscription_id} vanished`);
+    sub = await writer.update(tx, before, {
       plan_id: op.to_plan_id,
       ...fields,
     });
@@ -113,6 +121,7 @@ export async function applyProcessorResult(
 
 export function createProcessorChange(deps: ProcessorDeps) {
   const { db, clock } = deps;
+  const writer = createSubscriptionWriter(deps.events);
 
   /** Ensures the processor has a monthly price for the plan's current amount. */
   async function priceFor(tenantId: string, plan: PlanRow): Promise<string> {
@@ -236,7 +245,7 @@ export function createProcessorChange(deps: ProcessorDeps) {
       const locked = await findOperation(tx, op.tenant_id, op.id, { forUpdate: true });
       let sub: SubscriptionRow | undefined;
       if (locked?.status === 'pending') {
-        sub = await applyProcessorResult(tx, locked, result, now);
+        sub = await applyProcessorResult(tx, writer, locked, result, now);
       } else if (locked?.status === 'applied' && locked.result_subscription_id) {
         sub = await findSubscription(tx, op.tenant_id, locked.result_subscription_id);
       }

@@ -20,6 +20,7 @@ import { listPage } from '../core/pagination.js';
 import { findPlan, type PlanRow } from '../plans/repository.js';
 import { findUser, type UserRow } from '../users/repository.js';
 import { applyAgencyChange } from './agency-billing.js';
+import { createSubscriptionWriter, toSubscription } from './events.js';
 import { createSubscriptionJobs } from './jobs.js';
 import {
   checkChangeTarget,
@@ -40,8 +41,6 @@ import {
   insertOperation,
   listSubscriptions,
   type OperationRow,
-  type PublicSubscriptionRow,
-  publicStatus,
   type SubscriptionRow,
 } from './repository.js';
 import type {
@@ -51,28 +50,13 @@ import type {
   Subscription,
 } from './schemas.js';
 
+export { type SubscriptionEventRecorder, toSubscription } from './events.js';
 export { PROCESSOR_CANCEL_QUEUE } from './jobs.js';
 export { PERIOD_QUEUE } from './periods.js';
 export { RECONCILE_AFTER_MS, RECONCILE_QUEUE } from './processor-change.js';
 
 /** Where a retry of a processor change resumes: its pending operation, saved with the key's claim. */
 const RECOVERY_POINT = 'processor_call';
-
-export function toSubscription(row: PublicSubscriptionRow): Subscription {
-  return {
-    id: row.id,
-    user_id: row.user_id,
-    plan_id: row.plan_id,
-    status: publicStatus(row.status),
-    provider: row.provider,
-    provider_subscription_id: row.provider_subscription_id,
-    cancel_at_period_end: row.cancel_at_period_end,
-    current_period_start: row.current_period_start.toISOString(),
-    current_period_end: row.current_period_end.toISOString(),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
 
 /** What a create or plan change did. */
 export interface SubscriptionResult {
@@ -129,6 +113,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   const { db, clock } = deps;
   const processorChange = createProcessorChange(deps);
   const jobs = createSubscriptionJobs(deps);
+  const writer = createSubscriptionWriter(deps.events);
 
   const cardOnFile = (tx: Tx, tenantId: string, userId: string) =>
     hasCardOnFile(tx, deps.processor, tenantId, userId);
@@ -262,7 +247,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
         };
 
         if (change.plan.provider !== 'processor') {
-          const sub = await applyAgencyChange(tx, tenantId, change, op.id, now);
+          const sub = await applyAgencyChange(tx, writer, tenantId, change, op.id, now);
           await insertOperation(tx, {
             ...op,
             status: 'applied',

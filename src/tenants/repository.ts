@@ -14,6 +14,8 @@ export interface TenantsTable {
   rate_limit_burst: ColumnType<number | null, number | null | undefined, number | null>;
   /** Calls of the whole tenant dialling or in progress at once; null: no tenant-wide cap. */
   max_concurrent_calls: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A user's balance crossing below this many minutes records `credits.low`; null: never. */
+  low_balance_minutes: ColumnType<number | null, number | null | undefined, number | null>;
   /** Bumped by a trigger on every change to the tenant's plans (migration 0006); int8, read as a string. */
   plans_version: ColumnType<string, never, never>;
   /** Bumped by a trigger on every change a user list can see (migration 0008); int8, read as a string. */

@@ -27,6 +27,12 @@ const MaxConcurrentCalls = Type.Integer({
   description: 'Calls of the whole tenant dialling or in progress at once; more wait queued.',
 });
 
+const LowBalanceMinutes = Type.Integer({
+  minimum: 1,
+  maximum: 1_000_000,
+  description: 'A user’s credit balance crossing below this many minutes sends the `credits.low` event.',
+});
+
 export const Tenant = Type.Object(
   {
     id: Type.String(),
@@ -46,6 +52,12 @@ export const Tenant = Type.Object(
       Type.Integer({
         minimum: 1,
         description: 'Calls of the whole tenant dialling or in progress at once; null: no tenant-wide cap.',
+      }),
+    ),
+    low_balance_minutes: Nullable(
+      Type.Integer({
+        minimum: 1,
+        description: 'A user’s balance crossing below this many minutes sends `credits.low`; null: never.',
       }),
     ),
     created_at: Timestamp,
@@ -68,6 +80,8 @@ export const UpdateTenantBody = Type.Object(
     rate_limit: Type.Optional(Nullable(TenantRateLimit)),
     /** A tenant-wide cap on calls at once (more wait queued); null removes it. */
     max_concurrent_calls: Type.Optional(Nullable(MaxConcurrentCalls)),
+    /** The `credits.low` threshold; null: no such events. */
+    low_balance_minutes: Type.Optional(Nullable(LowBalanceMinutes)),
   },
   { additionalProperties: false },
 );

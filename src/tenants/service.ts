@@ -75,6 +75,7 @@ export function toTenant(row: TenantRow, partnerDefault: PartnerLimitDefault): T
         ? { requests_per_second: row.rate_limit_per_second, burst: row.rate_limit_burst }
         : { requests_per_second: partnerDefault.perSecond, burst: partnerDefault.burst },
     max_concurrent_calls: row.max_concurrent_calls,
+    low_balance_minutes: row.low_balance_minutes,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -121,6 +122,9 @@ export function createTenantService(deps: {
           : {}),
         ...(input.max_concurrent_calls !== undefined
           ? { max_concurrent_calls: input.max_concurrent_calls }
+          : {}),
+        ...(input.low_balance_minutes !== undefined
+          ? { low_balance_minutes: input.low_balance_minutes }
           : {}),
         updated_at: clock.now(),
       };

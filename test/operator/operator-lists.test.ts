@@ -64,7 +64,15 @@ describe('GET /admin/v1/tenants', () => {
     expect(first.status).toBe(200);
     expect(first.body.pagination).toEqual({ page: 1, limit: 2, total: 5, pages: 3, has_more: true });
     expect(Object.keys(first.body.data[0]).sort()).toEqual(
-      ['created_at', 'email', 'id', 'max_concurrent_calls', 'name', 'rate_limit'].sort(),
+      [
+        'created_at',
+        'email',
+        'id',
+        'low_balance_minutes',
+        'max_concurrent_calls',
+        'name',
+        'rate_limit',
+      ].sort(),
     );
 
     const ids = await walk('/admin/v1/tenants', 2);

@@ -34,13 +34,18 @@ export async function startBillingApp(
     wrap?: (processor: PaymentProcessor) => PaymentProcessor;
     /** Network retries of the Stripe SDK (the adapter's default unless given). */
     stripeNetworkRetries?: number;
+    /** More environment for the app (e.g. WEBHOOK_ALLOW_PRIVATE for a local event receiver). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<BillingApp> {
   const now = () => (options.clock ?? { now: () => new Date() }).now();
   const stripe = adapter === 'stripe' ? await startStripeServer({ now }) : undefined;
-  const env: Record<string, string> = stripe
-    ? { PROCESSOR: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_API_BASE: stripe.url }
-    : { PROCESSOR: 'simulated' };
+  const env: Record<string, string> = {
+    ...options.env,
+    ...(stripe
+      ? { PROCESSOR: 'stripe', STRIPE_SECRET_KEY: stripe.secretKey, STRIPE_API_BASE: stripe.url }
+      : { PROCESSOR: 'simulated' }),
+  };
   let simulated: SimulatedProcessor | undefined;
   const t = await startTestApp({
     clock: options.clock,
