@@ -3,8 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/auth.js';
-import type { StoredResponse } from '../core/idempotency.js';
-import { answerRecorder, sendAnswer } from '../core/idempotent-answer.js';
+import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotent-answer.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -57,11 +56,7 @@ export async function agentRoutes(
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  const created = (agent: Agent): StoredResponse => ({
-    status: 201,
-    body: { data: agent },
-    headers: { location: `${publicBaseUrl}/api/v1/agents/${agent.id}` },
-  });
+  const created = locatedAnswer<Agent>(201, publicBaseUrl, 'agents');
 
   app.get(
     '/agents',

@@ -7,8 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/auth.js';
-import type { StoredResponse } from '../core/idempotency.js';
-import { answerRecorder, sendAnswer } from '../core/idempotent-answer.js';
+import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotent-answer.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -28,11 +27,7 @@ export async function callRoutes(
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  const queued = (call: CallDetail): StoredResponse => ({
-    status: 202,
-    body: { data: call },
-    headers: { location: `${publicBaseUrl}/api/v1/calls/${call.id}` },
-  });
+  const queued = locatedAnswer<CallDetail>(202, publicBaseUrl, 'calls');
 
   app.post(
     '/calls',

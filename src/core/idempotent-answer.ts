@@ -44,3 +44,19 @@ export async function recordAnswer<Result>(
 export function sendAnswer(reply: FastifyReply, answer: StoredResponse) {
   return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }
+
+/**
+ * The answer of a write that made (or queued) a resource: `{ data }` with its `Location` under
+ * `/api/v1/<collection>/<id>`.
+ */
+export function locatedAnswer<Resource extends { id: string }>(
+  status: 201 | 202,
+  publicBaseUrl: string,
+  collection: string,
+): (resource: Resource) => StoredResponse {
+  return (resource) => ({
+    status,
+    body: { data: resource },
+    headers: { location: `${publicBaseUrl}/api/v1/${collection}/${encodeURIComponent(resource.id)}` },
+  });
+}

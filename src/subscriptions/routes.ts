@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/auth.js';
 import type { StoredResponse } from '../core/idempotency.js';
-import { answerRecorder, sendAnswer } from '../core/idempotent-answer.js';
+import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotent-answer.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -25,11 +25,8 @@ export async function subscriptionRoutes(
 
   // The answers, sent and (with an Idempotency-Key) stored for replay. POST answers 201 with
   // Location even when it switched the user's current subscription (partner-api.md).
-  const subscribed = ({ subscription }: SubscriptionResult): StoredResponse => ({
-    status: 201,
-    body: { data: subscription },
-    headers: { location: `${publicBaseUrl}/api/v1/subscriptions/${subscription.id}` },
-  });
+  const located = locatedAnswer<SubscriptionResult['subscription']>(201, publicBaseUrl, 'subscriptions');
+  const subscribed = ({ subscription }: SubscriptionResult): StoredResponse => located(subscription);
   const changed = ({ subscription }: SubscriptionResult): StoredResponse => ({
     status: 200,
     body: { data: subscription },
