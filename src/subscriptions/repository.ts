@@ -2,7 +2,11 @@ import { type Selectable, sql } from 'kysely';
 import { type Executor, runPrepared } from '../core/db.js';
 import { PUBLIC_STATUSES, type PublicStatus } from './schemas.js';
 
-/** Internal states: the public enum and the processor's transient states (`incomplete`, `incomplete_expired`), which the API reports as `inactive`. */
+/**
+ * Internal states: the public enum, the processor's transient states (`incomplete`,
+ * `incomplete_expired`) and `superseded` (a scheduled subscription replaced before it started),
+ * which the API all reports as `inactive`.
+ */
 export type InternalStatus =
   | 'trialing'
   | 'active'
