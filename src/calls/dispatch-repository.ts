@@ -13,7 +13,7 @@
 import type { AgentSettings } from '../agents/settings.js';
 import { type Db, type Executor, runPrepared } from '../core/db.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
-import { CALL_COLUMNS, type CallRow, dispatchKeyOf } from './repository.js';
+import { CALL_COLUMNS, type CallRow, dispatchKeyOf, recordCallEvents } from './repository.js';
 
 const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
 /** The columns dialing does not change, read from the statement's snapshot of the call. */
@@ -177,6 +177,7 @@ async function lockCapsOfCalls(tx: Executor, callIds: string[]): Promise<void> {
 export async function markInProgress(
   db: Executor,
   steps: (CallStep & { startedAt: Date })[],
+  engine: string,
 ): Promise<boolean[]> {
   const rows = await runPrepared<{ id: string }>(db, {
     name: 'calls_mark_in_progress',
@@ -185,17 +186,19 @@ export async function markInProgress(
         UPDATE calls c SET status = 'in_progress', started_at = i.started_at, updated_at = i.at
         FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[]) AS i(tenant_id, id, started_at, at)
         WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status = 'dialing'
-        RETURNING c.id, c.tenant_id, c.started_at
+        RETURNING ${QUALIFIED_CALL_COLUMN_LIST}
       ), answered_event AS (
         INSERT INTO call_events (tenant_id, call_id, status, at, detail)
         SELECT tenant_id, id, 'in_progress', started_at, '{}'::jsonb FROM moved
-      )
+        RETURNING id, call_id, status, at, detail
+      ), ${recordCallEvents({ calls: 'moved', type: "'call.started'", newEvents: 'answered_event', engine: '$5::text' })}
       SELECT id FROM moved`,
     values: [
       steps.map((s) => s.tenantId),
       steps.map((s) => s.callId),
       steps.map((s) => s.startedAt),
       steps.map((s) => s.at),
+      engine,
     ],
   });
   const moved = new Set(rows.map((row) => row.id));
@@ -224,7 +227,11 @@ export interface CallFinish extends CallStep {
  * change the balance once, by their sum), and wakes the waiting calls the ended ones make room
  * for. For each finish, false when the call was already final: nothing changes.
  */
-export async function finishCallsAndDebit(db: Db, finishes: CallFinish[]): Promise<boolean[]> {
+export async function finishCallsAndDebit(
+  db: Db,
+  finishes: CallFinish[],
+  engine: string,
+): Promise<boolean[]> {
   const rows = await db.transaction().execute(async (tx) => {
     await lockCapsOfCalls(
       tx,
@@ -243,14 +250,15 @@ export async function finishCallsAndDebit(db: Db, finishes: CallFinish[]): Promi
                  billed_minutes = i.minutes, scheduled_for = NULL
           FROM input i
           WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status IN ('queued', 'dialing', 'in_progress')
-          RETURNING c.id, c.tenant_id, c.user_id, c.agent_id, i.status, i.ended_at, i.duration_seconds,
-                    i.failure_reason, i.minutes, i.ledger_id, i.at
+          RETURNING ${QUALIFIED_CALL_COLUMN_LIST}, i.minutes, i.ledger_id, i.at
         ), ended_event AS (
           INSERT INTO call_events (tenant_id, call_id, status, at, detail)
           SELECT tenant_id, id, status, ended_at, jsonb_strip_nulls(jsonb_build_object(
                    'duration_seconds', duration_seconds, 'failure_reason', failure_reason, 'billed_minutes', minutes))
           FROM ended
-        ), freed AS (
+          RETURNING id, call_id, status, at, detail
+        ), ${recordCallEvents({ calls: 'ended', type: "'call.' || c.status", newEvents: 'ended_event', engine: '$10::text' })},
+        freed AS (
           SELECT agent_id, tenant_id FROM ended
         ), ${wakeWaiting('(SELECT max(at) FROM input)')},
         credit_entry AS (
@@ -269,6 +277,7 @@ export async function finishCallsAndDebit(db: Db, finishes: CallFinish[]): Promi
         finishes.map((f) => f.at),
         finishes.map((f) => f.minutes),
         finishes.map((f) => f.ledgerId),
+        engine,
       ],
     });
   });
@@ -284,6 +293,7 @@ export async function finishCallsAndDebit(db: Db, finishes: CallFinish[]): Promi
 export async function requeueForRetry(
   db: Db,
   step: CallStep & { jobId: number; scheduledFor: Date },
+  engine: string,
 ): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     await lockCapsOfCalls(tx, [step.callId]);
@@ -293,13 +303,15 @@ export async function requeueForRetry(
         WITH requeued AS (
           UPDATE calls c SET status = 'queued', scheduled_for = $3, updated_at = $4
           WHERE c.tenant_id = $1 AND c.id = $2 AND c.status IN ('dialing', 'in_progress')
-          RETURNING c.id, c.tenant_id, c.agent_id, c.attempts
+          RETURNING ${QUALIFIED_CALL_COLUMN_LIST}
         ), requeued_event AS (
           INSERT INTO call_events (tenant_id, call_id, status, at, detail)
           SELECT tenant_id, id, 'queued', $4::timestamptz,
                  jsonb_build_object('reason', 'no_answer', 'attempt', attempts + 1, 'scheduled_for', $6::text)
           FROM requeued
-        ), freed AS (
+          RETURNING id, call_id, status, at, detail
+        ), ${recordCallEvents({ calls: 'requeued', type: "'call.queued'", newEvents: 'requeued_event', engine: '$7::text' })},
+        freed AS (
           SELECT agent_id, tenant_id FROM requeued
         ), ${wakeWaiting('$4::timestamptz')},
         parked AS (
@@ -315,6 +327,7 @@ export async function requeueForRetry(
         step.at,
         step.jobId,
         step.scheduledFor.toISOString(),
+        engine,
       ],
     });
     return rows.length === 1;

@@ -80,8 +80,10 @@ export function createCallPipeline(deps: {
     const [row] = await startDialing(db, [step], true);
     return row?.moved ? row : undefined;
   };
-  const toInProgress = coalesce((steps: (CallStep & { startedAt: Date })[]) => markInProgress(db, steps));
-  const finish = coalesce((finishes: CallFinish[]) => finishCallsAndDebit(db, finishes));
+  const toInProgress = coalesce((steps: (CallStep & { startedAt: Date })[]) =>
+    markInProgress(db, steps, deps.telephony.name),
+  );
+  const finish = coalesce((finishes: CallFinish[]) => finishCallsAndDebit(db, finishes, deps.telephony.name));
 
   /** Ends a call that is not final yet, debiting a completed one; false when it already was final. */
   function end(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): Promise<boolean> {
@@ -238,7 +240,14 @@ export function createCallPipeline(deps: {
       if (retry && call.attempts < retry.max_attempts) {
         const at = clock.now();
         const scheduledFor = new Date(at.getTime() + retry.delay_minutes * 60_000);
-        if (await requeueForRetry(db, { tenantId, callId, at, jobId: job.id, scheduledFor })) return;
+        if (
+          await requeueForRetry(
+            db,
+            { tenantId, callId, at, jobId: job.id, scheduledFor },
+            deps.telephony.name,
+          )
+        )
+          return;
       }
       await end(call, { status: 'no_answer', endedAt: clock.now() });
       return;

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { AgentSettings } from '../agents/settings.js';
 import { type Executor, runPrepared } from '../core/db.js';
 import { INSERT_NEW_JOBS } from '../core/jobs.js';
+import { recordEventsFrom } from '../events/repository.js';
 import type { CallStatus } from './schemas.js';
 
 export interface CallsTable {
@@ -76,8 +77,8 @@ export interface DispatchJob {
 export const dispatchKeyOf = (callId: string) => `dispatch:${callId}`;
 
 /**
- * Stores a queued call, its first timeline event and its dispatch job in one statement (so one
- * transaction and one round trip), provided the agent still is at this published version (and,
+ * Stores a queued call, its first timeline event, its `call.queued` event (recordCallEvents) and
+ * its dispatch job in one statement (so one transaction and one round trip), provided the agent still is at this published version (and,
  * for the webhook, still behind `webhookId`), is not deleted, its owner may still call (not
  * deleted, not blocked, a positive balance) and the number is not on the tenant's do-not-call
  * list. Answers the agent's current settings, or undefined when that no longer holds (a
@@ -89,6 +90,8 @@ export async function insertQueuedCall(
   webhookId: string | null,
   call: NewCall,
   job: DispatchJob,
+  /** The telephony engine's name, shown in the `call.queued` event's call. */
+  engine: string,
 ): Promise<{ settings: AgentSettings } | undefined> {
   const input = {
     id: call.id,
@@ -131,11 +134,13 @@ export async function insertQueuedCall(
         SELECT i.id, allowed.tenant_id, i.agent_id, i.agent_version, i.user_id, i.from_number, i.to_number,
                i.name, i.email, i.context, i.prompt, i.welcome_message, 'queued', i.created_at, i.created_at
         FROM input i, allowed
-        RETURNING tenant_id, id, created_at
+        RETURNING ${CALL_COLUMN_LIST}
       ), queued_event AS (
         INSERT INTO call_events (tenant_id, call_id, status, at, detail)
         SELECT tenant_id, id, 'queued', created_at, '{}'::jsonb FROM queued
-      ), new_job AS (
+        RETURNING id, call_id, status, at, detail
+      ), ${recordCallEvents({ calls: 'queued', type: "'call.queued'", newEvents: 'queued_event', engine: '$3::text' })},
+      new_job AS (
         SELECT queued.tenant_id, i.job_queue AS queue, i.job_payload AS payload, i.created_at AS run_at,
                i.job_max_attempts AS max_attempts, i.job_key AS singleton_key
         FROM input i, queued
@@ -144,7 +149,7 @@ export async function insertQueuedCall(
         RETURNING id
       )
       SELECT allowed.settings FROM allowed, job`,
-    values: [webhookId, JSON.stringify(input)],
+    values: [webhookId, JSON.stringify(input), engine],
   });
   return rows[0];
 }
@@ -200,6 +205,55 @@ export const CALL_COLUMNS = [
 
 /** The columns of a call, in the order of CallsTable (for statements written as SQL text). */
 const CALL_COLUMN_LIST = CALL_COLUMNS.join(', ');
+
+/** A timestamptz as the API shows times (toISOString: UTC, milliseconds). */
+const isoTime = (expression: string) =>
+  `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The CTEs that record one call event (`call.queued`, `call.started`, `call.completed`,
+ * `call.no_answer`, `call.failed`) per row of `calls`, a CTE of the same statement holding the
+ * changed calls as they now are (every column of CALL_COLUMNS), with deliveries to the tenant's
+ * subscribed endpoints (events/repository.ts): so the event is written by the statement that
+ * changes the status, in its transaction, without a round trip of its own. `type` is an SQL
+ * expression over the row `c`.
+ *
+ * The event's object is the call as `GET /api/v1/calls/{id}` shows it (service.ts `detail`),
+ * built here in SQL rather than read back in TypeScript, which would cost the batched statements
+ * a round trip per batch. Keep the two in step: the fields of CallDetail, `engine` the bound
+ * parameter `engine`, and the timeline the call_events rows the statement sees (those before it)
+ * plus those of `newEvents`, the CTE inserting this change's timeline rows (RETURNING id, call_id,
+ * status, at, detail): a statement does not see its own inserts.
+ */
+export function recordCallEvents(options: {
+  calls: string;
+  type: string;
+  newEvents: string;
+  engine: string;
+}): string {
+  const { calls, type, newEvents, engine } = options;
+  return `
+  call_event AS (
+    SELECT c.tenant_id, ${type} AS type, c.updated_at AS created_at,
+           jsonb_build_object('object', jsonb_build_object(
+             'id', c.id, 'agent_id', c.agent_id, 'agent_version', c.agent_version, 'user_id', c.user_id,
+             'from', c.from_number, 'to', c.to_number, 'name', c.name, 'email', c.email,
+             'context', coalesce(c.context, '{}'::jsonb), 'prompt', c.prompt, 'welcome_message', c.welcome_message,
+             'status', c.status, 'created_at', ${isoTime('c.created_at')},
+             'started_at', ${isoTime('c.started_at')}, 'ended_at', ${isoTime('c.ended_at')},
+             'duration_seconds', c.duration_seconds, 'failure_reason', c.failure_reason,
+             'scheduled_for', ${isoTime('c.scheduled_for')}, 'attempts', c.attempts,
+             'billed_minutes', c.billed_minutes, 'ended_reason', c.ended_reason, 'engine', ${engine},
+             'engine_call_id', NULL, 'transcript', NULL, 'recording_url', NULL,
+             'events', coalesce((
+               SELECT jsonb_agg(jsonb_build_object('status', e.status, 'at', ${isoTime('e.at')},
+                                                   'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.id)
+               FROM (SELECT id, status, at, detail FROM call_events WHERE tenant_id = c.tenant_id AND call_id = c.id
+                     UNION ALL
+                     SELECT id, status, at, detail FROM ${newEvents} WHERE call_id = c.id) e), '[]'::jsonb))) AS data
+    FROM ${calls} c
+  ), ${recordEventsFrom('call_event', 'call_')}`;
+}
 
 export async function findCall(db: Executor, tenantId: string, callId: string): Promise<CallRow | undefined> {
   const rows = await runPrepared<CallRow>(db, {

@@ -131,6 +131,7 @@ export function createCallService(deps: {
         payload: { callId: id, tenantId: target.tenant_id },
         maxAttempts: DISPATCH_MAX_ATTEMPTS,
       },
+      deps.engine,
     );
     if (!stored) return undefined;
     // Outside its calling hours the call waits, and shows until when (dispatch checks again).

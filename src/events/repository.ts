@@ -133,27 +133,28 @@ const sqlNewId = (prefix: string) =>
 /**
  * CTEs that record one event per row of the CTE `source` (columns tenant_id, type, created_at,
  * data jsonb `{ object }`), with its deliveries and their jobs, as `insertEvent` does: for a
- * statement that decides in SQL which events happen (a balance crossing a threshold). Defines
- * recorded_event, event_delivery and event_delivery_job.
+ * statement that decides in SQL which events happen (a balance crossing a threshold, a call's
+ * status change). Defines `<prefix>recorded_event`, `<prefix>event_delivery` and
+ * `<prefix>event_delivery_job`: a statement recording events from two sources gives each its prefix.
  */
-export function recordEventsFrom(source: string): string {
+export function recordEventsFrom(source: string, prefix = ''): string {
   return `
-  recorded_event AS (
+  ${prefix}recorded_event AS (
     INSERT INTO events (id, tenant_id, type, created_at, data)
     SELECT ${sqlNewId('evt')}, tenant_id, type, created_at, data FROM ${source}
     RETURNING id, tenant_id, type, created_at
-  ), event_delivery AS (
+  ), ${prefix}event_delivery AS (
     INSERT INTO event_deliveries (id, tenant_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
     SELECT ${sqlNewId('del')}, e.tenant_id, w.id, e.id, 'pending', 0, e.created_at, e.created_at
-    FROM recorded_event e
+    FROM ${prefix}recorded_event e
     JOIN webhook_endpoints w ON w.tenant_id = e.tenant_id AND w.deleted_at IS NULL AND w.enabled
       AND (w.events @> jsonb_build_array(e.type) OR w.events @> '["*"]'::jsonb)
     RETURNING id, tenant_id, created_at
-  ), event_delivery_job AS (
+  ), ${prefix}event_delivery_job AS (
     INSERT INTO jobs (tenant_id, queue, payload, status, run_at, max_attempts, singleton_key, created_at)
     SELECT tenant_id, '${DELIVERY_QUEUE}', jsonb_build_object('delivery_id', id), 'queued', created_at,
            ${DELIVERY_JOB_MAX_ATTEMPTS}, 'event-delivery:' || id, created_at
-    FROM event_delivery
+    FROM ${prefix}event_delivery
     RETURNING id
   )`;
 }
