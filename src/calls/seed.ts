@@ -4,7 +4,7 @@ import type { AgentService } from '../agents/service.js';
 export async function seedDemoAgent(
   agents: AgentService,
   base: string,
-  seed: { tenantId: string; userId: string },
+  seed: { tenantId: string; userId: string; apiKey: string },
 ): Promise<string[]> {
   const created = await agents.create(seed.tenantId, {
     user_id: seed.userId,
@@ -20,6 +20,6 @@ export async function seedDemoAgent(
     `  ${agent.webhook_url}`,
     'Place a simulated call (numbers ending in 0000 do not answer, 9999 fail):',
     `  curl -s -X POST ${agent.webhook_url} -H 'Content-Type: application/json' -d '${body}'`,
-    `Follow it (with ADMIN_TOKEN set): curl -s ${base}/admin/v1/calls -H "Authorization: Bearer $ADMIN_TOKEN"`,
+    `Follow it (status, outcome, timeline): curl -s '${base}/api/v1/calls?limit=1' -H 'Authorization: Bearer ${seed.apiKey}'`,
   ];
 }
