@@ -5,77 +5,29 @@
  * all 50 end, each dialled once. Needs PostgreSQL whatever TEST_DATABASE says; skipped when none answers.
  */
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/core/config.js';
-import { type Database, openDatabase } from '../../src/core/db.js';
-import { migrate } from '../../src/core/migrate.js';
-import { addCreditEntry } from '../../src/credits/repository.js';
-import { createServices, type Services } from '../../src/services.js';
-import {
-  dropPostgresDatabase,
-  emptyPostgresDatabase,
-  POSTGRES_URL,
-  postgresAnswers,
-} from '../support/databases.js';
-import { type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { POSTGRES_URL, postgresAnswers } from '../support/databases.js';
+import { startServerProcess } from '../support/server-process.js';
+import { publishedAgent, useDispatchDatabase, waitForCallsToEnd } from './dispatch-processes.js';
 
 const CALLS = 50;
 const CAP = 2;
 const available = await postgresAnswers();
 if (!available) console.warn(`[calls/cap-workers] skipped: no PostgreSQL answers at ${POSTGRES_URL}`);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe.skipIf(!available)('a concurrency cap with two dispatching processes', () => {
-  let url: string;
-  let database: Database;
-  let services: Services;
-  const workers: ServerProcess[] = [];
-
-  beforeAll(async () => {
-    ({ url } = await emptyPostgresDatabase());
-    database = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 10 });
-    await migrate(database);
-    services = createServices({
-      config: loadConfig({ PASSWORD_HASH_MEMORY_KIB: '1024', LOG_LEVEL: 'silent' }),
-      database,
-    });
-  });
-
-  afterAll(async () => {
-    for (const worker of workers) await worker.kill('SIGKILL');
-    await services?.close();
-    await database?.close();
-    if (url) await dropPostgresDatabase(url);
-  });
+  const fixture = useDispatchDatabase();
 
   it(`never has more than ${CAP} of ${CALLS} calls live, and ends each, dialled once`, {
     timeout: 180_000,
   }, async () => {
+    const { database, services, url, processes: workers } = fixture;
     const db = database.db;
-    const tenant = await services.tenants.create({ name: 'Capped Agency' });
-    const { user } = await services.users.create(
-      tenant.id,
-      { email: 'owner@example.com', name: 'Owner', password: 'correct horse' },
-      undefined,
-    );
-    await db.transaction().execute((tx) =>
-      addCreditEntry(tx, {
-        tenantId: tenant.id,
-        userId: user.id,
-        minutes: 1_000,
-        reason: 'test',
-        at: new Date(),
-      }),
-    );
-    const agent = await services.agents.create(tenant.id, {
-      user_id: user.id,
-      name: 'Paced',
-      phone_number: '+14155550199',
-      prompt: 'Call {name}.',
-      welcome_message: 'Hi {name}.',
+    const { agent } = await publishedAgent(fixture, {
+      tenantName: 'Capped Agency',
+      agentName: 'Paced',
+      credits: 1_000,
     });
-    await services.agents.publish(tenant.id, agent.id);
     await sql`UPDATE agents SET settings = ${JSON.stringify({ max_concurrent_calls: CAP })}::jsonb WHERE id = ${agent.id}`.execute(
       db,
     );
@@ -102,17 +54,7 @@ describe.skipIf(!available)('a concurrency cap with two dispatching processes', 
       );
     }
 
-    const deadline = Date.now() + 150_000;
-    for (;;) {
-      const pending = await db
-        .selectFrom('calls')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('status', 'not in', ['completed', 'no_answer', 'failed'])
-        .executeTakeFirstOrThrow();
-      if (Number(pending.n) === 0) break;
-      if (Date.now() > deadline) throw new Error(`${pending.n} calls still pending`);
-      await sleep(250);
-    }
+    await waitForCallsToEnd(database);
     for (const worker of workers) expect(await worker.stop()).toBe(0);
 
     const events = await db.selectFrom('call_events').select(['call_id', 'status']).orderBy('id').execute();

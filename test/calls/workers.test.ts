@@ -3,74 +3,26 @@
  * once (FOR UPDATE SKIP LOCKED claims; the carrier is never even asked twice), and both
  * processes take part. Needs PostgreSQL whatever TEST_DATABASE says; skipped when none answers.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/core/config.js';
-import { type Database, openDatabase } from '../../src/core/db.js';
-import { migrate } from '../../src/core/migrate.js';
-import { addCreditEntry } from '../../src/credits/repository.js';
-import { createServices, type Services } from '../../src/services.js';
-import {
-  dropPostgresDatabase,
-  emptyPostgresDatabase,
-  POSTGRES_URL,
-  postgresAnswers,
-} from '../support/databases.js';
-import { type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { POSTGRES_URL, postgresAnswers } from '../support/databases.js';
+import { startServerProcess } from '../support/server-process.js';
+import { publishedAgent, useDispatchDatabase, waitForCallsToEnd } from './dispatch-processes.js';
 
 const CALLS = 500;
 const available = await postgresAnswers();
 if (!available) console.warn(`[calls/workers] skipped: no PostgreSQL answers at ${POSTGRES_URL}`);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe.skipIf(!available)('two worker processes on one PostgreSQL', () => {
-  let url: string;
-  let database: Database;
-  let services: Services;
-  const workers: ServerProcess[] = [];
-
-  beforeAll(async () => {
-    ({ url } = await emptyPostgresDatabase());
-    database = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 10 });
-    await migrate(database);
-    services = createServices({
-      config: loadConfig({ PASSWORD_HASH_MEMORY_KIB: '1024', LOG_LEVEL: 'silent' }),
-      database,
-    });
-  });
-
-  afterAll(async () => {
-    for (const worker of workers) await worker.kill('SIGKILL');
-    await services?.close();
-    await database?.close();
-    if (url) await dropPostgresDatabase(url);
-  });
+  const fixture = useDispatchDatabase();
 
   it(`dials each of ${CALLS} calls exactly once`, { timeout: 180_000 }, async () => {
+    const { database, services, url, processes: workers } = fixture;
     const db = database.db;
-    const tenant = await services.tenants.create({ name: 'Workers Agency' });
-    const { user } = await services.users.create(
-      tenant.id,
-      { email: 'owner@example.com', name: 'Owner', password: 'correct horse' },
-      undefined,
-    );
-    await db.transaction().execute((tx) =>
-      addCreditEntry(tx, {
-        tenantId: tenant.id,
-        userId: user.id,
-        minutes: 10_000,
-        reason: 'test',
-        at: new Date(),
-      }),
-    );
-    const agent = await services.agents.create(tenant.id, {
-      user_id: user.id,
-      name: 'Bulk',
-      phone_number: '+14155550199',
-      prompt: 'Call {name}.',
-      welcome_message: 'Hi {name}.',
+    const { userId, agent } = await publishedAgent(fixture, {
+      tenantName: 'Workers Agency',
+      agentName: 'Bulk',
+      credits: 10_000,
     });
-    await services.agents.publish(tenant.id, agent.id);
 
     for (let i = 0; i < 2; i++) {
       workers.push(await startServerProcess({ env: { DATABASE_URL: url, WORKERS: '1', LOG_LEVEL: 'warn' } }));
@@ -90,17 +42,7 @@ describe.skipIf(!available)('two worker processes on one PostgreSQL', () => {
     );
     expect(ids).toHaveLength(CALLS);
 
-    const deadline = Date.now() + 150_000;
-    for (;;) {
-      const pending = await db
-        .selectFrom('calls')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('status', 'not in', ['completed', 'no_answer', 'failed'])
-        .executeTakeFirstOrThrow();
-      if (Number(pending.n) === 0) break;
-      if (Date.now() > deadline) throw new Error(`${pending.n} calls still pending`);
-      await sleep(250);
-    }
+    await waitForCallsToEnd(database);
     for (const worker of workers) expect(await worker.stop()).toBe(0);
 
     const dials = await db.selectFrom('telephony_simulated_dials').selectAll().execute();
@@ -120,7 +62,7 @@ describe.skipIf(!available)('two worker processes on one PostgreSQL', () => {
     const balance = await db
       .selectFrom('users')
       .select('credit_balance_minutes')
-      .where('id', '=', user.id)
+      .where('id', '=', userId)
       .executeTakeFirstOrThrow();
     expect(balance.credit_balance_minutes).toBe(10_000 - CALLS);
     console.info(
