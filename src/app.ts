@@ -11,6 +11,8 @@ import { agentRoutes } from './agents/routes.js';
 import { SCOPES } from './api-keys/service.js';
 import { callRoutes } from './calls/partner-routes.js';
 import { webhookRoutes } from './calls/routes.js';
+import { consoleSurface } from './console/plugin.js';
+import { CONSOLE_PAGES } from './console/routes.js';
 import { registerPartnerAuth, tenantOf } from './core/auth.js';
 import { clientErrorHandler, frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
 import { httpServerFactory } from './core/http-server.js';
@@ -139,6 +141,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   // The operator API: bearer ADMIN_TOKEN, every route in operator/routes.ts.
   await app.register(operatorRoutes, { prefix: '/admin/v1', services });
+
+  // The agency console: server-rendered pages for the tenant's members (cookie sessions, CSRF).
+  await app.register(consoleSurface, { prefix: '/console', services, pages: CONSOLE_PAGES });
 
   // The call-trigger webhook (its credential is the URL).
   await app.register(webhookRoutes, { calls: services.calls, idempotency: services.idempotency });

@@ -38,6 +38,7 @@ import { recordEvent } from './events/record.js';
 import { DELIVERY_QUEUE } from './events/repository.js';
 import { createEventService, type EventService } from './events/service.js';
 import { type HostResolver, systemResolver } from './events/ssrf.js';
+import { createMemberService, type MemberService } from './members/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
@@ -106,6 +107,8 @@ export interface Services {
   readonly calls: CallService;
   /** Event webhook endpoints, their deliveries, the events list. */
   readonly events: EventService;
+  /** The agency's console members and their sessions. */
+  readonly members: MemberService;
   /** Durable job handlers by queue name, as the job runner runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
   readonly jobRunner: JobRunner;
@@ -216,6 +219,12 @@ export function createServices(options: ServiceOptions): Services {
   const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
   const events = createEventService({ ...eventOptions, onQueued: () => jobRunner?.wake() });
   const deliverEvent = createEventDelivery(eventOptions);
+  const members = createMemberService({
+    db,
+    clock,
+    secrets,
+    passwordHashMemoryKib: config.passwordHashMemoryKib,
+  });
 
   const jobHandlers: Record<string, JobHandler> = {
     [DISPATCH_QUEUE]: (job) => pipeline.dispatch(job as Job<CallJobPayload>),
@@ -261,6 +270,7 @@ export function createServices(options: ServiceOptions): Services {
     doNotCall,
     calls,
     events,
+    members,
     jobHandlers,
     jobRunner,
     async close() {

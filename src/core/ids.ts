@@ -45,7 +45,10 @@ export type IdPrefix =
   | 'cus'
   | 'we'
   | 'evt'
-  | 'del';
+  | 'del'
+  | 'mem'
+  | 'mses'
+  | 'minv';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

@@ -33,6 +33,11 @@ export interface SecretBox {
   isCurrent(sealed: string): boolean;
   /** The id of the current key, as it appears in sealed values. */
   readonly currentKeyId: string;
+  /**
+   * A key for one purpose (e.g. signing CSRF tokens), derived from the current key with HKDF:
+   * the same in every process that shares SECRETS_KEY, and useless for opening sealed values.
+   */
+  deriveKey(purpose: string): Buffer;
 }
 
 export class SecretError extends Error {
@@ -110,6 +115,11 @@ export function createSecretBox(keys: SecretKeys): SecretBox {
     },
     isCurrent(sealed) {
       return sealed.startsWith(`${VERSION}:${currentKeyId}:`);
+    },
+    deriveKey(purpose) {
+      return Buffer.from(
+        crypto.hkdfSync('sha256', keys.current, Buffer.alloc(0), `voiceplane:${purpose}`, 32),
+      );
     },
   };
 }

@@ -11,6 +11,7 @@ import { callAdminRoutes } from '../calls/admin-routes.js';
 import { registerAdminAuth } from '../core/auth.js';
 import { creditAdminRoutes } from '../credits/admin-routes.js';
 import { emailAdminRoutes } from '../emails/admin-routes.js';
+import { memberAdminRoutes } from '../members/admin-routes.js';
 import { planAdminRoutes } from '../plans/admin-routes.js';
 import type { Services } from '../services.js';
 import { tenantAdminRoutes } from '../tenants/admin-routes.js';
@@ -35,4 +36,5 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   await app.register(emailAdminRoutes, { emails: services.emails, tenants });
   await app.register(agentAdminRoutes, { agents: services.agents, tenants });
   await app.register(callAdminRoutes, { calls: services.calls });
+  await app.register(memberAdminRoutes, { members: services.members, tenants });
 }

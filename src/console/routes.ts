@@ -1,0 +1,10 @@
+/**
+ * The console's one list of pages. Each capability keeps its pages in its own folder
+ * (`console-pages.ts`), beside its API routes, and calls the same service.
+ */
+
+import { overviewPages } from './overview.js';
+import type { ConsolePages } from './plugin.js';
+import { signInPages } from './sign-in.js';
+
+export const CONSOLE_PAGES: ConsolePages[] = [signInPages, overviewPages];

@@ -1,0 +1,184 @@
+/**
+ * Signing in to the console and out of it, the second-factor step, and the error page. Failed
+ * sign-ins are rate-limited per address and per account (the users' sign-in buckets) before any
+ * password is checked, and a member locks after repeated failures (src/members/service.ts).
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { TOTP } from 'otpauth';
+import { cookieOptions, type Flash, SESSION_COOKIE, setFlash } from './cookies.js';
+import { formOf, safeNext, textField } from './forms.js';
+import { type Html, html } from './html.js';
+import { csrfField, documentPage, flashBanner, sendPage } from './layout.js';
+
+const CARD_PAGE = 'card-page';
+
+function cardPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
+  const page = html`<main id="main" class="card-layout">
+  <p class="card-brand"><span class="brand-mark" aria-hidden="true">◆</span> voiceplane</p>
+  <div class="card">
+    <h1>${title}</h1>
+    ${body}
+  </div>
+</main>`;
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send(documentPage({ title, body: page, bodyClass: CARD_PAGE }).value);
+}
+
+/** An error as a page: inside the console for a signed-in member, a card otherwise. */
+export function errorPage(reply: FastifyReply, status: number, message: string): FastifyReply {
+  const session = reply.request.consoleSession;
+  const title = status === 404 ? 'Page not found' : status === 403 ? 'Not allowed' : 'Something went wrong';
+  if (session && !session.awaitingTotp) {
+    return sendPage(reply.request, reply, {
+      title,
+      status,
+      body: html`<div class="panel empty-state"><p>${message}</p><p><a class="button" href="/console">Back to the overview</a></p></div>`,
+      flash: undefined,
+    });
+  }
+  return cardPage(
+    reply,
+    status,
+    title,
+    html`<p class="flash flash-error" role="alert">${message}</p>
+    <p><a href="/console/sign-in">Go to sign-in</a></p>`,
+  );
+}
+
+function signInForm(
+  reply: FastifyReply,
+  options: { email?: string; next: string; flash?: Flash; status?: number },
+) {
+  return cardPage(
+    reply,
+    options.status ?? 200,
+    'Sign in to your console',
+    html`${flashBanner(options.flash)}
+    <form method="post" action="/console/sign-in" class="stack">
+      ${csrfField(reply)}
+      <input type="hidden" name="next" value="${options.next}">
+      <div class="field">
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}">
+      </div>
+      <div class="field">
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required>
+      </div>
+      <button class="button button-primary button-block" type="submit">Sign in</button>
+    </form>`,
+  );
+}
+
+export async function signInPages(app: FastifyInstance) {
+  const { members, rateLimits } = app.services;
+
+  app.get<{ Querystring: { next?: string } }>(
+    '/sign-in',
+    { config: { consoleAccess: 'public' } },
+    async (request, reply) => {
+      const next = safeNext(request.query.next);
+      if (request.consoleSession && !request.consoleSession.awaitingTotp)
+        return reply.code(303).redirect(next);
+      return signInForm(reply, { next, flash: request.consoleFlash });
+    },
+  );
+
+  app.post('/sign-in', { config: { consoleAccess: 'public' } }, async (request, reply) => {
+    const fields = formOf(request);
+    const email = textField(fields, 'email') ?? '';
+    const password = typeof fields.password === 'string' ? fields.password : '';
+    const next = safeNext(textField(fields, 'next'));
+    const { decision, charges } = await rateLimits.signInAttempt(request.ip, 'console', email);
+    if (!decision.allowed) {
+      reply.header('retry-after', Math.max(1, Math.ceil((decision.retryAfterMs ?? 60_000) / 1000)));
+      return signInForm(reply, {
+        email,
+        next,
+        status: 429,
+        flash: { kind: 'error', message: 'Too many failed sign-ins. Wait a few minutes and try again.' },
+      });
+    }
+    const result = await members.signIn(email, password.slice(0, 1024));
+    if (!result.ok) {
+      const message =
+        result.reason === 'locked'
+          ? 'This account is locked for 15 minutes after repeated failed sign-ins.'
+          : 'The email or password is incorrect.';
+      return signInForm(reply, { email, next, status: 401, flash: { kind: 'error', message } });
+    }
+    await rateLimits.refund(charges);
+    reply.setCookie(
+      SESSION_COOKIE,
+      result.token,
+      cookieOptions(Math.floor((result.expiresAt.getTime() - Date.now()) / 1000)),
+    );
+    if (result.awaitingTotp) {
+      return reply.code(303).redirect(`/console/sign-in/two-factor?next=${encodeURIComponent(next)}`);
+    }
+    return reply.code(303).redirect(next);
+  });
+
+  app.get<{ Querystring: { next?: string } }>(
+    '/sign-in/two-factor',
+    { config: { consoleAccess: 'second-factor' } },
+    async (request, reply) => {
+      const next = safeNext(request.query.next);
+      if (!request.consoleSession?.awaitingTotp) return reply.code(303).redirect(next);
+      return twoFactorForm(reply, next);
+    },
+  );
+
+  app.post('/sign-in/two-factor', { config: { consoleAccess: 'second-factor' } }, async (request, reply) => {
+    const session = request.consoleSession;
+    const fields = formOf(request);
+    const next = safeNext(textField(fields, 'next'));
+    if (!session?.awaitingTotp) return reply.code(303).redirect(next);
+    const code = (textField(fields, 'code') ?? '').replace(/\s/g, '');
+    const secret = session.totpSecret ? members.openTotpSecret(session) : undefined;
+    const valid =
+      secret !== undefined &&
+      /^\d{6}$/.test(code) &&
+      new TOTP({ secret, digits: 6, period: 30 }).validate({ token: code, window: 1 }) !== null;
+    if (!valid) {
+      return twoFactorForm(
+        reply,
+        next,
+        { kind: 'error', message: 'That code is not valid. Try the current one.' },
+        401,
+      );
+    }
+    await members.completeSecondFactor(session);
+    return reply.code(303).redirect(next);
+  });
+
+  app.post('/sign-out', { config: { consoleAccess: 'second-factor' } }, async (request, reply) => {
+    if (request.consoleSession) await members.signOut(request.consoleSession);
+    reply.clearCookie(SESSION_COOKIE, { path: '/console' });
+    setFlash(reply, { kind: 'success', message: 'You are signed out.' });
+    return reply.code(303).redirect('/console/sign-in');
+  });
+}
+
+function twoFactorForm(reply: FastifyReply, next: string, flash?: Flash, status = 200) {
+  return cardPage(
+    reply,
+    status,
+    'Two-factor authentication',
+    html`${flashBanner(flash)}
+    <p class="muted">Enter the 6-digit code from your authenticator app.</p>
+    <form method="post" action="/console/sign-in/two-factor" class="stack">
+      ${csrfField(reply)}
+      <input type="hidden" name="next" value="${next}">
+      <div class="field">
+        <label for="code">Authentication code</label>
+        <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" required>
+      </div>
+      <button class="button button-primary button-block" type="submit">Verify</button>
+    </form>
+    <form method="post" action="/console/sign-out">${csrfField(reply)}<button class="button button-quiet" type="submit">Use another account</button></form>`,
+  );
+}

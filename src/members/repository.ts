@@ -1,0 +1,189 @@
+import type { Selectable } from 'kysely';
+import type { Executor } from '../core/db.js';
+import type { Role } from './schemas.js';
+
+export interface MembersTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  password_hash: string;
+  totp_secret: string | null;
+  totp_enabled_at: Date | null;
+  failed_sign_ins: import('kysely').Generated<number>;
+  locked_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface MemberSessionsTable {
+  id: string;
+  tenant_id: string;
+  member_id: string;
+  token_hash: string;
+  awaiting_totp: boolean;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+declare module '../core/db.js' {
+  interface Tables {
+    members: MembersTable;
+    member_sessions: MemberSessionsTable;
+  }
+}
+
+export type MemberRow = Selectable<MembersTable>;
+
+export async function insertMember(
+  db: Executor,
+  row: Omit<MemberRow, 'failed_sign_ins'>,
+): Promise<MemberRow> {
+  return db.insertInto('members').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A live member by email, whatever the tenant: member emails are unique across tenants. */
+export async function findLiveMemberByEmail(db: Executor, email: string): Promise<MemberRow | undefined> {
+  return db
+    .selectFrom('members')
+    .selectAll()
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.trim().toLowerCase()))
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function findLiveMember(
+  db: Executor,
+  tenantId: string,
+  memberId: string,
+): Promise<MemberRow | undefined> {
+  return db
+    .selectFrom('members')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', memberId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function listLiveMembers(db: Executor, tenantId: string): Promise<MemberRow[]> {
+  return db
+    .selectFrom('members')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Counts a failed sign-in; from `lockAfter` in a row the member is locked until `lockUntil`. */
+export async function recordFailedSignIn(
+  db: Executor,
+  memberId: string,
+  lockAfter: number,
+  lockUntil: Date,
+): Promise<void> {
+  await db
+    .updateTable('members')
+    .set((eb) => ({
+      failed_sign_ins: eb('failed_sign_ins', '+', 1),
+      locked_until: eb
+        .case()
+        .when('failed_sign_ins', '>=', lockAfter - 1)
+        .then(lockUntil)
+        .else(eb.ref('locked_until'))
+        .end(),
+    }))
+    .where('id', '=', memberId)
+    .execute();
+}
+
+export async function clearFailedSignIns(db: Executor, memberId: string): Promise<void> {
+  await db
+    .updateTable('members')
+    .set({ failed_sign_ins: 0, locked_until: null })
+    .where('id', '=', memberId)
+    .where('failed_sign_ins', '>', 0)
+    .execute();
+}
+
+export async function replaceMemberPasswordHash(
+  db: Executor,
+  memberId: string,
+  stored: string,
+  stronger: string,
+): Promise<void> {
+  await db
+    .updateTable('members')
+    .set({ password_hash: stronger })
+    .where('id', '=', memberId)
+    .where('password_hash', '=', stored)
+    .execute();
+}
+
+export async function insertMemberSession(db: Executor, row: Selectable<MemberSessionsTable>): Promise<void> {
+  await db.insertInto('member_sessions').values(row).execute();
+}
+
+/** The session of a presented cookie with its live member, when neither expiry has passed. */
+export async function findMemberSession(db: Executor, tokenHash: string, now: Date, idleSince: Date) {
+  return db
+    .selectFrom('member_sessions as s')
+    .innerJoin('members as m', 'm.id', 's.member_id')
+    .innerJoin('tenants as t', 't.id', 'm.tenant_id')
+    .select([
+      't.name as tenant_name',
+      's.id as session_id',
+      's.awaiting_totp',
+      's.last_seen_at',
+      'm.id as member_id',
+      'm.tenant_id',
+      'm.email',
+      'm.name',
+      'm.role',
+      'm.totp_secret',
+      'm.totp_enabled_at',
+    ])
+    .where('s.token_hash', '=', tokenHash)
+    .where('s.revoked_at', 'is', null)
+    .where('s.expires_at', '>', now)
+    .where('s.last_seen_at', '>', idleSince)
+    .where('m.deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function touchMemberSession(db: Executor, sessionId: string, at: Date): Promise<void> {
+  await db.updateTable('member_sessions').set({ last_seen_at: at }).where('id', '=', sessionId).execute();
+}
+
+export async function completeSecondFactor(db: Executor, sessionId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('member_sessions')
+    .set({ awaiting_totp: false, last_seen_at: at })
+    .where('id', '=', sessionId)
+    .execute();
+}
+
+export async function revokeMemberSession(db: Executor, sessionId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('member_sessions')
+    .set({ revoked_at: at })
+    .where('id', '=', sessionId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** Signs a member out everywhere (removed, role changed, password or second factor changed). */
+export async function revokeMemberSessions(db: Executor, memberId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('member_sessions')
+    .set({ revoked_at: at })
+    .where('member_id', '=', memberId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}

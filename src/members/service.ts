@@ -1,0 +1,207 @@
+/**
+ * Members: the agency's own staff, who sign in to the console (platform.md §4). They are not
+ * users: a member's session opens only the console, a user's session only /auth/v1.
+ *
+ * Sign-in: email and password (the same memory-hard hash as users), then a TOTP code when the
+ * member turned the second factor on. Failed attempts are rate-limited by the caller (per address
+ * and per account, src/rate-limits) and, here, counted on the member: LOCK_AFTER failures in a row
+ * lock the account for LOCK_MS. A session is a random token in an HttpOnly cookie, stored as its
+ * SHA-256; it ends after IDLE_MS without a request or ABSOLUTE_MS after sign-in, whichever first.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { isUniqueViolation } from '../core/db.js';
+import { ApiError, notFound } from '../core/errors.js';
+import { newId, randomBase62, sha256Hex } from '../core/ids.js';
+import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/passwords.js';
+import type { SecretBox } from '../core/secrets.js';
+import {
+  clearFailedSignIns,
+  completeSecondFactor,
+  findLiveMember,
+  findLiveMemberByEmail,
+  findMemberSession,
+  insertMember,
+  insertMemberSession,
+  listLiveMembers,
+  type MemberRow,
+  recordFailedSignIn,
+  replaceMemberPasswordHash,
+  revokeMemberSession,
+  touchMemberSession,
+} from './repository.js';
+import type { CreateMemberBody, Member, Role } from './schemas.js';
+
+export const IDLE_MS = 60 * 60 * 1000;
+export const ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+export const LOCK_AFTER = 5;
+export const LOCK_MS = 15 * 60 * 1000;
+/** A session's last-seen time is written at most this often (one write per minute, not per page). */
+const TOUCH_EVERY_MS = 60 * 1000;
+const SESSION_PREFIX = 'vpc_';
+
+const ROLE_RANK: Record<Role, number> = { viewer: 0, admin: 1, owner: 2 };
+
+/** Whether `role` may do what `needed` may. */
+export function roleAllows(role: Role, needed: Role): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[needed];
+}
+
+/** The member behind a console request. */
+export interface ConsoleSession {
+  sessionId: string;
+  memberId: string;
+  tenantId: string;
+  tenantName: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  /** Signed in with the password; the TOTP code is still owed. */
+  awaitingTotp: boolean;
+  /** Sealed TOTP secret, when the second factor is on. */
+  totpSecret: string | null;
+}
+
+export type SignInResult =
+  | { ok: true; token: string; awaitingTotp: boolean; expiresAt: Date }
+  | { ok: false; reason: 'invalid' | 'locked' };
+
+export function toMember(row: MemberRow): Member {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    totp_enabled: row.totp_enabled_at !== null,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+export const emailTaken = () =>
+  new ApiError('conflict', 'A member with this email already exists.', [
+    { field: 'email', issue: 'is already a member.' },
+  ]);
+
+const totpContext = (memberId: string) => `members.totp:${memberId}`;
+
+export function createMemberService(deps: {
+  db: Db;
+  clock: Clock;
+  secrets: SecretBox;
+  passwordHashMemoryKib: number;
+}) {
+  const { db, clock } = deps;
+
+  return {
+    /** A member created with a password (the operator's first owner of a tenant, an accepted invitation). */
+    async create(tenantId: string, input: CreateMemberBody): Promise<Member> {
+      const now = clock.now();
+      const passwordHash = await hashPassword(input.password, deps.passwordHashMemoryKib);
+      try {
+        const row = await insertMember(db, {
+          id: newId('mem'),
+          tenant_id: tenantId,
+          email: input.email.trim(),
+          name: input.name ?? null,
+          role: input.role ?? 'owner',
+          password_hash: passwordHash,
+          totp_secret: null,
+          totp_enabled_at: null,
+          locked_until: null,
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+        });
+        return toMember(row);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw emailTaken();
+        throw error;
+      }
+    },
+
+    async list(tenantId: string): Promise<Member[]> {
+      return (await listLiveMembers(db, tenantId)).map(toMember);
+    },
+
+    async get(tenantId: string, memberId: string): Promise<Member> {
+      const row = await findLiveMember(db, tenantId, memberId);
+      if (!row) throw notFound('Member');
+      return toMember(row);
+    },
+
+    /** Wrong email, wrong password and a locked account cost the same work. */
+    async signIn(email: string, password: string): Promise<SignInResult> {
+      const member = await findLiveMemberByEmail(db, email);
+      const stored = member?.password_hash ?? (await decoyPasswordHash(deps.passwordHashMemoryKib));
+      const matches = await verifyPassword(password, stored);
+      const now = clock.now();
+      if (!member) return { ok: false, reason: 'invalid' };
+      if (member.locked_until && member.locked_until > now) return { ok: false, reason: 'locked' };
+      if (!matches) {
+        await recordFailedSignIn(db, member.id, LOCK_AFTER, new Date(now.getTime() + LOCK_MS));
+        return { ok: false, reason: member.failed_sign_ins + 1 >= LOCK_AFTER ? 'locked' : 'invalid' };
+      }
+      await clearFailedSignIns(db, member.id);
+      if (needsRehash(member.password_hash, deps.passwordHashMemoryKib)) {
+        const stronger = await hashPassword(password, deps.passwordHashMemoryKib);
+        await replaceMemberPasswordHash(db, member.id, member.password_hash, stronger);
+      }
+      const token = `${SESSION_PREFIX}${randomBase62(40)}`;
+      const expiresAt = new Date(now.getTime() + ABSOLUTE_MS);
+      const awaitingTotp = member.totp_enabled_at !== null;
+      await insertMemberSession(db, {
+        id: newId('mses'),
+        tenant_id: member.tenant_id,
+        member_id: member.id,
+        token_hash: sha256Hex(token),
+        awaiting_totp: awaitingTotp,
+        created_at: now,
+        last_seen_at: now,
+        expires_at: expiresAt,
+        revoked_at: null,
+      });
+      return { ok: true, token, awaitingTotp, expiresAt };
+    },
+
+    /** The session of a presented cookie, or null when it is unknown, revoked, idle or too old. */
+    async authenticate(token: string | undefined): Promise<ConsoleSession | null> {
+      if (!token?.startsWith(SESSION_PREFIX) || token.length > 100) return null;
+      const now = clock.now();
+      const row = await findMemberSession(db, sha256Hex(token), now, new Date(now.getTime() - IDLE_MS));
+      if (!row) return null;
+      if (now.getTime() - row.last_seen_at.getTime() >= TOUCH_EVERY_MS) {
+        await touchMemberSession(db, row.session_id, now);
+      }
+      return {
+        sessionId: row.session_id,
+        memberId: row.member_id,
+        tenantId: row.tenant_id,
+        tenantName: row.tenant_name,
+        email: row.email,
+        name: row.name,
+        role: row.role,
+        awaitingTotp: row.awaiting_totp,
+        totpSecret: row.totp_enabled_at ? row.totp_secret : null,
+      };
+    },
+
+    /** Opens a session that was waiting for its second factor (the caller checked the code). */
+    async completeSecondFactor(session: ConsoleSession): Promise<void> {
+      await completeSecondFactor(db, session.sessionId, clock.now());
+    },
+
+    /** The base32 TOTP secret of a member whose second factor is on. */
+    openTotpSecret(session: ConsoleSession): string | undefined {
+      return session.totpSecret
+        ? deps.secrets.open(session.totpSecret, totpContext(session.memberId))
+        : undefined;
+    },
+
+    async signOut(session: ConsoleSession): Promise<void> {
+      await revokeMemberSession(db, session.sessionId, clock.now());
+    },
+  };
+}
+
+export type MemberService = ReturnType<typeof createMemberService>;
