@@ -38,6 +38,7 @@ import { recordEvent } from './events/record.js';
 import { DELIVERY_QUEUE } from './events/repository.js';
 import { createEventService, type EventService } from './events/service.js';
 import { type HostResolver, systemResolver } from './events/ssrf.js';
+import { createInsightService, type InsightService } from './insights/service.js';
 import { createMemberService, type MemberService } from './members/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
@@ -109,6 +110,8 @@ export interface Services {
   readonly events: EventService;
   /** The agency's console members and their sessions. */
   readonly members: MemberService;
+  /** Aggregates for the console's overview. */
+  readonly insights: InsightService;
   /** Durable job handlers by queue name, as the job runner runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
   readonly jobRunner: JobRunner;
@@ -271,6 +274,7 @@ export function createServices(options: ServiceOptions): Services {
     calls,
     events,
     members,
+    insights: createInsightService({ db, clock }),
     jobHandlers,
     jobRunner,
     async close() {

@@ -1,14 +1,130 @@
-/** The overview: the agency's business at a glance. */
+/** The overview: the agency's business at a glance, and the first steps when it is new. */
 import type { FastifyInstance } from 'fastify';
-import { html } from './html.js';
-import { sendPage } from './layout.js';
+import type { DailyCalls } from '../insights/repository.js';
+import type { TenantOverview } from '../insights/service.js';
+import { type Html, html } from './html.js';
+import { can, sendPage } from './layout.js';
+
+const number = (n: number) => n.toLocaleString('en-US');
+
+function stat(label: string, value: string, note?: string): Html {
+  return html`<div class="stat"><p class="stat-label">${label}</p><p class="stat-value">${value}</p>${
+    note && html`<p class="stat-note">${note}</p>`
+  }</div>`;
+}
+
+const CHART = { width: 720, height: 220, top: 16, bottom: 28, left: 36, right: 8 };
+
+/** Calls per day as bars (completed darker), drawn on the server: no script, no library. */
+export function callsChart(days: DailyCalls[]): Html {
+  const plotHeight = CHART.height - CHART.top - CHART.bottom;
+  const plotWidth = CHART.width - CHART.left - CHART.right;
+  const max = Math.max(1, ...days.map((d) => d.calls));
+  const step = niceStep(max);
+  const top = Math.ceil(max / step) * step;
+  const slot = plotWidth / days.length;
+  const barWidth = Math.max(4, slot * 0.62);
+  const y = (value: number) => CHART.top + plotHeight - (value / top) * plotHeight;
+  const ticks = Array.from({ length: Math.floor(top / step) + 1 }, (_, i) => i * step);
+  const total = days.reduce((sum, d) => sum + d.calls, 0);
+  return html`<svg class="chart" viewBox="0 0 ${CHART.width} ${CHART.height}" role="img" aria-label="Calls per day for the last ${days.length} days: ${number(total)} in all">
+  ${ticks.map(
+    (
+      tick,
+    ) => html`<line class="axis" x1="${CHART.left}" x2="${CHART.width - CHART.right}" y1="${y(tick)}" y2="${y(tick)}"></line>
+  <text x="${CHART.left - 6}" y="${y(tick) + 4}" text-anchor="end">${number(tick)}</text>`,
+  )}
+  ${days.map((d, i) => {
+    const x = CHART.left + i * slot + (slot - barWidth) / 2;
+    return html`<g><title>${d.day}: ${number(d.calls)} calls, ${number(d.completed)} completed, ${number(d.minutes)} min</title>
+    <rect class="bar-muted" x="${x}" y="${y(d.calls)}" width="${barWidth}" height="${y(0) - y(d.calls)}" rx="2"></rect>
+    <rect class="bar" x="${x}" y="${y(d.completed)}" width="${barWidth}" height="${y(0) - y(d.completed)}" rx="2"></rect>
+    <text x="${x + barWidth / 2}" y="${CHART.height - 8}" text-anchor="middle">${d.day.slice(8)}</text></g>`;
+  })}
+</svg>`;
+}
+
+function niceStep(max: number): number {
+  const rough = max / 4;
+  const magnitude = 10 ** Math.floor(Math.log10(Math.max(1, rough)));
+  for (const factor of [1, 2, 5, 10]) if (factor * magnitude >= rough) return factor * magnitude;
+  return 10 * magnitude;
+}
+
+function firstSteps(request: Parameters<typeof can>[0]): Html {
+  const admin = can(request, 'admin');
+  const steps = [
+    {
+      href: '/console/api-keys',
+      title: 'Create an API key',
+      text: 'Connect your CRM or backend to the partner API.',
+    },
+    {
+      href: '/console/plans',
+      title: 'Set up your plans',
+      text: 'Decide what your clients pay and the minutes included.',
+    },
+    {
+      href: '/console/users',
+      title: 'Add your first client',
+      text: 'Provision users through the API, then manage them here.',
+    },
+    {
+      href: '/console/agents',
+      title: 'Build a voice agent',
+      text: 'Write its prompt, publish it, place a test call.',
+    },
+  ];
+  return html`<section class="panel" aria-labelledby="first-steps">
+  <h2 id="first-steps">Get started</h2>
+  <p class="muted">${admin ? 'Four steps to your first call.' : 'An owner or admin of your agency sets these up.'}</p>
+  <ol class="steps">
+    ${steps.map((step) => html`<li><a href="${step.href}">${step.title}</a><span class="subtle">${step.text}</span></li>`)}
+  </ol>
+</section>`;
+}
+
+export function overviewBody(overview: TenantOverview, started: Html): Html {
+  const month = overview.periodStart.toLocaleString('en-US', { month: 'long', timeZone: 'UTC' });
+  const days = overview.days;
+  return html`<div class="stats">
+  ${stat('Users', number(overview.users))}
+  ${stat('Active subscriptions', number(overview.liveSubscriptions), 'active, trialing or past due')}
+  ${stat('Minutes used', number(overview.minutesThisPeriod), `billed since ${month} 1 (UTC)`)}
+  ${stat('Calls today', number(overview.callsToday), 'since 00:00 UTC')}
+</div>
+${started}
+<section class="panel" aria-labelledby="calls-per-day">
+  <div class="chart-header">
+    <h2 id="calls-per-day">Calls per day</h2>
+    <p class="chart-legend subtle"><span class="legend-swatch legend-completed"></span> completed <span class="legend-swatch legend-other"></span> other outcomes</p>
+  </div>
+  ${callsChart(days)}
+  <details class="chart-table">
+    <summary>Show as a table</summary>
+    <div class="table-wrap"><table>
+      <thead><tr><th scope="col">Day (UTC)</th><th scope="col" class="numeric">Calls</th><th scope="col" class="numeric">Completed</th><th scope="col" class="numeric">Minutes</th></tr></thead>
+      <tbody>${[...days]
+        .reverse()
+        .map(
+          (d) =>
+            html`<tr><td>${d.day}</td><td class="numeric">${number(d.calls)}</td><td class="numeric">${number(d.completed)}</td><td class="numeric">${number(d.minutes)}</td></tr>`,
+        )}</tbody>
+    </table></div>
+  </details>
+</section>`;
+}
 
 export async function overviewPages(app: FastifyInstance) {
-  app.get('/', async (request, reply) =>
-    sendPage(request, reply, {
+  const { insights } = app.services;
+  app.get('/', async (request, reply) => {
+    const tenantId = request.consoleSession?.tenantId ?? '';
+    const overview = await insights.overview(tenantId);
+    const isNew = overview.users === 0 && overview.days.every((d) => d.calls === 0);
+    return sendPage(request, reply, {
       title: 'Overview',
       section: 'overview',
-      body: html`<p>Welcome.</p>`,
-    }),
-  );
+      body: overviewBody(overview, isNew ? firstSteps(request) : html``),
+    });
+  });
 }

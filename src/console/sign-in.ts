@@ -114,7 +114,7 @@ export async function signInPages(app: FastifyInstance) {
     reply.setCookie(
       SESSION_COOKIE,
       result.token,
-      cookieOptions(Math.floor((result.expiresAt.getTime() - Date.now()) / 1000)),
+      cookieOptions(Math.floor((result.expiresAt.getTime() - app.services.clock.now().getTime()) / 1000)),
     );
     if (result.awaitingTotp) {
       return reply.code(303).redirect(`/console/sign-in/two-factor?next=${encodeURIComponent(next)}`);
