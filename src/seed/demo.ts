@@ -108,6 +108,18 @@ export async function seedDemo(services: Services): Promise<DemoSeed> {
     `  curl -s ${base}/api/v1/plans -H 'Authorization: Bearer ${key}'`,
   );
   seed.lines.push(...(await seedDemoAgent(services.agents, base, seed)));
+  // The console's owner gets a random password: the console may be reachable beyond this machine.
+  const ownerPassword = randomBase62(16);
+  const owner = await services.members.create(tenant.id, {
+    email: 'owner@demo-agency.example',
+    password: ownerPassword,
+    name: 'Demo Owner',
+    role: 'owner',
+  });
+  seed.lines.push(
+    'Agency console (the tenant dashboard):',
+    `  ${base}/console   sign in as ${owner.email} / ${ownerPassword}   (shown once)`,
+  );
   seed.lines.push(...operatorLines(config));
   return seed;
 }

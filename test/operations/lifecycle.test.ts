@@ -90,6 +90,24 @@ describe.skipIf(skip)('the embedded data directory', { timeout: 120_000 }, () =>
       });
       expect(Number(other.stdout), line).toBeLessThan(500);
     }
+    // The printed console sign-in opens the overview.
+    const [, consoleUrl, ownerEmail, ownerPassword] =
+      /(http\S+\/console)\s+sign in as (\S+) \/ (\S+)/.exec(first.stdout) ?? [];
+    expect(consoleUrl).toBe(`${first.url}/console`);
+    const signInPage = await fetch(`${consoleUrl}/sign-in`);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await signInPage.text())?.[1] ?? '';
+    const csrfCookie = (signInPage.headers.get('set-cookie') ?? '').split(';')[0];
+    const signedIn = await fetch(`${consoleUrl}/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie },
+      body: new URLSearchParams({ _csrf: csrf, email: ownerEmail, password: ownerPassword }).toString(),
+    });
+    expect(signedIn.status).toBe(303);
+    const session = (signedIn.headers.get('set-cookie') ?? '').match(/vp_console=[^;]+/)?.[0] ?? '';
+    const overview = await fetch(consoleUrl, { headers: { cookie: session } });
+    expect(overview.status).toBe(200);
+    expect(await overview.text()).toContain('Demo Agency');
   });
 
   it('without ADMIN_TOKEN, the banner prints the one command that turns the operator API on', async () => {
