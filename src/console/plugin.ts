@@ -76,6 +76,8 @@ export async function consoleSurface(
   app.decorateRequest('consoleFlash', undefined);
 
   app.addHook('onRequest', async (request, reply) => {
+    // The stylesheet and script are the same for everyone: no session lookup for them.
+    if (request.url.startsWith('/console/assets/')) return;
     request.consoleSession = await services.members.authenticate(request.cookies[SESSION_COOKIE]);
     if (request.method === 'GET') request.consoleFlash = takeFlash(request, reply);
   });
