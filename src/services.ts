@@ -32,7 +32,7 @@ import { createDoNotCallService, type DoNotCallService } from './do-not-call/ser
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';
 import { createSmtpSender, type SmtpSender } from './emails/transports.js';
-import { createEventDelivery, type DeliveryJobPayload } from './events/delivery.js';
+import { createEventDelivery, type DeliveryJobPayload, deliveryLimit } from './events/delivery.js';
 import { recordUserCreated, recordUserDeleted } from './events/hooks.js';
 import { recordEvent } from './events/record.js';
 import { DELIVERY_QUEUE } from './events/repository.js';
@@ -239,7 +239,13 @@ export function createServices(options: ServiceOptions): Services {
       await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
     },
   };
-  jobRunner = createJobRunner({ db, clock, handlers: jobHandlers, logger: options.logger });
+  jobRunner = createJobRunner({
+    db,
+    clock,
+    handlers: jobHandlers,
+    limits: { [DELIVERY_QUEUE]: deliveryLimit },
+    logger: options.logger,
+  });
 
   return {
     config,

@@ -4,53 +4,23 @@
  * lease so a crashed job runner's job is taken over, retried with exponential back-off.
  * Handlers must tolerate running twice (a crash between the work and its acknowledgement).
  */
-import { sql } from 'kysely';
-import type { Clock } from './clock.js';
-import { type Db, type Executor, runPrepared } from './db.js';
+import { coalesce } from './batching.js';
+import { type Executor, runPrepared } from './db.js';
 import { randomBase62 } from './ids.js';
+import { claimJobs, handBackJobs, markJobsDone, recordJobFailure, renewJobLeases } from './job-statements.js';
+import {
+  backoffDelay,
+  type EnqueueOptions,
+  type Job,
+  type JobKeyLimit,
+  type JobRunner,
+  type JobRunnerOptions,
+  PermanentJobError,
+  RetryJobError,
+} from './job-types.js';
+import { KeyGate } from './key-gate.js';
 
-export interface JobsTable {
-  id: import('kysely').Generated<number>;
-  tenant_id: string | null;
-  queue: string;
-  payload: unknown;
-  status: 'queued' | 'running' | 'done' | 'failed';
-  run_at: Date;
-  attempts: import('kysely').Generated<number>;
-  max_attempts: number;
-  locked_by: string | null;
-  locked_until: Date | null;
-  last_error: string | null;
-  singleton_key: string | null;
-  created_at: Date;
-  finished_at: Date | null;
-}
-
-declare module './db.js' {
-  interface Tables {
-    jobs: JobsTable;
-  }
-}
-
-export interface Job<P = any> {
-  id: number;
-  tenantId: string | null;
-  queue: string;
-  payload: P;
-  /** 1 on the first run. */
-  attempt: number;
-  maxAttempts: number;
-}
-
-export interface EnqueueOptions {
-  queue: string;
-  payload: unknown;
-  tenantId?: string | null;
-  runAt: Date;
-  maxAttempts?: number;
-  /** When set, nothing is enqueued while a queued or running job has the same key. */
-  singletonKey?: string;
-}
+export * from './job-types.js';
 
 /**
  * The one way job rows are written, for a statement that defines `new_job` before it (columns
@@ -86,116 +56,60 @@ export async function enqueueJob(executor: Executor, options: EnqueueOptions): P
   return rows[0]?.id ?? null;
 }
 
-/** A failure that retrying cannot fix: the job ends as failed at once. */
-export class PermanentJobError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PermanentJobError';
-  }
+interface InHand {
+  job: Job;
+  /** The limit key it counts against, if any. */
+  key?: string;
+  /** Settles when the job's outcome is recorded; rejects when it could not be (it runs again after its lease). */
+  done: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
 }
 
 /**
- * A transient failure that wants a specific delay before the next attempt. With
- * `countsAsAttempt: false` it is not a failure at all but "not yet" (a call still talking): the
- * run is given back, so polling for as long as it takes never uses up the job's attempts.
+ * A sliding window over the queue: up to `concurrency` jobs in hand, and as soon as some finish
+ * (those finishing in the same turn together) the freed slots are claimed again, so a job that
+ * takes long (a hanging webhook endpoint) holds only its own slot. The jobs of one claim start
+ * in the same turn, so steps that coalesce (batching.ts) still meet. Jobs finishing in the same
+ * turn are acknowledged in one statement. A queue with a limit (`limits`) runs at most `max` jobs
+ * per key at once; see key-gate.ts for the ones over it.
  */
-export class RetryJobError extends Error {
-  readonly countsAsAttempt: boolean;
-  constructor(
-    message: string,
-    readonly delayMs: number,
-    options: { countsAsAttempt?: boolean } = {},
-  ) {
-    super(message);
-    this.name = 'RetryJobError';
-    this.countsAsAttempt = options.countsAsAttempt ?? true;
-  }
-}
-
-export type JobHandler = (job: Job) => Promise<void>;
-
-export interface JobRunnerOptions {
-  db: Db;
-  clock: Clock;
-  handlers: Record<string, JobHandler>;
-  /** Jobs claimed per poll and run concurrently. */
-  batchSize?: number;
-  pollIntervalMs?: number;
-  /** How long a claim holds before another job runner may take the job over; renewed while it runs. */
-  leaseMs?: number;
-  /** Back-off before attempt n+1: base * 2^(n-1), capped. */
-  backoffBaseMs?: number;
-  backoffMaxMs?: number;
-  logger?: JobLogger;
-}
-
-/** Where job failures and retries are logged. */
-export interface JobLogger {
-  error(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
-export interface JobRunner {
-  start(): void;
-  /** Stops polling and waits for the jobs in hand. */
-  stop(): Promise<void>;
-  /** Claims and runs one batch now; returns how many jobs ran (tests drive the queue with it). */
-  runOnce(): Promise<number>;
-  /** Runs batches until none is due. */
-  drain(): Promise<number>;
-  /** Wakes the poller (after an enqueue in this process). */
-  wake(): void;
-  readonly id: string;
-}
-
-export function backoffDelay(attempt: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-}
-
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { db, clock, handlers } = options;
   const id = `wrk_${randomBase62(12)}`;
   const batchSize = options.batchSize ?? 10;
+  const concurrency = Math.max(1, options.concurrency ?? 2 * batchSize);
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   // Short, and renewed every third of it while a job runs: a crashed process's jobs are taken
   // over within seconds, and a long job is not taken over while its job runner is alive.
   const leaseMs = options.leaseMs ?? 15_000;
   const backoffBaseMs = options.backoffBaseMs ?? 1_000;
   const backoffMaxMs = options.backoffMaxMs ?? 15 * 60_000;
+  const limits = options.limits ?? {};
+  const keyPatienceMs = options.keyPatienceMs ?? 1_000;
+  const keyDeferMs = options.keyDeferMs ?? 1_000;
+  const gate = new KeyGate<InHand>(keyPatienceMs);
+  const inHand = new Map<number, InHand>();
+  /** Jobs of runOnce() batches still going: their leases are renewed until the whole batch ends. */
+  const inBatches = new Map<number, number>();
   let running = false;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<unknown> = Promise.resolve();
-  let wakeRequested = false;
-  let inBatch = false;
+  let drainers = 0;
+  let claiming: Promise<void> | undefined;
+  let claimAgain = false;
+  let pumpQueued = false;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let renewal: NodeJS.Timeout | undefined;
+  let stallCheck: NodeJS.Timeout | undefined;
+  let claimed = 0;
+  let idleWaiters: { resolve(): void; reject(error: unknown): void }[] = [];
+  let drainError: unknown;
 
-  async function claim(): Promise<Job[]> {
+  async function claim(limit: number): Promise<Job[]> {
     const queues = Object.keys(handlers);
-    if (queues.length === 0) return [];
+    if (queues.length === 0 || limit <= 0) return [];
     const now = clock.now();
-    // A walk of the jobs_due index that stops after `batchSize` rows (migration 0007), whatever the
-    // backlog. `= ANY(ARRAY(…))` rather than `IN (…)` keeps the generic plan on the primary key.
-    const rows = await runPrepared<{
-      id: number;
-      tenant_id: string | null;
-      queue: string;
-      payload: unknown;
-      attempts: number;
-      max_attempts: number;
-    }>(db, {
-      name: 'jobs_claim',
-      text: `
-        UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2
-        WHERE id = ANY(ARRAY(
-          SELECT id FROM jobs
-          WHERE queue = ANY($3::text[])
-            AND ((status = 'queued' AND run_at <= $4) OR (status = 'running' AND locked_until < $4))
-          ORDER BY run_at, id
-          LIMIT $5
-          FOR UPDATE SKIP LOCKED
-        ))
-        RETURNING id, tenant_id, queue, payload, attempts, max_attempts`,
-      values: [id, new Date(now.getTime() + leaseMs), queues, now, batchSize],
-    });
+    const rows = await claimJobs(db, id, queues, now, new Date(now.getTime() + leaseMs), limit);
+    claimed += rows.length;
     return rows.map((row) => ({
       id: row.id,
       tenantId: row.tenant_id,
@@ -208,120 +122,199 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   /** Records a failed run: retried later with back-off, or failed for good. */
   async function finishFailed(job: Job, error: unknown): Promise<void> {
-    const now = clock.now();
-    const mine = (qb: any) =>
-      qb.where('id', '=', job.id).where('locked_by', '=', id).where('status', '=', 'running');
+    const at = clock.now();
     const message = error instanceof Error ? error.message : String(error);
     const notYet = error instanceof RetryJobError && !error.countsAsAttempt;
     const permanent = error instanceof PermanentJobError || (job.attempt >= job.maxAttempts && !notYet);
-    if (permanent) {
-      options.logger?.error(
-        { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message },
-        'job failed',
-      );
-      await mine(
-        db
-          .updateTable('jobs')
-          .set({ status: 'failed', finished_at: now, last_error: message, locked_until: null }),
-      ).execute();
-      return;
-    }
+    const log = { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message };
+    if (permanent) options.logger?.error(log, 'job failed');
+    else if (!notYet) options.logger?.warn(log, 'job will retry');
     const delay =
       error instanceof RetryJobError ? error.delayMs : backoffDelay(job.attempt, backoffBaseMs, backoffMaxMs);
-    if (!notYet) {
-      options.logger?.warn(
-        { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message },
-        'job will retry',
-      );
-    }
-    await mine(
-      db.updateTable('jobs').set({
-        status: 'queued',
-        run_at: new Date(now.getTime() + delay),
-        ...(notYet ? { attempts: sql`attempts - 1` } : {}),
-        last_error: message,
-        locked_until: null,
-        locked_by: null,
-      }),
-    ).execute();
+    await recordJobFailure(db, id, job.id, {
+      message,
+      at,
+      runAt: permanent ? null : new Date(at.getTime() + delay),
+      countsAsAttempt: !notYet,
+    });
   }
 
-  /** Runs a job; true when it succeeded (acknowledged with its batch), a failure is recorded here. */
-  async function runJob(job: Job): Promise<boolean> {
-    try {
-      await handlers[job.queue](job);
-      return true;
-    } catch (error) {
-      await finishFailed(job, error ?? new Error('job failed'));
-      return false;
+  // Jobs finishing in the same turn are acknowledged together (a claimed batch of dispatch jobs
+  // finishes together: one statement, as when the whole batch was acknowledged at once).
+  const acknowledge = coalesce(async (ids: number[]) => {
+    await markJobsDone(db, id, ids, clock.now());
+    return ids.map(() => undefined);
+  });
+
+  function settle(entry: InHand, outcome: { error?: unknown; succeeded: boolean }): void {
+    inHand.delete(entry.job.id);
+    if ('error' in outcome) entry.reject(outcome.error);
+    else entry.resolve();
+    if (entry.key !== undefined) {
+      const next = gate.finished(entry.key, outcome.succeeded);
+      if (next) launch(next);
     }
+    stopRenewalWhenIdle();
+    schedulePump();
   }
 
-  const inHand = new Set<number>();
-  let renewal: NodeJS.Timeout | undefined;
+  function stopRenewalWhenIdle(): void {
+    if (inHand.size > 0 || inBatches.size > 0) return;
+    clearInterval(renewal);
+    renewal = undefined;
+  }
+
+  function launch(entry: InHand): void {
+    const { job } = entry;
+    void (async () => {
+      let succeeded = false;
+      try {
+        await handlers[job.queue](job);
+        succeeded = true;
+      } catch (error) {
+        try {
+          await finishFailed(job, error ?? new Error('job failed'));
+        } catch (unrecorded) {
+          settle(entry, { error: unrecorded, succeeded: false });
+          return;
+        }
+        settle(entry, { succeeded: false });
+        return;
+      }
+      try {
+        await acknowledge(job.id);
+        settle(entry, { succeeded });
+      } catch (unrecorded) {
+        settle(entry, { error: unrecorded, succeeded });
+      }
+    })();
+  }
+
+  /** Hands jobs back unrun (their key stalled), spread out in time, in one statement. */
+  function handBack(entries: InHand[]): void {
+    if (entries.length === 0) return;
+    const nowMs = clock.now().getTime();
+    const back = entries.map((entry) => ({
+      id: entry.job.id,
+      runAt: new Date(gate.deferUntil(entry.key ?? '', nowMs, keyDeferMs, limitOf(entry.job)?.max ?? 1)),
+    }));
+    handBackJobs(db, id, back).then(
+      () => {
+        for (const entry of entries) settle(entry, { succeeded: false });
+      },
+      (error) => {
+        for (const entry of entries) settle(entry, { error, succeeded: false });
+      },
+    );
+  }
+
+  const limitOf = (job: Job): JobKeyLimit | undefined => limits[job.queue];
+
+  /** Takes the claimed jobs in hand and starts those their key allows. */
+  function admit(jobs: Job[]): Promise<void>[] {
+    const deferred: InHand[] = [];
+    const dones = jobs.map((job) => {
+      let resolve!: () => void;
+      let reject!: (error: unknown) => void;
+      const done = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      const limit = limitOf(job);
+      const key = limit?.key(job);
+      const entry: InHand = {
+        job,
+        key: key === undefined ? undefined : `${job.queue}:${key}`,
+        done,
+        resolve,
+        reject,
+      };
+      inHand.set(job.id, entry);
+      const admission = entry.key === undefined || !limit ? 'run' : gate.admit(entry.key, limit.max, entry);
+      if (admission === 'run') launch(entry);
+      else if (admission === 'defer') deferred.push(entry);
+      return done;
+    });
+    handBack(deferred);
+    if (inHand.size > 0) renewal ??= setInterval(renewLeases, Math.max(1, Math.floor(leaseMs / 3))).unref();
+    if (gate.waiting > 0) {
+      stallCheck ??= setInterval(checkStalled, Math.max(1, Math.floor(keyPatienceMs / 4))).unref();
+    }
+    return dones;
+  }
+
+  function checkStalled(): void {
+    handBack(gate.takeStalled().map(({ item }) => item));
+    if (gate.waiting === 0) {
+      clearInterval(stallCheck);
+      stallCheck = undefined;
+    }
+  }
 
   function renewLeases(): void {
-    if (inHand.size === 0) return;
-    db.updateTable('jobs')
-      .set({ locked_until: new Date(clock.now().getTime() + leaseMs) })
-      .where('id', 'in', [...inHand])
-      .where('locked_by', '=', id)
-      .where('status', '=', 'running')
-      .execute()
-      .catch((error) => options.logger?.warn({ err: error }, 'job lease renewal failed'));
+    const ids = new Set([...inHand.keys(), ...inBatches.keys()]);
+    if (ids.size === 0) return;
+    renewJobLeases(db, id, [...ids], new Date(clock.now().getTime() + leaseMs)).catch((error) =>
+      options.logger?.warn({ err: error }, 'job lease renewal failed'),
+    );
   }
 
-  async function runOnce(): Promise<number> {
-    const jobs = await claim();
-    if (jobs.length === 0) return 0;
-    for (const job of jobs) inHand.add(job.id);
-    renewal ??= setInterval(renewLeases, Math.max(1, Math.floor(leaseMs / 3))).unref();
-    try {
-      // Settled, not all(): when the database goes away, recording one job's failure fails too,
-      // and the batch must still wait for its other jobs before their leases stop being renewed.
-      // A job whose outcome could not be recorded keeps its lease and is run again once it expires.
-      const outcomes = await Promise.allSettled(jobs.map(runJob));
-      const done = jobs
-        .filter((_, i) => outcomes[i].status === 'fulfilled' && outcomes[i].value)
-        .map((job) => job.id);
-      if (done.length > 0) {
-        // Acknowledged in one statement, only the jobs this job runner still holds.
-        await runPrepared(db, {
-          name: 'jobs_mark_done',
-          text: `
-            UPDATE jobs SET status = 'done', finished_at = $3::timestamptz, locked_until = NULL
-            WHERE id = ANY($1::bigint[]) AND locked_by = $2 AND status = 'running'`,
-          values: [done, id, clock.now()],
-        });
-      }
-      const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
-      if (unrecorded) throw unrecorded.reason;
-    } finally {
-      for (const job of jobs) inHand.delete(job.id);
-      if (inHand.size === 0) {
-        clearInterval(renewal);
-        renewal = undefined;
-      }
+  function schedulePump(): void {
+    if (pumpQueued || !(running || drainers > 0)) return;
+    pumpQueued = true;
+    setImmediate(() => {
+      pumpQueued = false;
+      pump();
+    });
+  }
+
+  function settleIdle(error?: unknown): void {
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const waiter of waiters) {
+      if (error === undefined) waiter.resolve();
+      else waiter.reject(error);
     }
-    return jobs.length;
   }
 
-  async function loop(): Promise<void> {
-    if (!running) return;
-    let ran = 0;
-    inBatch = true;
-    const batch = runOnce()
-      .then((n) => {
-        ran = n;
-      })
-      .catch((error) => options.logger?.error({ err: error }, 'job poll failed'));
-    current = batch;
-    await batch;
-    inBatch = false;
-    if (!running) return;
-    const again = ran > 0 || wakeRequested;
-    wakeRequested = false;
-    timer = setTimeout(loop, again ? 0 : pollIntervalMs);
+  /** Claims as many jobs as there are free slots (at most a batch), and again while the queue gives them. */
+  function pump(): void {
+    if (!(running || drainers > 0)) return;
+    if (claiming) {
+      claimAgain = true;
+      return;
+    }
+    const want = Math.min(batchSize, concurrency - inHand.size);
+    if (want <= 0) return;
+    clearTimeout(pollTimer);
+    claiming = (async () => {
+      let full = false;
+      try {
+        const jobs = await claim(want);
+        full = jobs.length === want;
+        for (const done of admit(jobs)) {
+          done.catch((error) => {
+            drainError ??= error;
+          });
+        }
+      } catch (error) {
+        options.logger?.error({ err: error }, 'job poll failed');
+        drainError ??= error;
+      }
+      claiming = undefined;
+      if (full || claimAgain) {
+        claimAgain = false;
+        schedulePump();
+        return;
+      }
+      // Nothing more is due: idle once nothing is in hand either; a finishing job claims again.
+      if (inHand.size === 0) {
+        const error = drainError;
+        drainError = undefined;
+        settleIdle(error);
+      }
+      if (running) pollTimer = setTimeout(pump, pollIntervalMs);
+    })();
   }
 
   return {
@@ -329,29 +322,51 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     start() {
       if (running) return;
       running = true;
-      timer = setTimeout(loop, 0);
+      schedulePump();
     },
     async stop() {
       running = false;
-      if (timer) clearTimeout(timer);
-      await current;
+      clearTimeout(pollTimer);
+      await claiming;
+      await Promise.allSettled([...inHand.values()].map((entry) => entry.done));
     },
-    runOnce,
-    async drain() {
-      let total = 0;
-      for (;;) {
-        const n = await runOnce();
-        if (n === 0) return total;
-        total += n;
+    async runOnce() {
+      const jobs = await claim(batchSize);
+      // Settled, not all(): when recording one job's outcome fails, the others are still waited for,
+      // and that job's lease is renewed with theirs; it runs again once the lease lapses.
+      for (const job of jobs) inBatches.set(job.id, (inBatches.get(job.id) ?? 0) + 1);
+      let outcomes: PromiseSettledResult<void>[];
+      try {
+        outcomes = await Promise.allSettled(admit(jobs));
+      } finally {
+        for (const job of jobs) {
+          const n = (inBatches.get(job.id) ?? 1) - 1;
+          if (n > 0) inBatches.set(job.id, n);
+          else inBatches.delete(job.id);
+        }
+        stopRenewalWhenIdle();
       }
+      const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
+      if (unrecorded) throw unrecorded.reason;
+      return jobs.length;
+    },
+    async drain() {
+      const before = claimed;
+      drainers += 1;
+      try {
+        await new Promise<void>((resolve, reject) => {
+          idleWaiters.push({ resolve, reject });
+          schedulePump();
+        });
+      } finally {
+        drainers -= 1;
+      }
+      return claimed - before;
     },
     wake() {
-      if (inBatch) {
-        wakeRequested = true;
-      } else if (running) {
-        clearTimeout(timer);
-        timer = setTimeout(loop, 0);
-      }
+      if (!running) return;
+      clearTimeout(pollTimer);
+      schedulePump();
     },
   };
 }

@@ -12,7 +12,7 @@ import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
-import { type Job, RetryJobError } from '../core/jobs.js';
+import { type Job, type JobKeyLimit, RetryJobError } from '../core/jobs.js';
 import type { SecretBox } from '../core/secrets.js';
 import {
   type EndpointRow,
@@ -41,7 +41,22 @@ const MAX_ANSWER_BYTES = 4096;
 
 export interface DeliveryJobPayload {
   delivery_id: string;
+  /** The endpoint, so the job runner can cap its deliveries in flight (absent on older jobs). */
+  endpoint_id?: string;
 }
+
+/**
+ * Deliveries to one endpoint in flight at once in one process. More of them wait in line while
+ * the endpoint answers, and go back to the queue for a little later when it does not (a dead or
+ * hanging endpoint): it holds this many of the job runner's slots, never all of them.
+ */
+export const ENDPOINT_CONCURRENCY = 5;
+
+/** The job runner's limit for the delivery queue: by endpoint (src/core/key-gate.ts). */
+export const deliveryLimit: JobKeyLimit = {
+  key: (job: Job<DeliveryJobPayload>) => job.payload?.endpoint_id,
+  max: ENDPOINT_CONCURRENCY,
+};
 
 export const secretContext = (endpointId: string, which: 'current' | 'previous') =>
   `webhook_endpoints.${which}:${endpointId}`;
