@@ -36,7 +36,8 @@ import { createEventDelivery, type DeliveryJobPayload, deliveryLimit } from './e
 import { recordUserCreated, recordUserDeleted } from './events/hooks.js';
 import { recordEvent } from './events/record.js';
 import { DELIVERY_QUEUE } from './events/repository.js';
-import { createEventService, type EventService } from './events/service.js';
+import { purgeExpiredEvents } from './events/retention.js';
+import { createEventService, EVENT_RETENTION_MS, type EventService } from './events/service.js';
 import { type HostResolver, systemResolver } from './events/ssrf.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
@@ -115,6 +116,7 @@ export interface Services {
 
 export const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
 export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
+export const EVENT_PURGE_QUEUE = 'maintenance.purge_events';
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** A purge that stopped with more to delete comes back this soon, leaving the workers room between runs. */
 const PURGE_AGAIN_MS = 60 * 1000;
@@ -238,6 +240,11 @@ export function createServices(options: ServiceOptions): Services {
       });
       await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
     },
+    [EVENT_PURGE_QUEUE]: async (job) => {
+      const now = clock.now().getTime();
+      const { more } = await purgeExpiredEvents(db, { cutoff: new Date(now - EVENT_RETENTION_MS) });
+      await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
+    },
   };
   jobRunner = createJobRunner({
     db,
@@ -293,7 +300,7 @@ function scheduleNext(db: Executor, job: Job, runAt: Date) {
 /** Schedules the recurring maintenance jobs (idempotent across processes). */
 export async function scheduleMaintenance(services: Services): Promise<void> {
   const { db } = services.database;
-  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE]) {
+  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE]) {
     await scheduleRecurring(db, queue, 'a', services.clock.now());
   }
 }

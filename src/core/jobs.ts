@@ -4,7 +4,6 @@
  * lease so a crashed job runner's job is taken over, retried with exponential back-off.
  * Handlers must tolerate running twice (a crash between the work and its acknowledgement).
  */
-import { coalesce } from './batching.js';
 import { type Executor, runPrepared } from './db.js';
 import { randomBase62 } from './ids.js';
 import { claimJobs, handBackJobs, markJobsDone, recordJobFailure, renewJobLeases } from './job-statements.js';
@@ -12,7 +11,6 @@ import {
   backoffDelay,
   type EnqueueOptions,
   type Job,
-  type JobKeyLimit,
   type JobRunner,
   type JobRunnerOptions,
   PermanentJobError,
@@ -56,8 +54,20 @@ export async function enqueueJob(executor: Executor, options: EnqueueOptions): P
   return rows[0]?.id ?? null;
 }
 
+/** The jobs of one claim: acknowledged together, in one statement, once none of them still runs. */
+interface ClaimGroup {
+  /** Jobs of the claim not finished yet (running, waiting for their key). */
+  unfinished: number;
+  /** Succeeded jobs waiting for the group's acknowledgement. */
+  acks: InHand[];
+  /** Window mode: a hanging job does not hold the others' acknowledgement longer than this. */
+  ackTimer?: NodeJS.Timeout;
+  window: boolean;
+}
+
 interface InHand {
   job: Job;
+  group: ClaimGroup;
   /** The limit key it counts against, if any. */
   key?: string;
   /** Settles when the job's outcome is recorded; rejects when it could not be (it runs again after its lease). */
@@ -66,13 +76,17 @@ interface InHand {
   reject(error: unknown): void;
 }
 
+/** A group's acknowledgement waits at most this long for the group's slowest job. */
+const ACK_DELAY_MS = 50;
+
 /**
- * A sliding window over the queue: up to `concurrency` jobs in hand, and as soon as some finish
- * (those finishing in the same turn together) the freed slots are claimed again, so a job that
- * takes long (a hanging webhook endpoint) holds only its own slot. The jobs of one claim start
- * in the same turn, so steps that coalesce (batching.ts) still meet. Jobs finishing in the same
- * turn are acknowledged in one statement. A queue with a limit (`limits`) runs at most `max` jobs
- * per key at once; see key-gate.ts for the ones over it.
+ * `start()` runs a sliding window over the queue: up to `concurrency` jobs in hand, and as slots
+ * free the runner claims again (at most `batchSize` a statement), so a job that takes long (a
+ * hanging webhook endpoint) holds only its own slot, never the jobs claimed with it or after it.
+ * The jobs of one claim start in the same turn, so steps that coalesce (batching.ts) still meet,
+ * and are acknowledged in one statement once all have finished (or ACK_DELAY_MS after the first,
+ * when one lingers). `runOnce()`/`drain()` claim a batch and wait for all of it, as tests expect.
+ * A queue with a limit (`limits`) runs at most `max` jobs per key at once (key-gate.ts).
  */
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { db, clock, handlers } = options;
@@ -89,27 +103,27 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const keyPatienceMs = options.keyPatienceMs ?? 1_000;
   const keyDeferMs = options.keyDeferMs ?? 1_000;
   const gate = new KeyGate<InHand>(keyPatienceMs);
+  /** Claimed and not yet recorded: their leases are renewed. */
   const inHand = new Map<number, InHand>();
+  /** Of those, finished and waiting for their group's acknowledgement (they hold no slot). */
+  let acking = 0;
   /** Jobs of runOnce() batches still going: their leases are renewed until the whole batch ends. */
   const inBatches = new Map<number, number>();
   let running = false;
-  let drainers = 0;
   let claiming: Promise<void> | undefined;
   let claimAgain = false;
+  /** The last claim found fewer jobs than it asked for: wait for the poll, a wake or an idle window. */
+  let exhausted = false;
   let pumpQueued = false;
   let pollTimer: NodeJS.Timeout | undefined;
   let renewal: NodeJS.Timeout | undefined;
   let stallCheck: NodeJS.Timeout | undefined;
-  let claimed = 0;
-  let idleWaiters: { resolve(): void; reject(error: unknown): void }[] = [];
-  let drainError: unknown;
 
   async function claim(limit: number): Promise<Job[]> {
     const queues = Object.keys(handlers);
     if (queues.length === 0 || limit <= 0) return [];
     const now = clock.now();
     const rows = await claimJobs(db, id, queues, now, new Date(now.getTime() + leaseMs), limit);
-    claimed += rows.length;
     return rows.map((row) => ({
       id: row.id,
       tenantId: row.tenant_id,
@@ -139,55 +153,66 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     });
   }
 
-  // Jobs finishing in the same turn are acknowledged together (a claimed batch of dispatch jobs
-  // finishes together: one statement, as when the whole batch was acknowledged at once).
-  const acknowledge = coalesce(async (ids: number[]) => {
-    await markJobsDone(db, id, ids, clock.now());
-    return ids.map(() => undefined);
-  });
-
-  function settle(entry: InHand, outcome: { error?: unknown; succeeded: boolean }): void {
+  /** The job's outcome is recorded (or could not be): it leaves the runner's hands. */
+  function release(entry: InHand, error?: unknown): void {
     inHand.delete(entry.job.id);
-    if ('error' in outcome) entry.reject(outcome.error);
-    else entry.resolve();
-    if (entry.key !== undefined) {
-      const next = gate.finished(entry.key, outcome.succeeded);
-      if (next) launch(next);
+    if (error === undefined) entry.resolve();
+    else entry.reject(error);
+    if (inHand.size === 0 && inBatches.size === 0) {
+      clearInterval(renewal);
+      renewal = undefined;
     }
-    stopRenewalWhenIdle();
-    schedulePump();
+    if (inHand.size === 0 || !exhausted) schedulePump();
   }
 
-  function stopRenewalWhenIdle(): void {
-    if (inHand.size > 0 || inBatches.size > 0) return;
-    clearInterval(renewal);
-    renewal = undefined;
+  function flushAcks(group: ClaimGroup): void {
+    clearTimeout(group.ackTimer);
+    group.ackTimer = undefined;
+    const entries = group.acks.splice(0);
+    if (entries.length === 0) return;
+    acking -= entries.length;
+    const ids = entries.map((entry) => entry.job.id);
+    markJobsDone(db, id, ids, clock.now()).then(
+      () => {
+        for (const entry of entries) release(entry);
+      },
+      (error) => {
+        for (const entry of entries) release(entry, error);
+      },
+    );
+  }
+
+  /** The handler of `entry` ended (or the job was handed back): its slot and its key's slot are free. */
+  function finished(entry: InHand, succeeded: boolean): void {
+    const { group } = entry;
+    group.unfinished -= 1;
+    if (succeeded) {
+      group.acks.push(entry);
+      acking += 1;
+    }
+    if (group.unfinished === 0) flushAcks(group);
+    else if (group.acks.length > 0 && group.window) {
+      group.ackTimer ??= setTimeout(() => flushAcks(group), ACK_DELAY_MS);
+    }
+    if (entry.key !== undefined) {
+      const next = gate.finished(entry.key, succeeded);
+      if (next) launch(next);
+    }
+    if (!exhausted) schedulePump();
   }
 
   function launch(entry: InHand): void {
     const { job } = entry;
-    void (async () => {
-      let succeeded = false;
-      try {
-        await handlers[job.queue](job);
-        succeeded = true;
-      } catch (error) {
-        try {
-          await finishFailed(job, error ?? new Error('job failed'));
-        } catch (unrecorded) {
-          settle(entry, { error: unrecorded, succeeded: false });
-          return;
-        }
-        settle(entry, { succeeded: false });
-        return;
-      }
-      try {
-        await acknowledge(job.id);
-        settle(entry, { succeeded });
-      } catch (unrecorded) {
-        settle(entry, { error: unrecorded, succeeded });
-      }
-    })();
+    handlers[job.queue](job).then(
+      () => finished(entry, true),
+      (error) => {
+        finished(entry, false);
+        finishFailed(job, error ?? new Error('job failed')).then(
+          () => release(entry),
+          (unrecorded) => release(entry, unrecorded),
+        );
+      },
+    );
   }
 
   /** Hands jobs back unrun (their key stalled), spread out in time, in one statement. */
@@ -196,22 +221,22 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const nowMs = clock.now().getTime();
     const back = entries.map((entry) => ({
       id: entry.job.id,
-      runAt: new Date(gate.deferUntil(entry.key ?? '', nowMs, keyDeferMs, limitOf(entry.job)?.max ?? 1)),
+      runAt: new Date(gate.deferUntil(entry.key ?? '', nowMs, keyDeferMs, limits[entry.job.queue]?.max ?? 1)),
     }));
+    for (const entry of entries) finished({ ...entry, key: undefined }, false);
     handBackJobs(db, id, back).then(
       () => {
-        for (const entry of entries) settle(entry, { succeeded: false });
+        for (const entry of entries) release(entry);
       },
       (error) => {
-        for (const entry of entries) settle(entry, { error, succeeded: false });
+        for (const entry of entries) release(entry, error);
       },
     );
   }
 
-  const limitOf = (job: Job): JobKeyLimit | undefined => limits[job.queue];
-
   /** Takes the claimed jobs in hand and starts those their key allows. */
-  function admit(jobs: Job[]): Promise<void>[] {
+  function admit(jobs: Job[], window: boolean): Promise<void>[] {
+    const group: ClaimGroup = { unfinished: jobs.length, acks: [], window };
     const deferred: InHand[] = [];
     const dones = jobs.map((job) => {
       let resolve!: () => void;
@@ -220,10 +245,11 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         resolve = res;
         reject = rej;
       });
-      const limit = limitOf(job);
+      const limit = limits[job.queue];
       const key = limit?.key(job);
       const entry: InHand = {
         job,
+        group,
         key: key === undefined ? undefined : `${job.queue}:${key}`,
         done,
         resolve,
@@ -260,7 +286,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   }
 
   function schedulePump(): void {
-    if (pumpQueued || !(running || drainers > 0)) return;
+    if (pumpQueued || !running) return;
     pumpQueued = true;
     setImmediate(() => {
       pumpQueued = false;
@@ -268,23 +294,15 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     });
   }
 
-  function settleIdle(error?: unknown): void {
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const waiter of waiters) {
-      if (error === undefined) waiter.resolve();
-      else waiter.reject(error);
-    }
-  }
-
   /** Claims as many jobs as there are free slots (at most a batch), and again while the queue gives them. */
   function pump(): void {
-    if (!(running || drainers > 0)) return;
+    if (!running) return;
     if (claiming) {
       claimAgain = true;
       return;
     }
-    const want = Math.min(batchSize, concurrency - inHand.size);
+    // Finished jobs waiting for their group's acknowledgement hold no slot.
+    const want = Math.min(batchSize, concurrency - (inHand.size - acking));
     if (want <= 0) return;
     clearTimeout(pollTimer);
     claiming = (async () => {
@@ -292,29 +310,43 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       try {
         const jobs = await claim(want);
         full = jobs.length === want;
-        for (const done of admit(jobs)) {
-          done.catch((error) => {
-            drainError ??= error;
-          });
-        }
+        for (const done of admit(jobs, true)) done.catch(() => {});
       } catch (error) {
         options.logger?.error({ err: error }, 'job poll failed');
-        drainError ??= error;
       }
       claiming = undefined;
+      exhausted = !full;
       if (full || claimAgain) {
         claimAgain = false;
         schedulePump();
-        return;
+      } else if (running) {
+        pollTimer = setTimeout(pump, pollIntervalMs);
       }
-      // Nothing more is due: idle once nothing is in hand either; a finishing job claims again.
-      if (inHand.size === 0) {
-        const error = drainError;
-        drainError = undefined;
-        settleIdle(error);
-      }
-      if (running) pollTimer = setTimeout(pump, pollIntervalMs);
     })();
+  }
+
+  async function runOnce(): Promise<number> {
+    const jobs = await claim(batchSize);
+    // Settled, not all(): when recording one job's outcome fails, the others are still waited for,
+    // and that job's lease is renewed with theirs; it runs again once the lease lapses.
+    for (const job of jobs) inBatches.set(job.id, (inBatches.get(job.id) ?? 0) + 1);
+    let outcomes: PromiseSettledResult<void>[];
+    try {
+      outcomes = await Promise.allSettled(admit(jobs, false));
+    } finally {
+      for (const job of jobs) {
+        const n = (inBatches.get(job.id) ?? 1) - 1;
+        if (n > 0) inBatches.set(job.id, n);
+        else inBatches.delete(job.id);
+      }
+      if (inHand.size === 0 && inBatches.size === 0) {
+        clearInterval(renewal);
+        renewal = undefined;
+      }
+    }
+    const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (unrecorded) throw unrecorded.reason;
+    return jobs.length;
   }
 
   return {
@@ -322,6 +354,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     start() {
       if (running) return;
       running = true;
+      exhausted = false;
       schedulePump();
     },
     async stop() {
@@ -330,41 +363,18 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       await claiming;
       await Promise.allSettled([...inHand.values()].map((entry) => entry.done));
     },
-    async runOnce() {
-      const jobs = await claim(batchSize);
-      // Settled, not all(): when recording one job's outcome fails, the others are still waited for,
-      // and that job's lease is renewed with theirs; it runs again once the lease lapses.
-      for (const job of jobs) inBatches.set(job.id, (inBatches.get(job.id) ?? 0) + 1);
-      let outcomes: PromiseSettledResult<void>[];
-      try {
-        outcomes = await Promise.allSettled(admit(jobs));
-      } finally {
-        for (const job of jobs) {
-          const n = (inBatches.get(job.id) ?? 1) - 1;
-          if (n > 0) inBatches.set(job.id, n);
-          else inBatches.delete(job.id);
-        }
-        stopRenewalWhenIdle();
-      }
-      const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
-      if (unrecorded) throw unrecorded.reason;
-      return jobs.length;
-    },
+    runOnce,
     async drain() {
-      const before = claimed;
-      drainers += 1;
-      try {
-        await new Promise<void>((resolve, reject) => {
-          idleWaiters.push({ resolve, reject });
-          schedulePump();
-        });
-      } finally {
-        drainers -= 1;
+      let total = 0;
+      for (;;) {
+        const n = await runOnce();
+        if (n === 0) return total;
+        total += n;
       }
-      return claimed - before;
     },
     wake() {
       if (!running) return;
+      exhausted = false;
       clearTimeout(pollTimer);
       schedulePump();
     },

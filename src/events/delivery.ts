@@ -174,15 +174,21 @@ export function createEventDelivery(deps: EventDeliveryDeps) {
     const attempts = delivery.attempts + 1;
     const code = 'status' in outcome ? outcome.status : null;
     if (code !== null && code >= 200 && code < 300) {
+      const succeeded = {
+        status: 'succeeded',
+        attempts,
+        last_attempt_at: at,
+        last_response_code: code,
+        next_attempt_at: null,
+      } as const;
+      // The usual case is one statement; an endpoint answering again also clears its failing_since.
+      if (!endpoint.failing_since) {
+        await updateDelivery(db, tenantId, delivery.id, succeeded);
+        return;
+      }
       await db.transaction().execute(async (tx) => {
-        await updateDelivery(tx, tenantId, delivery.id, {
-          status: 'succeeded',
-          attempts,
-          last_attempt_at: at,
-          last_response_code: code,
-          next_attempt_at: null,
-        });
-        if (endpoint.failing_since) await updateEndpoint(tx, tenantId, endpoint.id, { failing_since: null });
+        await updateDelivery(tx, tenantId, delivery.id, succeeded);
+        await updateEndpoint(tx, tenantId, endpoint.id, { failing_since: null });
       });
       return;
     }
