@@ -83,7 +83,7 @@ describe.skipIf(!postgresAvailable)('event delivery through a SIGKILL (PostgreSQ
 
     const tenant = await ok(server, 'POST', '/admin/v1/tenants', { name: 'Event Crash' });
     const key = await ok(server, 'POST', `/admin/v1/tenants/${tenant.id}/api-keys`, {
-      scopes: ['users:write', 'webhooks:write'],
+      scopes: ['users:write', 'webhooks:read', 'webhooks:write'],
     });
     const endpoint = await ok(
       server,
