@@ -50,7 +50,7 @@ export interface DeliveryJobPayload {
  * the endpoint answers, and go back to the queue for a little later when it does not (a dead or
  * hanging endpoint): it holds this many of the job runner's slots, never all of them.
  */
-export const ENDPOINT_CONCURRENCY = 5;
+export const ENDPOINT_CONCURRENCY = 10;
 
 /** The job runner's limit for the delivery queue: by endpoint (src/core/key-gate.ts). */
 export const deliveryLimit: JobKeyLimit = {
