@@ -14,13 +14,8 @@ import { type Clock, systemClock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type Job, type JobKeyLimit, RetryJobError } from '../core/jobs.js';
 import type { SecretBox } from '../core/secrets.js';
-import {
-  type EndpointRow,
-  type EventRow,
-  loadDeliveryAttempt,
-  updateDelivery,
-  updateEndpoint,
-} from './repository.js';
+import { loadDeliveryAttempt } from './attempt-repository.js';
+import { type EndpointRow, type EventRow, updateDelivery, updateEndpoint } from './repository.js';
 import { checkWebhookUrl, type HostResolver, lookupFor, type ResolvedAddress } from './ssrf.js';
 
 /** Delays before retries 1 … 7 (platform contract §3); after the 8th attempt the delivery fails. */
