@@ -32,11 +32,12 @@ import { createDoNotCallService, type DoNotCallService } from './do-not-call/ser
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';
 import { createSmtpSender, type SmtpSender } from './emails/transports.js';
-import { createEventDelivery, type DeliveryJobPayload } from './events/delivery.js';
+import { createEventDelivery, type DeliveryJobPayload, deliveryLimit } from './events/delivery.js';
 import { recordUserCreated, recordUserDeleted } from './events/hooks.js';
 import { recordEvent } from './events/record.js';
 import { DELIVERY_QUEUE } from './events/repository.js';
-import { createEventService, type EventService } from './events/service.js';
+import { purgeExpiredEvents } from './events/retention.js';
+import { createEventService, EVENT_RETENTION_MS, type EventService } from './events/service.js';
 import { type HostResolver, systemResolver } from './events/ssrf.js';
 import { createInsightService, type InsightService } from './insights/service.js';
 import { createMemberService, type MemberService } from './members/service.js';
@@ -121,6 +122,7 @@ export interface Services {
 
 export const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
 export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
+export const EVENT_PURGE_QUEUE = 'maintenance.purge_events';
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** A purge that stopped with more to delete comes back this soon, leaving the workers room between runs. */
 const PURGE_AGAIN_MS = 60 * 1000;
@@ -250,8 +252,19 @@ export function createServices(options: ServiceOptions): Services {
       });
       await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
     },
+    [EVENT_PURGE_QUEUE]: async (job) => {
+      const now = clock.now().getTime();
+      const { more } = await purgeExpiredEvents(db, { cutoff: new Date(now - EVENT_RETENTION_MS) });
+      await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
+    },
   };
-  jobRunner = createJobRunner({ db, clock, handlers: jobHandlers, logger: options.logger });
+  jobRunner = createJobRunner({
+    db,
+    clock,
+    handlers: jobHandlers,
+    limits: { [DELIVERY_QUEUE]: deliveryLimit },
+    logger: options.logger,
+  });
 
   return {
     config,
@@ -301,7 +314,7 @@ function scheduleNext(db: Executor, job: Job, runAt: Date) {
 /** Schedules the recurring maintenance jobs (idempotent across processes). */
 export async function scheduleMaintenance(services: Services): Promise<void> {
   const { db } = services.database;
-  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE]) {
+  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE]) {
     await scheduleRecurring(db, queue, 'a', services.clock.now());
   }
 }

@@ -4,53 +4,21 @@
  * lease so a crashed job runner's job is taken over, retried with exponential back-off.
  * Handlers must tolerate running twice (a crash between the work and its acknowledgement).
  */
-import { sql } from 'kysely';
-import type { Clock } from './clock.js';
-import { type Db, type Executor, runPrepared } from './db.js';
+import { type Executor, runPrepared } from './db.js';
 import { randomBase62 } from './ids.js';
+import { claimJobs, handBackJobs, markJobsDone, recordJobFailure, renewJobLeases } from './job-statements.js';
+import {
+  backoffDelay,
+  type EnqueueOptions,
+  type Job,
+  type JobRunner,
+  type JobRunnerOptions,
+  PermanentJobError,
+  RetryJobError,
+} from './job-types.js';
+import { KeyGate } from './key-gate.js';
 
-export interface JobsTable {
-  id: import('kysely').Generated<number>;
-  tenant_id: string | null;
-  queue: string;
-  payload: unknown;
-  status: 'queued' | 'running' | 'done' | 'failed';
-  run_at: Date;
-  attempts: import('kysely').Generated<number>;
-  max_attempts: number;
-  locked_by: string | null;
-  locked_until: Date | null;
-  last_error: string | null;
-  singleton_key: string | null;
-  created_at: Date;
-  finished_at: Date | null;
-}
-
-declare module './db.js' {
-  interface Tables {
-    jobs: JobsTable;
-  }
-}
-
-export interface Job<P = any> {
-  id: number;
-  tenantId: string | null;
-  queue: string;
-  payload: P;
-  /** 1 on the first run. */
-  attempt: number;
-  maxAttempts: number;
-}
-
-export interface EnqueueOptions {
-  queue: string;
-  payload: unknown;
-  tenantId?: string | null;
-  runAt: Date;
-  maxAttempts?: number;
-  /** When set, nothing is enqueued while a queued or running job has the same key. */
-  singletonKey?: string;
-}
+export * from './job-types.js';
 
 /**
  * The one way job rows are written, for a statement that defines `new_job` before it (columns
@@ -86,116 +54,76 @@ export async function enqueueJob(executor: Executor, options: EnqueueOptions): P
   return rows[0]?.id ?? null;
 }
 
-/** A failure that retrying cannot fix: the job ends as failed at once. */
-export class PermanentJobError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PermanentJobError';
-  }
+/** The jobs of one claim: acknowledged together, in one statement, once none of them still runs. */
+interface ClaimGroup {
+  /** Jobs of the claim not finished yet (running, waiting for their key). */
+  unfinished: number;
+  /** Succeeded jobs waiting for the group's acknowledgement. */
+  acks: InHand[];
+  /** Window mode: a hanging job does not hold the others' acknowledgement longer than this. */
+  ackTimer?: NodeJS.Timeout;
+  window: boolean;
 }
+
+interface InHand {
+  job: Job;
+  group: ClaimGroup;
+  /** The limit key it counts against, if any. */
+  key?: string;
+  /** Settles when the job's outcome is recorded; rejects when it could not be (it runs again after its lease). */
+  done: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** A group's acknowledgement waits at most this long for the group's slowest job. */
+const ACK_DELAY_MS = 50;
 
 /**
- * A transient failure that wants a specific delay before the next attempt. With
- * `countsAsAttempt: false` it is not a failure at all but "not yet" (a call still talking): the
- * run is given back, so polling for as long as it takes never uses up the job's attempts.
+ * `start()` runs a sliding window over the queue: up to `concurrency` jobs in hand, and as slots
+ * free the runner claims again (at most `batchSize` a statement), so a job that takes long (a
+ * hanging webhook endpoint) holds only its own slot, never the jobs claimed with it or after it.
+ * The jobs of one claim start in the same turn, so steps that coalesce (batching.ts) still meet,
+ * and are acknowledged in one statement once all have finished (or ACK_DELAY_MS after the first,
+ * when one lingers). `runOnce()`/`drain()` claim a batch and wait for all of it, as tests expect.
+ * A queue with a limit (`limits`) runs at most `max` jobs per key at once (key-gate.ts).
  */
-export class RetryJobError extends Error {
-  readonly countsAsAttempt: boolean;
-  constructor(
-    message: string,
-    readonly delayMs: number,
-    options: { countsAsAttempt?: boolean } = {},
-  ) {
-    super(message);
-    this.name = 'RetryJobError';
-    this.countsAsAttempt = options.countsAsAttempt ?? true;
-  }
-}
-
-export type JobHandler = (job: Job) => Promise<void>;
-
-export interface JobRunnerOptions {
-  db: Db;
-  clock: Clock;
-  handlers: Record<string, JobHandler>;
-  /** Jobs claimed per poll and run concurrently. */
-  batchSize?: number;
-  pollIntervalMs?: number;
-  /** How long a claim holds before another job runner may take the job over; renewed while it runs. */
-  leaseMs?: number;
-  /** Back-off before attempt n+1: base * 2^(n-1), capped. */
-  backoffBaseMs?: number;
-  backoffMaxMs?: number;
-  logger?: JobLogger;
-}
-
-/** Where job failures and retries are logged. */
-export interface JobLogger {
-  error(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
-export interface JobRunner {
-  start(): void;
-  /** Stops polling and waits for the jobs in hand. */
-  stop(): Promise<void>;
-  /** Claims and runs one batch now; returns how many jobs ran (tests drive the queue with it). */
-  runOnce(): Promise<number>;
-  /** Runs batches until none is due. */
-  drain(): Promise<number>;
-  /** Wakes the poller (after an enqueue in this process). */
-  wake(): void;
-  readonly id: string;
-}
-
-export function backoffDelay(attempt: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-}
-
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { db, clock, handlers } = options;
   const id = `wrk_${randomBase62(12)}`;
   const batchSize = options.batchSize ?? 10;
+  const concurrency = Math.max(1, options.concurrency ?? 2 * batchSize);
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   // Short, and renewed every third of it while a job runs: a crashed process's jobs are taken
   // over within seconds, and a long job is not taken over while its job runner is alive.
   const leaseMs = options.leaseMs ?? 15_000;
   const backoffBaseMs = options.backoffBaseMs ?? 1_000;
   const backoffMaxMs = options.backoffMaxMs ?? 15 * 60_000;
+  const limits = options.limits ?? {};
+  const keyPatienceMs = options.keyPatienceMs ?? 1_000;
+  const keyDeferMs = options.keyDeferMs ?? 1_000;
+  const gate = new KeyGate<InHand>(keyPatienceMs);
+  /** Claimed and not yet recorded: their leases are renewed. */
+  const inHand = new Map<number, InHand>();
+  /** Of those, finished and waiting for their group's acknowledgement (they hold no slot). */
+  let acking = 0;
+  /** Jobs of runOnce() batches still going: their leases are renewed until the whole batch ends. */
+  const inBatches = new Map<number, number>();
   let running = false;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<unknown> = Promise.resolve();
-  let wakeRequested = false;
-  let inBatch = false;
+  let claiming: Promise<void> | undefined;
+  let claimAgain = false;
+  /** The last claim found fewer jobs than it asked for: wait for the poll, a wake or an idle window. */
+  let exhausted = false;
+  let pumpQueued = false;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let renewal: NodeJS.Timeout | undefined;
+  let stallCheck: NodeJS.Timeout | undefined;
 
-  async function claim(): Promise<Job[]> {
+  async function claim(limit: number): Promise<Job[]> {
     const queues = Object.keys(handlers);
-    if (queues.length === 0) return [];
+    if (queues.length === 0 || limit <= 0) return [];
     const now = clock.now();
-    // A walk of the jobs_due index that stops after `batchSize` rows (migration 0007), whatever the
-    // backlog. `= ANY(ARRAY(…))` rather than `IN (…)` keeps the generic plan on the primary key.
-    const rows = await runPrepared<{
-      id: number;
-      tenant_id: string | null;
-      queue: string;
-      payload: unknown;
-      attempts: number;
-      max_attempts: number;
-    }>(db, {
-      name: 'jobs_claim',
-      text: `
-        UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = $1, locked_until = $2
-        WHERE id = ANY(ARRAY(
-          SELECT id FROM jobs
-          WHERE queue = ANY($3::text[])
-            AND ((status = 'queued' AND run_at <= $4) OR (status = 'running' AND locked_until < $4))
-          ORDER BY run_at, id
-          LIMIT $5
-          FOR UPDATE SKIP LOCKED
-        ))
-        RETURNING id, tenant_id, queue, payload, attempts, max_attempts`,
-      values: [id, new Date(now.getTime() + leaseMs), queues, now, batchSize],
-    });
+    const rows = await claimJobs(db, id, queues, now, new Date(now.getTime() + leaseMs), limit);
     return rows.map((row) => ({
       id: row.id,
       tenantId: row.tenant_id,
@@ -208,120 +136,217 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   /** Records a failed run: retried later with back-off, or failed for good. */
   async function finishFailed(job: Job, error: unknown): Promise<void> {
-    const now = clock.now();
-    const mine = (qb: any) =>
-      qb.where('id', '=', job.id).where('locked_by', '=', id).where('status', '=', 'running');
+    const at = clock.now();
     const message = error instanceof Error ? error.message : String(error);
     const notYet = error instanceof RetryJobError && !error.countsAsAttempt;
     const permanent = error instanceof PermanentJobError || (job.attempt >= job.maxAttempts && !notYet);
-    if (permanent) {
-      options.logger?.error(
-        { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message },
-        'job failed',
-      );
-      await mine(
-        db
-          .updateTable('jobs')
-          .set({ status: 'failed', finished_at: now, last_error: message, locked_until: null }),
-      ).execute();
-      return;
-    }
+    const log = { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message };
+    if (permanent) options.logger?.error(log, 'job failed');
+    else if (!notYet) options.logger?.warn(log, 'job will retry');
     const delay =
       error instanceof RetryJobError ? error.delayMs : backoffDelay(job.attempt, backoffBaseMs, backoffMaxMs);
-    if (!notYet) {
-      options.logger?.warn(
-        { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message },
-        'job will retry',
-      );
-    }
-    await mine(
-      db.updateTable('jobs').set({
-        status: 'queued',
-        run_at: new Date(now.getTime() + delay),
-        ...(notYet ? { attempts: sql`attempts - 1` } : {}),
-        last_error: message,
-        locked_until: null,
-        locked_by: null,
-      }),
-    ).execute();
+    await recordJobFailure(db, id, job.id, {
+      message,
+      at,
+      runAt: permanent ? null : new Date(at.getTime() + delay),
+      countsAsAttempt: !notYet,
+    });
   }
 
-  /** Runs a job; true when it succeeded (acknowledged with its batch), a failure is recorded here. */
-  async function runJob(job: Job): Promise<boolean> {
-    try {
-      await handlers[job.queue](job);
-      return true;
-    } catch (error) {
-      await finishFailed(job, error ?? new Error('job failed'));
-      return false;
+  /** The job's outcome is recorded (or could not be): it leaves the runner's hands. */
+  function release(entry: InHand, error?: unknown): void {
+    inHand.delete(entry.job.id);
+    if (error === undefined) entry.resolve();
+    else entry.reject(error);
+    if (inHand.size === 0 && inBatches.size === 0) {
+      clearInterval(renewal);
+      renewal = undefined;
     }
+    if (inHand.size === 0 || !exhausted) schedulePump();
   }
 
-  const inHand = new Set<number>();
-  let renewal: NodeJS.Timeout | undefined;
+  function flushAcks(group: ClaimGroup): void {
+    clearTimeout(group.ackTimer);
+    group.ackTimer = undefined;
+    const entries = group.acks.splice(0);
+    if (entries.length === 0) return;
+    acking -= entries.length;
+    const ids = entries.map((entry) => entry.job.id);
+    markJobsDone(db, id, ids, clock.now()).then(
+      () => {
+        for (const entry of entries) release(entry);
+      },
+      (error) => {
+        for (const entry of entries) release(entry, error);
+      },
+    );
+  }
+
+  /** The handler of `entry` ended (or the job was handed back): its slot and its key's slot are free. */
+  function finished(entry: InHand, succeeded: boolean): void {
+    const { group } = entry;
+    group.unfinished -= 1;
+    if (succeeded) {
+      group.acks.push(entry);
+      acking += 1;
+    }
+    if (group.unfinished === 0) flushAcks(group);
+    else if (group.acks.length > 0 && group.window) {
+      group.ackTimer ??= setTimeout(() => flushAcks(group), ACK_DELAY_MS);
+    }
+    if (entry.key !== undefined) {
+      const next = gate.finished(entry.key, succeeded);
+      if (next) launch(next);
+    }
+    if (!exhausted) schedulePump();
+  }
+
+  function launch(entry: InHand): void {
+    const { job } = entry;
+    handlers[job.queue](job).then(
+      () => finished(entry, true),
+      (error) => {
+        finished(entry, false);
+        finishFailed(job, error ?? new Error('job failed')).then(
+          () => release(entry),
+          (unrecorded) => release(entry, unrecorded),
+        );
+      },
+    );
+  }
+
+  /** Hands jobs back unrun (their key stalled), spread out in time, in one statement. */
+  function handBack(entries: InHand[]): void {
+    if (entries.length === 0) return;
+    const nowMs = clock.now().getTime();
+    const back = entries.map((entry) => ({
+      id: entry.job.id,
+      runAt: new Date(gate.deferUntil(entry.key ?? '', nowMs, keyDeferMs, limits[entry.job.queue]?.max ?? 1)),
+    }));
+    for (const entry of entries) finished({ ...entry, key: undefined }, false);
+    handBackJobs(db, id, back).then(
+      () => {
+        for (const entry of entries) release(entry);
+      },
+      (error) => {
+        for (const entry of entries) release(entry, error);
+      },
+    );
+  }
+
+  /** Takes the claimed jobs in hand and starts those their key allows. */
+  function admit(jobs: Job[], window: boolean): Promise<void>[] {
+    const group: ClaimGroup = { unfinished: jobs.length, acks: [], window };
+    const deferred: InHand[] = [];
+    const dones = jobs.map((job) => {
+      let resolve!: () => void;
+      let reject!: (error: unknown) => void;
+      const done = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      const limit = limits[job.queue];
+      const key = limit?.key(job);
+      const entry: InHand = {
+        job,
+        group,
+        key: key === undefined ? undefined : `${job.queue}:${key}`,
+        done,
+        resolve,
+        reject,
+      };
+      inHand.set(job.id, entry);
+      const admission = entry.key === undefined || !limit ? 'run' : gate.admit(entry.key, limit.max, entry);
+      if (admission === 'run') launch(entry);
+      else if (admission === 'defer') deferred.push(entry);
+      return done;
+    });
+    handBack(deferred);
+    if (inHand.size > 0) renewal ??= setInterval(renewLeases, Math.max(1, Math.floor(leaseMs / 3))).unref();
+    if (gate.waiting > 0) {
+      stallCheck ??= setInterval(checkStalled, Math.max(1, Math.floor(keyPatienceMs / 4))).unref();
+    }
+    return dones;
+  }
+
+  function checkStalled(): void {
+    handBack(gate.takeStalled().map(({ item }) => item));
+    if (gate.waiting === 0) {
+      clearInterval(stallCheck);
+      stallCheck = undefined;
+    }
+  }
 
   function renewLeases(): void {
-    if (inHand.size === 0) return;
-    db.updateTable('jobs')
-      .set({ locked_until: new Date(clock.now().getTime() + leaseMs) })
-      .where('id', 'in', [...inHand])
-      .where('locked_by', '=', id)
-      .where('status', '=', 'running')
-      .execute()
-      .catch((error) => options.logger?.warn({ err: error }, 'job lease renewal failed'));
+    const ids = new Set([...inHand.keys(), ...inBatches.keys()]);
+    if (ids.size === 0) return;
+    renewJobLeases(db, id, [...ids], new Date(clock.now().getTime() + leaseMs)).catch((error) =>
+      options.logger?.warn({ err: error }, 'job lease renewal failed'),
+    );
+  }
+
+  function schedulePump(): void {
+    if (pumpQueued || !running) return;
+    pumpQueued = true;
+    setImmediate(() => {
+      pumpQueued = false;
+      pump();
+    });
+  }
+
+  /** Claims as many jobs as there are free slots (at most a batch), and again while the queue gives them. */
+  function pump(): void {
+    if (!running) return;
+    if (claiming) {
+      claimAgain = true;
+      return;
+    }
+    // Finished jobs waiting for their group's acknowledgement hold no slot.
+    const want = Math.min(batchSize, concurrency - (inHand.size - acking));
+    if (want <= 0) return;
+    clearTimeout(pollTimer);
+    claiming = (async () => {
+      let full = false;
+      try {
+        const jobs = await claim(want);
+        full = jobs.length === want;
+        for (const done of admit(jobs, true)) done.catch(() => {});
+      } catch (error) {
+        options.logger?.error({ err: error }, 'job poll failed');
+      }
+      claiming = undefined;
+      exhausted = !full;
+      if (full || claimAgain) {
+        claimAgain = false;
+        schedulePump();
+      } else if (running) {
+        pollTimer = setTimeout(pump, pollIntervalMs);
+      }
+    })();
   }
 
   async function runOnce(): Promise<number> {
-    const jobs = await claim();
-    if (jobs.length === 0) return 0;
-    for (const job of jobs) inHand.add(job.id);
-    renewal ??= setInterval(renewLeases, Math.max(1, Math.floor(leaseMs / 3))).unref();
+    const jobs = await claim(batchSize);
+    // Settled, not all(): when recording one job's outcome fails, the others are still waited for,
+    // and that job's lease is renewed with theirs; it runs again once the lease lapses.
+    for (const job of jobs) inBatches.set(job.id, (inBatches.get(job.id) ?? 0) + 1);
+    let outcomes: PromiseSettledResult<void>[];
     try {
-      // Settled, not all(): when the database goes away, recording one job's failure fails too,
-      // and the batch must still wait for its other jobs before their leases stop being renewed.
-      // A job whose outcome could not be recorded keeps its lease and is run again once it expires.
-      const outcomes = await Promise.allSettled(jobs.map(runJob));
-      const done = jobs
-        .filter((_, i) => outcomes[i].status === 'fulfilled' && outcomes[i].value)
-        .map((job) => job.id);
-      if (done.length > 0) {
-        // Acknowledged in one statement, only the jobs this job runner still holds.
-        await runPrepared(db, {
-          name: 'jobs_mark_done',
-          text: `
-            UPDATE jobs SET status = 'done', finished_at = $3::timestamptz, locked_until = NULL
-            WHERE id = ANY($1::bigint[]) AND locked_by = $2 AND status = 'running'`,
-          values: [done, id, clock.now()],
-        });
-      }
-      const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
-      if (unrecorded) throw unrecorded.reason;
+      outcomes = await Promise.allSettled(admit(jobs, false));
     } finally {
-      for (const job of jobs) inHand.delete(job.id);
-      if (inHand.size === 0) {
+      for (const job of jobs) {
+        const n = (inBatches.get(job.id) ?? 1) - 1;
+        if (n > 0) inBatches.set(job.id, n);
+        else inBatches.delete(job.id);
+      }
+      if (inHand.size === 0 && inBatches.size === 0) {
         clearInterval(renewal);
         renewal = undefined;
       }
     }
+    const unrecorded = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (unrecorded) throw unrecorded.reason;
     return jobs.length;
-  }
-
-  async function loop(): Promise<void> {
-    if (!running) return;
-    let ran = 0;
-    inBatch = true;
-    const batch = runOnce()
-      .then((n) => {
-        ran = n;
-      })
-      .catch((error) => options.logger?.error({ err: error }, 'job poll failed'));
-    current = batch;
-    await batch;
-    inBatch = false;
-    if (!running) return;
-    const again = ran > 0 || wakeRequested;
-    wakeRequested = false;
-    timer = setTimeout(loop, again ? 0 : pollIntervalMs);
   }
 
   return {
@@ -329,12 +354,14 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     start() {
       if (running) return;
       running = true;
-      timer = setTimeout(loop, 0);
+      exhausted = false;
+      schedulePump();
     },
     async stop() {
       running = false;
-      if (timer) clearTimeout(timer);
-      await current;
+      clearTimeout(pollTimer);
+      await claiming;
+      await Promise.allSettled([...inHand.values()].map((entry) => entry.done));
     },
     runOnce,
     async drain() {
@@ -346,12 +373,10 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       }
     },
     wake() {
-      if (inBatch) {
-        wakeRequested = true;
-      } else if (running) {
-        clearTimeout(timer);
-        timer = setTimeout(loop, 0);
-      }
+      if (!running) return;
+      exhausted = false;
+      clearTimeout(pollTimer);
+      schedulePump();
     },
   };
 }

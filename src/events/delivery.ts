@@ -12,15 +12,10 @@ import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
-import { type Job, RetryJobError } from '../core/jobs.js';
+import { type Job, type JobKeyLimit, RetryJobError } from '../core/jobs.js';
 import type { SecretBox } from '../core/secrets.js';
-import {
-  type EndpointRow,
-  type EventRow,
-  loadDeliveryAttempt,
-  updateDelivery,
-  updateEndpoint,
-} from './repository.js';
+import { loadDeliveryAttempt } from './attempt-repository.js';
+import { type EndpointRow, type EventRow, updateDelivery, updateEndpoint } from './repository.js';
 import { checkWebhookUrl, type HostResolver, lookupFor, type ResolvedAddress } from './ssrf.js';
 
 /** Delays before retries 1 … 7 (platform contract §3); after the 8th attempt the delivery fails. */
@@ -41,7 +36,22 @@ const MAX_ANSWER_BYTES = 4096;
 
 export interface DeliveryJobPayload {
   delivery_id: string;
+  /** The endpoint, so the job runner can cap its deliveries in flight (absent on older jobs). */
+  endpoint_id?: string;
 }
+
+/**
+ * Deliveries to one endpoint in flight at once in one process. More of them wait in line while
+ * the endpoint answers, and go back to the queue for a little later when it does not (a dead or
+ * hanging endpoint): it holds this many of the job runner's slots, never all of them.
+ */
+export const ENDPOINT_CONCURRENCY = 10;
+
+/** The job runner's limit for the delivery queue: by endpoint (src/core/key-gate.ts). */
+export const deliveryLimit: JobKeyLimit = {
+  key: (job: Job<DeliveryJobPayload>) => job.payload?.endpoint_id,
+  max: ENDPOINT_CONCURRENCY,
+};
 
 export const secretContext = (endpointId: string, which: 'current' | 'previous') =>
   `webhook_endpoints.${which}:${endpointId}`;
@@ -159,15 +169,21 @@ export function createEventDelivery(deps: EventDeliveryDeps) {
     const attempts = delivery.attempts + 1;
     const code = 'status' in outcome ? outcome.status : null;
     if (code !== null && code >= 200 && code < 300) {
+      const succeeded = {
+        status: 'succeeded',
+        attempts,
+        last_attempt_at: at,
+        last_response_code: code,
+        next_attempt_at: null,
+      } as const;
+      // The usual case is one statement; an endpoint answering again also clears its failing_since.
+      if (!endpoint.failing_since) {
+        await updateDelivery(db, tenantId, delivery.id, succeeded);
+        return;
+      }
       await db.transaction().execute(async (tx) => {
-        await updateDelivery(tx, tenantId, delivery.id, {
-          status: 'succeeded',
-          attempts,
-          last_attempt_at: at,
-          last_response_code: code,
-          next_attempt_at: null,
-        });
-        if (endpoint.failing_since) await updateEndpoint(tx, tenantId, endpoint.id, { failing_since: null });
+        await updateDelivery(tx, tenantId, delivery.id, succeeded);
+        await updateEndpoint(tx, tenantId, endpoint.id, { failing_since: null });
       });
       return;
     }

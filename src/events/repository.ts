@@ -101,9 +101,10 @@ export async function insertEvent(tx: Executor, event: NewEvent): Promise<string
         INSERT INTO event_deliveries (id, tenant_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
         SELECT planned.delivery_id, $2, planned.endpoint_id, inserted_event.id, 'pending', 0, $4, $4
         FROM unnest($6::text[], $7::text[]) AS planned(delivery_id, endpoint_id), inserted_event
-        RETURNING id
+        RETURNING id, endpoint_id
       ), new_job AS (
-        SELECT $2::text AS tenant_id, $8::text AS queue, jsonb_build_object('delivery_id', id) AS payload,
+        SELECT $2::text AS tenant_id, $8::text AS queue,
+               jsonb_build_object('delivery_id', id, 'endpoint_id', endpoint_id) AS payload,
                $4::timestamptz AS run_at, $9::integer AS max_attempts, 'event-delivery:' || id AS singleton_key
         FROM delivery
       )
@@ -149,10 +150,11 @@ export function recordEventsFrom(source: string, prefix = ''): string {
     FROM ${prefix}recorded_event e
     JOIN webhook_endpoints w ON w.tenant_id = e.tenant_id AND w.deleted_at IS NULL AND w.enabled
       AND (w.events @> jsonb_build_array(e.type) OR w.events @> '["*"]'::jsonb)
-    RETURNING id, tenant_id, created_at
+    RETURNING id, tenant_id, endpoint_id, created_at
   ), ${prefix}event_delivery_job AS (
     INSERT INTO jobs (tenant_id, queue, payload, status, run_at, max_attempts, singleton_key, created_at)
-    SELECT tenant_id, '${DELIVERY_QUEUE}', jsonb_build_object('delivery_id', id), 'queued', created_at,
+    SELECT tenant_id, '${DELIVERY_QUEUE}', jsonb_build_object('delivery_id', id, 'endpoint_id', endpoint_id),
+           'queued', created_at,
            ${DELIVERY_JOB_MAX_ATTEMPTS}, 'event-delivery:' || id, created_at
     FROM ${prefix}event_delivery
     RETURNING id
@@ -160,7 +162,13 @@ export function recordEventsFrom(source: string, prefix = ''): string {
 }
 
 /** Queues the delivery's job to run at `at`, or moves its queued job there. */
-export async function scheduleDelivery(db: Executor, tenantId: string, deliveryId: string, at: Date) {
+export async function scheduleDelivery(
+  db: Executor,
+  tenantId: string,
+  delivery: { id: string; endpointId: string },
+  at: Date,
+) {
+  const deliveryId = delivery.id;
   const moved = await db
     .updateTable('jobs')
     .set({ run_at: at })
@@ -172,12 +180,21 @@ export async function scheduleDelivery(db: Executor, tenantId: string, deliveryI
     name: 'events_schedule_delivery',
     text: `
       WITH new_job AS (
-        SELECT $1::text AS tenant_id, $2::text AS queue, jsonb_build_object('delivery_id', $3::text) AS payload,
+        SELECT $1::text AS tenant_id, $2::text AS queue,
+               jsonb_build_object('delivery_id', $3::text, 'endpoint_id', $7::text) AS payload,
                $4::timestamptz AS run_at, $5::integer AS max_attempts, $6::text AS singleton_key
       )
       ${INSERT_NEW_JOBS}
       ON CONFLICT (singleton_key) WHERE singleton_key IS NOT NULL AND status IN ('queued', 'running') DO NOTHING`,
-    values: [tenantId, DELIVERY_QUEUE, deliveryId, at, DELIVERY_JOB_MAX_ATTEMPTS, deliveryJobKey(deliveryId)],
+    values: [
+      tenantId,
+      DELIVERY_QUEUE,
+      deliveryId,
+      at,
+      DELIVERY_JOB_MAX_ATTEMPTS,
+      deliveryJobKey(deliveryId),
+      delivery.endpointId,
+    ],
   });
 }
 
@@ -292,31 +309,6 @@ export async function findDelivery(
     .select('e.type as event_type')
     .where('d.id', '=', deliveryId)
     .executeTakeFirst();
-}
-
-/** What one attempt needs: the delivery, its endpoint (live or not) and its event. */
-export async function loadDeliveryAttempt(db: Executor, deliveryId: string) {
-  const delivery = await db
-    .selectFrom('event_deliveries')
-    .selectAll()
-    .where('id', '=', deliveryId)
-    .executeTakeFirst();
-  if (!delivery) return undefined;
-  const [endpoint, event] = await Promise.all([
-    db
-      .selectFrom('webhook_endpoints')
-      .selectAll()
-      .where('tenant_id', '=', delivery.tenant_id)
-      .where('id', '=', delivery.endpoint_id)
-      .executeTakeFirstOrThrow(),
-    db
-      .selectFrom('events')
-      .selectAll()
-      .where('tenant_id', '=', delivery.tenant_id)
-      .where('id', '=', delivery.event_id)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { delivery, endpoint, event };
 }
 
 export async function updateDelivery(

@@ -204,7 +204,7 @@ export function createEventService(deps: {
         const found = await findDelivery(tx, tenantId, endpointId, deliveryId);
         if (!found) throw notFound('Delivery');
         await updateDelivery(tx, tenantId, deliveryId, { status: 'pending', next_attempt_at: now });
-        await scheduleDelivery(tx, tenantId, deliveryId, now);
+        await scheduleDelivery(tx, tenantId, { id: deliveryId, endpointId }, now);
         return findDelivery(tx, tenantId, endpointId, deliveryId);
       });
       if (!row) throw notFound('Delivery');

@@ -1,0 +1,92 @@
+/**
+ * Per-key admission for the job runner (src/core/jobs.ts): at most `max` jobs of one key (an
+ * event delivery's endpoint) run at once in a runner. A claimed job over its key's limit waits in
+ * line in memory while the key makes progress (a healthy endpoint frees its slots within
+ * milliseconds), and is handed back to the queue for later when the key has made none for
+ * `patienceMs` (a dead or hanging endpoint): so one key can never hold more than `max` running
+ * jobs plus, for at most `patienceMs`, a few waiting ones, and the rest of the window stays free
+ * for other keys. Pure bookkeeping: no database, no timers.
+ */
+
+interface KeyState<T> {
+  running: number;
+  waiting: T[];
+  /** When a job of this key last finished successfully (or its first job started). */
+  progressAt: number;
+  /** Hand-backs are spread out from here, so a long backlog does not come back all at once. */
+  deferCursor: number;
+}
+
+export type Admission = 'run' | 'wait' | 'defer';
+
+export class KeyGate<T> {
+  private readonly keys = new Map<string, KeyState<T>>();
+
+  constructor(
+    private readonly patienceMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  private stalled(state: KeyState<T>): boolean {
+    return this.now() - state.progressAt > this.patienceMs;
+  }
+
+  /** Whether `item` of `key` runs now (its slot is taken), waits in line, or goes back to the queue. */
+  admit(key: string, max: number, item: T): Admission {
+    let state = this.keys.get(key);
+    if (!state) {
+      state = { running: 0, waiting: [], progressAt: this.now(), deferCursor: 0 };
+      this.keys.set(key, state);
+    }
+    if (state.running < max) {
+      state.running += 1;
+      return 'run';
+    }
+    if (this.stalled(state)) return 'defer';
+    state.waiting.push(item);
+    return 'wait';
+  }
+
+  /** A job of `key` ended; returns the next waiting item, whose slot it now holds, if any. */
+  finished(key: string, succeeded: boolean): T | undefined {
+    const state = this.keys.get(key);
+    if (!state) return undefined;
+    state.running -= 1;
+    if (succeeded) state.progressAt = this.now();
+    const next = state.waiting.shift();
+    if (next !== undefined) {
+      state.running += 1;
+      return next;
+    }
+    if (state.running === 0) this.keys.delete(key);
+    return undefined;
+  }
+
+  /** The waiting items of keys that made no progress for `patienceMs`, taken out of line. */
+  takeStalled(): { key: string; item: T }[] {
+    const taken: { key: string; item: T }[] = [];
+    for (const [key, state] of this.keys) {
+      if (state.waiting.length === 0 || !this.stalled(state)) continue;
+      for (const item of state.waiting.splice(0)) taken.push({ key, item });
+    }
+    return taken;
+  }
+
+  get waiting(): number {
+    let count = 0;
+    for (const state of this.keys.values()) count += state.waiting.length;
+    return count;
+  }
+
+  /**
+   * When a job of `key` handed back at `nowMs` runs again: `deferMs` from now, and each further
+   * one `deferMs / max` after the previous, so a stalled key's backlog returns about as fast as
+   * its `max` slots could take it.
+   */
+  deferUntil(key: string, nowMs: number, deferMs: number, max: number): number {
+    const state = this.keys.get(key);
+    const at = Math.max(nowMs + deferMs, state?.deferCursor ?? 0);
+    if (state) state.deferCursor = at + deferMs / Math.max(1, max);
+    return at;
+  }
+}
