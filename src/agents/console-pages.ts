@@ -28,6 +28,8 @@ import {
   webhookPanel,
 } from './console-views.js';
 import { type Agent, CreateAgentBody, UpdateAgentBody } from './schemas.js';
+import { checkSettings } from './service.js';
+import type { AgentSettings } from './settings.js';
 
 const PAGE_SIZE = 20;
 
@@ -109,7 +111,7 @@ export async function agentPages(app: FastifyInstance) {
 </select>`
         : html`<input id="user_id" name="user_id" type="text" value="${options.userId ?? ''}" placeholder="usr_…" required>`;
     const body = html`<section class="panel" aria-labelledby="owner-search-title">
-  <h2 id="owner-search-title">Owner</h2>
+  <h2 id="owner-search-title">Choose the owner</h2>
   <p class="muted">The user whose credits pay for the agent’s calls. Find them by name or email, or type their user id below.</p>
   <form method="get" action="/console/agents/new" class="filters" role="search">
     ${inputField({ id: 'owner_search', label: 'Find a user', type: 'search', value: options.search, placeholder: 'name or email' })}
@@ -220,7 +222,7 @@ export async function agentPages(app: FastifyInstance) {
   <h2 id="draft-title">Draft</h2>
   <p class="muted">Changes to the prompt, welcome message and caller ID are used from the next publish; published versions never change. The name and settings apply at once.</p>
   ${Object.keys(issues).length > 0 && html`<div class="flash flash-error" role="alert">The draft was not saved: fix the fields marked below.</div>`}
-  <form method="post" action="/console/agents/${agent.id}" class="form-grid">
+  <form method="post" action="/console/agents/${agent.id}" class="form-grid" novalidate>
     ${csrf}
     ${draftFields(draft, issues)}
     ${settingsFields(state.settings ?? agent.settings, issues)}
@@ -299,10 +301,15 @@ ${danger}`;
       await agents.update(tenantId, agent.id, input);
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 422) throw error;
+      // The schema's issues and the service's own (time zone, equal hours) together, at once.
+      const extra = checkSettings(settings as AgentSettings).map((issue) => [
+        issue.field?.replace(/^settings\./, '') ?? '',
+        issue.issue,
+      ]);
       return detailPage(request, reply, agent, {
         draft: draft as DraftValues,
         settings,
-        issues: issuesOf(error),
+        issues: { ...Object.fromEntries(extra), ...issuesOf(error) },
         status: 422,
       });
     }
