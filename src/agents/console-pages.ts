@@ -218,11 +218,11 @@ export async function agentPages(app: FastifyInstance) {
         confirm: 'Rotate the webhook URL? The current URL stops working at once.',
       });
     const editor = admin
-      ? html`<section class="panel" aria-labelledby="draft-title">
+      ? html`<section class="panel" aria-labelledby="draft-title" id="draft">
   <h2 id="draft-title">Draft</h2>
   <p class="muted">Changes to the prompt, welcome message and caller ID are used from the next publish; published versions never change. The name and settings apply at once.</p>
   ${Object.keys(issues).length > 0 && html`<div class="flash flash-error" role="alert">The draft was not saved: fix the fields marked below.</div>`}
-  <form method="post" action="/console/agents/${agent.id}" class="form-grid" novalidate>
+  <form method="post" action="/console/agents/${agent.id}#draft" class="form-grid" novalidate>
     ${csrf}
     ${draftFields(draft, issues)}
     ${settingsFields(state.settings ?? agent.settings, issues)}
@@ -271,9 +271,9 @@ export async function agentPages(app: FastifyInstance) {
         confirm: 'Publish the draft? Calls placed from now on use it.',
       });
     const body: Html = html`<div class="grid grid-2">${overview}${webhookPanel(agent, rotate)}</div>
-${admin && testCallForm({ agent, csrf, values: state.testCall?.values ?? {}, issues: state.testCall?.issues ?? {}, refusal: state.testCall?.refusal })}
 ${editor}
 ${versionsPanel}
+${admin && testCallForm({ agent, csrf, values: state.testCall?.values ?? {}, issues: state.testCall?.issues ?? {}, refusal: state.testCall?.refusal })}
 ${danger}`;
     return sendPage(request, reply, {
       title: agent.name,

@@ -143,6 +143,7 @@ export function settingsFields(settings: Record<string, any>, issues: Issues): H
   const hoursError = issues.calling_hours;
   return html`<fieldset class="field field-wide settings-group">
   <legend>Concurrency</legend>
+  <div class="form-grid">
   ${inputField({
     id: 'max_concurrent_calls',
     label: 'Max concurrent calls',
@@ -152,6 +153,7 @@ export function settingsFields(settings: Record<string, any>, issues: Issues): H
     error: issueAt(issues, 'max_concurrent_calls'),
     attributes: html`min="1" max="10000"`,
   })}
+  </div>
 </fieldset>
 <fieldset class="field field-wide settings-group">
   <legend>Calling hours</legend>
@@ -314,7 +316,7 @@ export function testCallForm(options: {
   <h2 id="test-call-title">Place a test call</h2>
   <p class="muted">Calls the number with the published version${agent.published_version ? ` (version ${agent.published_version})` : ''}, exactly as the API would, and uses the owner’s credits.</p>
   ${options.refusal && html`<div class="flash flash-error" role="alert">${options.refusal}</div>`}
-  <form method="post" action="/console/agents/${agent.id}/calls" class="form-grid">
+  <form method="post" action="/console/agents/${agent.id}/calls#test-call" class="form-grid">
     ${options.csrf}
     ${inputField({
       id: 'call_phone',
