@@ -71,7 +71,7 @@ function callTable(calls: CallListItem[], agentNames: Map<string, string>): Html
   <tbody>
   ${calls.map(
     (call) => html`<tr>
-    <td><a href="/console/calls/${call.id}"><strong class="mono">${call.to}</strong></a>${call.name && html`<br><span class="subtle">${call.name}</span>`}</td>
+    <td><a href="/console/calls/${call.id}"><strong>${call.to}</strong></a>${call.name && html`<br><span class="subtle">${call.name}</span>`}</td>
     <td>${statusBadge(call.status)}</td>
     <td>${agentNames.get(call.agent_id) ?? html`<span class="mono subtle">${call.agent_id}</span>`} <span class="subtle">v${call.agent_version}</span></td>
     <td class="mono">${call.from}</td>
@@ -173,7 +173,7 @@ export async function callPages(app: FastifyInstance) {
       issues = fieldIssues(error);
     }
     const filtered = Object.values(filters).some((value) => value !== undefined);
-    const form = html`<form method="get" action="/console/calls" class="filters panel" aria-label="Filter calls">
+    const form = html`<form method="get" action="/console/calls" class="filters panel call-filters" aria-label="Filter calls">
   ${field({
     id: 'agent_id',
     label: 'Agent',

@@ -47,7 +47,7 @@ export async function doNotCallPages(app: FastifyInstance) {
       html`<section class="panel" aria-labelledby="add-title">
   <h2 id="add-title">Add a number</h2>
   ${Object.keys(issues).length > 0 && html`<div class="flash flash-error" role="alert">The number was not added: fix the fields marked below.</div>`}
-  <form method="post" action="/console/do-not-call" class="form-grid">
+  <form method="post" action="/console/do-not-call" class="inline-form">
     ${csrf}
     ${inputField({
       id: 'phone_number',
@@ -66,10 +66,10 @@ export async function doNotCallPages(app: FastifyInstance) {
       placeholder: 'Asked not to be called again',
       error: issues.reason,
     })}
-    <div class="form-actions field-wide"><button class="button button-primary" type="submit">Add to the list</button></div>
+    <div class="inline-form-actions"><button class="button button-primary" type="submit">Add to the list</button></div>
   </form>
 </section>`;
-    const filter = html`<form method="get" action="/console/do-not-call" class="filters" role="search">
+    const filter = html`<form method="get" action="/console/do-not-call" class="filters dnc-search" role="search">
   ${inputField({ id: 'phone', label: 'Find a number', type: 'search', value: phone, placeholder: '+14155550123', error: filterError })}
   <button class="button" type="submit">Search</button>
   ${phone && html`<a class="button button-quiet" href="/console/do-not-call">Clear</a>`}
@@ -94,7 +94,7 @@ export async function doNotCallPages(app: FastifyInstance) {
     <tbody>
     ${result.data.map(
       (entry) => html`<tr>
-      <td class="mono"><strong>${entry.phone_number}</strong></td>
+      <td class="phone"><strong>${entry.phone_number}</strong></td>
       <td>${entry.reason ?? html`<span class="subtle">—</span>`}</td>
       <td>${dateTime(entry.created_at)}</td>
       ${
