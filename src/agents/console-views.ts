@@ -314,7 +314,11 @@ export function testCallForm(options: {
   const { agent, values, issues } = options;
   return html`<section class="panel" aria-labelledby="test-call-title" id="test-call">
   <h2 id="test-call-title">Place a test call</h2>
-  <p class="muted">Calls the number with the published version${agent.published_version ? ` (version ${agent.published_version})` : ''}, exactly as the API would, and uses the owner’s credits.</p>
+  <p class="muted">${
+    agent.published_version
+      ? `Calls the number with the published version (version ${agent.published_version}), exactly as the API would, and uses the owner’s credits.`
+      : 'Calls use a published version only: publish the draft first.'
+  }</p>
   ${options.refusal && html`<div class="flash flash-error" role="alert">${options.refusal}</div>`}
   <form method="post" action="/console/agents/${agent.id}/calls#test-call" class="form-grid">
     ${options.csrf}

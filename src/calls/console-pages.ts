@@ -114,7 +114,7 @@ export function liveRegion(call: CallDetail): Html {
   <dl class="details">
     <dt>Started</dt><dd>${dateTime(call.started_at)}</dd>
     <dt>Ended</dt><dd>${dateTime(call.ended_at)}</dd>
-    <dt>Duration</dt><dd>${duration(call.duration_seconds)}</dd>
+    <dt>Duration</dt><dd>${call.duration_seconds === null ? html`<span class="subtle">—</span>` : duration(call.duration_seconds)}</dd>
     <dt>Billed minutes</dt><dd>${call.billed_minutes ?? html`<span class="subtle">—</span>`}</dd>
     <dt>Attempts</dt><dd>${call.attempts}</dd>
     ${call.scheduled_for && html`<dt>Waits until</dt><dd>${dateTime(call.scheduled_for)}</dd>`}
@@ -262,7 +262,7 @@ export async function callPages(app: FastifyInstance) {
     ${call.email && html`<dt>Email</dt><dd>${call.email}</dd>`}
     <dt>From</dt><dd class="mono">${call.from}</dd>
     <dt>Agent</dt><dd>${agent ? html`<a href="/console/agents/${agent.id}">${agent.name}</a>` : html`<span class="mono">${call.agent_id}</span>`} <span class="subtle">version ${call.agent_version}</span></dd>
-    <dt>User</dt><dd class="mono">${call.user_id}</dd>
+    <dt>User</dt><dd><a class="mono" href="/console/calls?user_id=${encodeURIComponent(call.user_id)}" title="This user’s calls">${call.user_id}</a></dd>
     <dt>Created</dt><dd>${dateTime(call.created_at)}</dd>
     <dt>Engine</dt><dd>${call.engine}${call.engine_call_id && html` <span class="mono subtle">${call.engine_call_id}</span>`}</dd>
     <dt>Call id</dt><dd class="mono">${call.id}</dd>

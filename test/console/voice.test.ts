@@ -156,6 +156,18 @@ describe.skipIf(!hasChromium)('agents in a browser', () => {
     await context.close();
   }, 180_000);
 
+  it('shows a viewer the agent read-only', async () => {
+    const viewer = await f.addMember('viewer');
+    const { context, page } = await signedIn(browser!, f.origin, viewer);
+    await page.goto('/console/agents');
+    await page.getByRole('link', { name: 'Reception' }).click();
+    await page.getByRole('heading', { name: 'Versions' }).waitFor();
+    expect(await page.getByRole('button', { name: /Publish|Rotate|Save|Delete|Place/ }).count()).toBe(0);
+    await expectAccessible(page);
+    await screenshot(page, 'agents-detail-viewer');
+    await context.close();
+  }, 180_000);
+
   it('deletes an agent after confirming', async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner);
     await createAgentInBrowser(page, 'Short-lived');
@@ -250,6 +262,7 @@ describe.skipIf(!hasChromium)('calls in a browser', () => {
     await page.getByLabel('Created after (UTC)').fill('2099-01-01T00:00');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByText('No calls match').waitFor();
+    await expectAccessible(page);
     await screenshot(page, 'calls-list-filtered-empty');
     await context.close();
   }, 180_000);
