@@ -3,8 +3,17 @@
  * (`console-pages.ts`), beside its API routes, and calls the same service.
  */
 
+import { agentPages } from '../agents/console-pages.js';
+import { callPages } from '../calls/console-pages.js';
+import { doNotCallPages } from '../do-not-call/console-pages.js';
 import { overviewPages } from './overview.js';
 import type { ConsolePages } from './plugin.js';
 import { signInPages } from './sign-in.js';
 
-export const CONSOLE_PAGES: ConsolePages[] = [signInPages, overviewPages];
+export const CONSOLE_PAGES: ConsolePages[] = [
+  signInPages,
+  overviewPages,
+  agentPages,
+  callPages,
+  doNotCallPages,
+];
