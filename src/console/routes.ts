@@ -3,8 +3,19 @@
  * (`console-pages.ts`), beside its API routes, and calls the same service.
  */
 
+import { apiKeyPages } from '../api-keys/console-pages.js';
+import { planPages } from '../plans/console-pages.js';
+import { subscriptionPages } from '../subscriptions/console-pages.js';
+import { userPages } from '../users/console-pages.js';
 import { overviewPages } from './overview.js';
 import type { ConsolePages } from './plugin.js';
 import { signInPages } from './sign-in.js';
 
-export const CONSOLE_PAGES: ConsolePages[] = [signInPages, overviewPages];
+export const CONSOLE_PAGES: ConsolePages[] = [
+  signInPages,
+  overviewPages,
+  apiKeyPages,
+  planPages,
+  userPages,
+  subscriptionPages,
+];
