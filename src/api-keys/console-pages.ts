@@ -40,9 +40,13 @@ function keyRow(key: ApiKey, revokeControl: Html | false): Html {
   return html`<tr>
   <td><strong>${key.name ?? 'Unnamed key'}</strong><div class="subtle mono">${key.id}</div></td>
   <td>${badge(key.env, key.env === 'live' ? 'accent' : 'neutral')}</td>
-  <td><ul class="scope-list">${key.scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul></td>
+  <td>${
+    key.scopes.length === SCOPES.length
+      ? html`<span title="${key.scopes.join(' ')}">${badge('all scopes', 'info')}</span>`
+      : html`<ul class="scope-list">${key.scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>`
+  }</td>
   <td>${statusBadge(key.status)}</td>
-  <td>${dateTime(key.created_at)}</td>
+  <td class="hide-narrow">${dateTime(key.created_at)}</td>
   <td>${key.last_used_at ? dateTime(key.last_used_at) : html`<span class="subtle">Never</span>`}</td>
   <td class="actions">${key.status === 'active' && revokeControl}</td>
 </tr>`;
@@ -134,7 +138,7 @@ export const apiKeyPages: ConsolePages = async (app, { services }) => {
         : html`<div class="panel panel-flush"><div class="table-wrap"><table>
   <thead><tr>
     <th scope="col">Name</th><th scope="col">Env</th><th scope="col">Scopes</th><th scope="col">Status</th>
-    <th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th>
+    <th scope="col" class="hide-narrow">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th>
   </tr></thead>
   <tbody>${data.map((key) =>
     keyRow(

@@ -41,16 +41,15 @@ function tenantOf(request: FastifyRequest): string {
 function usersTable(users: UserListItem[]): Html {
   return html`<div class="panel panel-flush"><div class="table-wrap"><table>
   <thead><tr>
-    <th scope="col">Name</th><th scope="col">Email</th><th scope="col">Status</th>
-    <th scope="col">Plan</th><th scope="col">Created</th>
+    <th scope="col">User</th><th scope="col">Status</th>
+    <th scope="col">Plan</th><th scope="col" class="hide-narrow">Created</th>
   </tr></thead>
   <tbody>${users.map(
     (user) => html`<tr>
-    <td><a href="/console/users/${user.id}"><strong>${user.name ?? 'Unnamed user'}</strong></a></td>
-    <td>${user.email}</td>
+    <td><a href="/console/users/${user.id}"><strong>${user.name ?? 'Unnamed user'}</strong></a><div class="subtle">${user.email}</div></td>
     <td>${statusBadge(user.status)}</td>
     <td>${user.plan_name ?? html`<span class="subtle">No plan</span>`}</td>
-    <td>${dateTime(user.created_at)}</td>
+    <td class="hide-narrow">${dateTime(user.created_at)}</td>
   </tr>`,
   )}</tbody>
 </table></div></div>`;

@@ -8,6 +8,9 @@ import type { Executor } from '../../src/core/db.js';
 const FIRST = ['Ada', 'Alan', 'Grace', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Ken'];
 const LAST = ['Lovelace', 'Turing', 'Hopper', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'Backus', 'Hamilton'];
 
+/** Rows per statement: each stays well inside the statement timeout. */
+const BATCH = 5_000;
+
 const list = (values: string[]) => sql.raw(`ARRAY[${values.map((v) => `'${v}'`).join(',')}]`);
 
 /**
@@ -25,7 +28,10 @@ export async function seedUsers(
   const start = new Date((options.until ?? new Date()).getTime() - (count + 1) * 60_000);
   await sql`ALTER TABLE users DISABLE TRIGGER users_bump_version`.execute(db);
   try {
-    await sql`
+    for (let from = 1; from <= count; from += BATCH) {
+      const to = Math.min(count, from + BATCH - 1);
+      await sql`
+      WITH inserted AS (
       INSERT INTO users (id, tenant_id, email, name, phone, status, password_hash, created_at, updated_at)
       SELECT 'usr_' || md5('u' || g || ${salt}), ${tenantId},
              lower(n.first) || '.' || lower(n.last) || g || '.' || ${salt} || '@example.com',
@@ -34,21 +40,19 @@ export async function seedUsers(
              CASE WHEN g % 50 = 0 THEN 'blocked' ELSE 'active' END,
              NULL,
              ${start}::timestamptz + g * interval '1 minute', ${start}::timestamptz + g * interval '1 minute'
-      FROM generate_series(1, ${count}::int) g
+      FROM generate_series(${from}::int, ${to}::int) g
       CROSS JOIN LATERAL (
         SELECT (${list(FIRST)})[1 + g % ${FIRST.length}] AS first,
                (${list(LAST)})[1 + (g / ${FIRST.length}) % ${LAST.length}] AS last
-      ) n`.execute(db);
+      ) n
+      RETURNING tenant_id, id, created_at)
+      INSERT INTO memberships (tenant_id, user_id, created_at) SELECT tenant_id, id, created_at FROM inserted`.execute(
+        db,
+      );
+    }
   } finally {
     await sql`ALTER TABLE users ENABLE TRIGGER users_bump_version`.execute(db);
   }
-  await sql`
-    INSERT INTO memberships (tenant_id, user_id, created_at)
-    SELECT tenant_id, id, created_at FROM users u
-    WHERE tenant_id = ${tenantId}
-      AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.tenant_id = u.tenant_id AND m.user_id = u.id)`.execute(
-    db,
-  );
   await sql`
     UPDATE tenants SET users_version = users_version + 1,
       live_users = (SELECT count(*) FROM users WHERE tenant_id = ${tenantId} AND deleted_at IS NULL)

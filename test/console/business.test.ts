@@ -136,7 +136,11 @@ describe.skipIf(!hasChromium)('the business pages, in a browser', () => {
     await look(page, 'plans-detail');
     const planId = new URL(page.url()).pathname.split('/').pop()!;
     const fromApi = await f.tenant.request('GET', `/api/v1/plans/${planId}`);
-    expect(fromApi.body.data).toMatchObject({ monthly_price: 7900, annual_price: 79000, included_minutes: 500 });
+    expect(fromApi.body.data).toMatchObject({
+      monthly_price: 7900,
+      annual_price: 79000,
+      included_minutes: 500,
+    });
 
     await page.goto('/console/plans');
     await page.getByRole('row').filter({ hasText: 'Growth' }).waitFor();
