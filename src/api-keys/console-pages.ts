@@ -38,7 +38,7 @@ function pageParam(request: FastifyRequest): number | string {
 
 function keyRow(key: ApiKey, revokeControl: Html | false): Html {
   return html`<tr>
-  <td><strong>${key.name ?? 'Unnamed key'}</strong><div class="subtle mono">${key.id}</div></td>
+  <td><strong>${key.name ?? 'Unnamed key'}</strong><div class="subtle mono hide-narrow">${key.id}</div></td>
   <td>${badge(key.env, key.env === 'live' ? 'accent' : 'neutral')}</td>
   <td>${
     key.scopes.length === SCOPES.length

@@ -243,6 +243,10 @@ ${pager(pagination, '/console/plans', { show })}`;
     } catch (error) {
       const errors = fieldIssues(error);
       if (Object.keys(errors).length === 0) throw error;
+      // The schema's pattern, said in words.
+      if (errors.currency === 'has an invalid format.') {
+        errors.currency = 'must be three lowercase letters (ISO 4217), e.g. usd.';
+      }
       return sendFormPage(request, reply, values, errors, 422);
     }
     return redirectWithFlash(
