@@ -52,6 +52,17 @@ function keyRow(key: ApiKey, revokeControl: Html | false): Html {
 </tr>`;
 }
 
+/** The scopes by resource, in SCOPES order: [['Users', ['users:read', 'users:write']], …]. */
+function scopeGroups(): [string, string[]][] {
+  const groups = new Map<string, string[]>();
+  for (const scope of SCOPES) {
+    const resource = scope.split(':')[0];
+    const name = resource[0].toUpperCase() + resource.slice(1);
+    groups.set(name, [...(groups.get(name) ?? []), scope]);
+  }
+  return [...groups];
+}
+
 interface FormState {
   values: { name?: string; env?: string; scopes: string[] };
   errors: Record<string, string>;
@@ -76,8 +87,8 @@ function createForm(reply: FastifyReply, state: FormState): Html {
       control: select({
         id: 'env',
         choices: [
-          { value: 'test', label: 'Test' },
-          { value: 'live', label: 'Live' },
+          { value: 'test', label: 'Test — for development' },
+          { value: 'live', label: 'Live — real users, calls and billing' },
         ],
         selected: values.env ?? 'test',
         error: errors.env,
@@ -86,11 +97,16 @@ function createForm(reply: FastifyReply, state: FormState): Html {
     })}
     <fieldset class="field field-wide"${errors.scopes ? html` aria-describedby="scopes-error"` : ''}>
       <legend>Scopes</legend>
-      <div class="checkbox-grid">
-        ${SCOPES.map(
-          (scope) => html`<label class="checkbox" for="scope-${scope.replace(':', '-')}">
-          <input type="checkbox" id="scope-${scope.replace(':', '-')}" name="scopes" value="${scope}"${chosen.has(scope) ? html` checked` : ''}>
-          <code>${scope}</code></label>`,
+      <div class="scope-groups">
+        ${scopeGroups().map(
+          ([resource, scopes]) => html`<div class="scope-group">
+          <p class="scope-group-name">${resource}</p>
+          ${scopes.map(
+            (scope) => html`<label class="checkbox" for="scope-${scope.replace(':', '-')}">
+            <input type="checkbox" id="scope-${scope.replace(':', '-')}" name="scopes" value="${scope}"${chosen.has(scope) ? html` checked` : ''}>
+            <code>${scope}</code></label>`,
+          )}
+        </div>`,
         )}
       </div>
       <p class="hint">Grant only what the integration needs; a request outside its scopes is refused with 403.</p>

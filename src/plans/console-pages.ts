@@ -188,7 +188,7 @@ export const planPages: ConsolePages = async (app, { services }) => {
 ${pager(pagination, '/console/plans', { show })}`;
     const body =
       pagination.total === 0
-        ? html`${filters}<div class="panel">${emptyState({
+        ? html`${show === 'offered' && filters}<div class="panel">${emptyState({
             title: show === 'offered' ? 'No plan is offered' : 'No plans yet',
             text: 'A plan is what your clients subscribe to: a price, the minutes it includes, who bills it. Create your first plan to start selling.',
             action: admin ? newPlan : undefined,

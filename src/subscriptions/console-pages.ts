@@ -88,7 +88,7 @@ ${planId && html`<p class="subtle">Subscriptions to ${planNames.get(planId) ?? p
 ${userId && html`<p class="subtle">Subscriptions of ${userNames.get(userId)?.email ?? userId} only.</p>`}`;
     const body =
       pagination.total === 0
-        ? html`${filters}<div class="panel">${
+        ? html`${(status || userId || planId) && filters}<div class="panel">${
             status || userId || planId
               ? emptyState({
                   title: 'No subscription matches',

@@ -206,7 +206,7 @@ export const userPages: ConsolePages = async (app, { services }) => {
     const filtered = Boolean(search || status);
     const body =
       pagination.total === 0
-        ? html`${filters}<div class="panel">${
+        ? html`${filtered && filters}<div class="panel">${
             filtered
               ? emptyState({
                   title: 'No user matches',
