@@ -149,7 +149,10 @@ async function sendUserPage(
   ${creditForm}
 </div>
 <div class="panel panel-flush">
-  <div class="panel-header"><h2>Subscriptions</h2></div>
+  <div class="panel-header"><h2>Subscriptions</h2>${
+    subscriptions.pagination.has_more &&
+    html`<a href="/console/subscriptions?user_id=${user.id}">All ${subscriptions.pagination.total} →</a>`
+  }</div>
   ${
     subscriptions.data.length === 0
       ? html`<div class="empty-state"><p>No subscription yet: your app subscribes users through the API (POST /api/v1/subscriptions).</p></div>`
