@@ -273,7 +273,7 @@ export function createServices(options: ServiceOptions): Services {
     telephony,
     processor,
     rateLimits,
-    keyVerifier: createKeyVerifier({ db, clock, prefix: config.apiKeyPrefix }),
+    keyVerifier: createKeyVerifier({ db, clock, prefix: config.apiKeyPrefix, logger: options.logger }),
     idempotency,
     secrets,
     tenants,

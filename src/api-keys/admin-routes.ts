@@ -4,24 +4,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
-import { notFound, validationFailed } from '../core/errors.js';
 import { DataEnvelope, IdParam, ListEnvelope, Nullable, Timestamp } from '../core/schemas.js';
 import type { TenantService } from '../tenants/service.js';
-import { revokeApiKey } from './repository.js';
-import { ApiKey, ListApiKeysQuery } from './schemas.js';
-import { issueApiKey, type KeyVerifier, listApiKeys, SCOPES } from './service.js';
-
-const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)));
-
-const CreateApiKeyBody = Type.Object(
-  {
-    scopes: Type.Array(Scope, { minItems: 1, uniqueItems: true }),
-    env: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('live')])),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    expires_at: Type.Optional(Nullable(Timestamp)),
-  },
-  { additionalProperties: false },
-);
+import { ApiKey, CreateApiKeyBody, ListApiKeysQuery } from './schemas.js';
+import { createApiKey, type KeyVerifier, listApiKeys, revokeApiKey } from './service.js';
 
 const IssuedApiKey = Type.Object(
   {
@@ -52,29 +38,7 @@ export async function apiKeyAdminRoutes(
     { schema: { params: IdParam, body: CreateApiKeyBody, response: { 201: DataEnvelope(IssuedApiKey) } } },
     async (request, reply) => {
       const tenant = await deps.tenants.get(request.params.id);
-      const { expires_at: expiresAt } = request.body;
-      if (expiresAt && new Date(expiresAt) <= deps.clock.now()) {
-        throw validationFailed([{ field: 'expires_at', issue: 'must be in the future.' }]);
-      }
-      const { key, row } = await issueApiKey(deps.db, deps.clock, {
-        tenantId: tenant.id,
-        prefix: deps.keyPrefix,
-        env: request.body.env ?? 'test',
-        scopes: request.body.scopes,
-        name: request.body.name ?? null,
-        expiresAt: expiresAt ? new Date(expiresAt) : null,
-      });
-      return reply.code(201).send({
-        data: {
-          id: row.id,
-          key,
-          env: row.env,
-          scopes: row.scopes,
-          name: row.name,
-          expires_at: row.expires_at?.toISOString() ?? null,
-          created_at: row.created_at.toISOString(),
-        },
-      });
+      return reply.code(201).send({ data: await createApiKey(deps, tenant.id, request.body) });
     },
   );
 
@@ -90,11 +54,6 @@ export async function apiKeyAdminRoutes(
   app.delete(
     '/api-keys/:id',
     { schema: { params: IdParam, response: { 200: DataEnvelope(RevokedApiKey) } } },
-    async (request) => {
-      const row = await revokeApiKey(deps.db, request.params.id, deps.clock.now());
-      if (!row?.revoked_at) throw notFound('API key');
-      deps.verifier.invalidate();
-      return { data: { id: row.id, revoked_at: row.revoked_at.toISOString() } };
-    },
+    async (request) => ({ data: await revokeApiKey(deps, request.params.id) }),
   );
 }

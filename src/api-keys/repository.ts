@@ -11,6 +11,8 @@ export interface ApiKeysTable {
   expires_at: Date | null;
   revoked_at: Date | null;
   created_at: Date;
+  /** Written by the key verifier at most once a minute per key (about a minute late at most). */
+  last_used_at: Date | null;
 }
 
 declare module '../core/db.js' {
@@ -32,13 +34,24 @@ export async function findApiKeyByHash(db: Executor, keyHash: string) {
     .executeTakeFirst();
 }
 
-export async function revokeApiKey(db: Executor, id: string, at: Date) {
-  return db
+/** Revokes a key (a repeat keeps the first time); with a tenant, only that tenant's key. */
+export async function revokeApiKey(db: Executor, id: string, at: Date, tenantId?: string) {
+  let query = db
     .updateTable('api_keys')
     .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) }))
+    .where('id', '=', id);
+  if (tenantId !== undefined) query = query.where('tenant_id', '=', tenantId);
+  return query.returning(['id', 'revoked_at']).executeTakeFirst();
+}
+
+/** Records that the key authenticated a request at `at` (never moves the time backwards). */
+export async function touchApiKeyLastUsed(db: Executor, id: string, at: Date): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
     .where('id', '=', id)
-    .returning(['id', 'revoked_at'])
-    .executeTakeFirst();
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+    .execute();
 }
 
 /** A tenant's keys, one page, each row with the total; never the hash. */
@@ -50,7 +63,7 @@ export async function listApiKeys(
   const direction = options.sortOrder === 'asc' ? sql`ASC` : sql`DESC`;
   return db
     .selectFrom('api_keys')
-    .select(['id', 'name', 'env', 'scopes', 'expires_at', 'revoked_at', 'created_at'])
+    .select(['id', 'name', 'env', 'scopes', 'expires_at', 'revoked_at', 'created_at', 'last_used_at'])
     .select(sql<number>`count(*) over ()`.as('total'))
     .where('tenant_id', '=', tenantId)
     .orderBy(sql`created_at ${direction}, id ${direction}`)

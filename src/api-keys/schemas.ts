@@ -2,6 +2,35 @@ import { type Static, Type } from '@sinclair/typebox';
 import { PageQuery, SortOrder } from '../core/pagination.js';
 import { Nullable, Timestamp } from '../core/schemas.js';
 
+export const SCOPES = [
+  'users:read',
+  'users:write',
+  'plans:read',
+  'subscriptions:read',
+  'subscriptions:write',
+  'agents:read',
+  'agents:write',
+  'calls:read',
+  'calls:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+const ScopeName = Type.Union(SCOPES.map((s) => Type.Literal(s)));
+
+/** A new key (operator API and console): the scopes it holds, its environment, a name. */
+export const CreateApiKeyBody = Type.Object(
+  {
+    scopes: Type.Array(ScopeName, { minItems: 1, uniqueItems: true }),
+    env: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('live')])),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    expires_at: Type.Optional(Nullable(Timestamp)),
+  },
+  { additionalProperties: false },
+);
+export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>;
+
 /** A key as the operator's list shows it: everything but the secret (only its hash is stored). */
 export const ApiKey = Type.Object(
   {
@@ -15,6 +44,8 @@ export const ApiKey = Type.Object(
     created_at: Timestamp,
     expires_at: Nullable(Timestamp),
     revoked_at: Nullable(Timestamp),
+    /** When the key last authenticated a request, to about a minute; null if never. */
+    last_used_at: Nullable(Timestamp),
   },
   { additionalProperties: false },
 );

@@ -7,6 +7,7 @@
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
+import { notFound, validationFailed } from '../core/errors.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
 import { listPage } from '../core/pagination.js';
 import {
@@ -15,25 +16,16 @@ import {
   findApiKeyByHash,
   insertApiKey,
   listApiKeys as listApiKeyRows,
+  revokeApiKey as revokeApiKeyRow,
+  touchApiKeyLastUsed,
 } from './repository.js';
-import type { ApiKey, ListApiKeysQuery } from './schemas.js';
+import type { ApiKey, CreateApiKeyBody, ListApiKeysQuery } from './schemas.js';
 
-export const SCOPES = [
-  'users:read',
-  'users:write',
-  'plans:read',
-  'subscriptions:read',
-  'subscriptions:write',
-  'agents:read',
-  'agents:write',
-  'calls:read',
-  'calls:write',
-  'webhooks:read',
-  'webhooks:write',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope } from './schemas.js';
 
 export const CACHE_TTL_MS = 500;
+/** A key's last_used_at is written at most this often per process (the rest is in memory). */
+export const LAST_USED_EVERY_MS = 60_000;
 const CACHE_MAX_ENTRIES = 10_000;
 
 export interface ApiKeyPrincipal {
@@ -73,8 +65,49 @@ export async function issueApiKey(
     expires_at: input.expiresAt,
     revoked_at: null,
     created_at: clock.now(),
+    last_used_at: null,
   });
   return { key, row };
+}
+
+/** The answer to creating a key: the only time its secret is shown. */
+export interface IssuedKey {
+  id: string;
+  key: string;
+  env: string;
+  scopes: string[];
+  name: string | null;
+  expires_at: string | null;
+  created_at: string;
+}
+
+/** Creates a key for the tenant (a body valid under CreateApiKeyBody); the operator route and the console call this. */
+export async function createApiKey(
+  deps: { db: Db; clock: Clock; keyPrefix: string },
+  tenantId: string,
+  body: CreateApiKeyBody,
+): Promise<IssuedKey> {
+  const { expires_at: expiresAt } = body;
+  if (expiresAt && new Date(expiresAt) <= deps.clock.now()) {
+    throw validationFailed([{ field: 'expires_at', issue: 'must be in the future.' }]);
+  }
+  const { key, row } = await issueApiKey(deps.db, deps.clock, {
+    tenantId,
+    prefix: deps.keyPrefix,
+    env: body.env ?? 'test',
+    scopes: body.scopes,
+    name: body.name ?? null,
+    expiresAt: expiresAt ? new Date(expiresAt) : null,
+  });
+  return {
+    id: row.id,
+    key,
+    env: row.env,
+    scopes: row.scopes,
+    name: row.name,
+    expires_at: row.expires_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+  };
 }
 
 type ListedKey = Omit<ApiKeysTable, 'tenant_id' | 'key_hash'>;
@@ -94,6 +127,7 @@ function toApiKey(row: ListedKey, now: Date): ApiKey {
     created_at: row.created_at.toISOString(),
     expires_at: row.expires_at?.toISOString() ?? null,
     revoked_at: row.revoked_at?.toISOString() ?? null,
+    last_used_at: row.last_used_at?.toISOString() ?? null,
   };
 }
 
@@ -106,6 +140,22 @@ export async function listApiKeys(db: Db, clock: Clock, tenantId: string, query:
     () => countApiKeys(db, tenantId),
     (row: ListedKey) => toApiKey(row, now),
   );
+}
+
+/**
+ * Revokes a key now (a repeat answers the first revocation) and forgets this process's cached
+ * keys; other processes stop accepting it within CACHE_TTL_MS. With a tenant (the console), another
+ * tenant's key is not found. The operator route and the console page both call this.
+ */
+export async function revokeApiKey(
+  deps: { db: Db; clock: Clock; verifier: KeyVerifier },
+  keyId: string,
+  tenantId?: string,
+): Promise<{ id: string; revoked_at: string }> {
+  const row = await revokeApiKeyRow(deps.db, keyId, deps.clock.now(), tenantId);
+  if (!row?.revoked_at) throw notFound('API key');
+  deps.verifier.invalidate();
+  return { id: row.id, revoked_at: row.revoked_at.toISOString() };
 }
 
 interface CacheEntry {
@@ -124,8 +174,23 @@ export function createKeyVerifier(options: {
   clock: Clock;
   prefix: string;
   ttlMs?: number;
+  /** Where a failed last_used_at write is reported (it never fails the request). */
+  logger?: { warn(obj: object, msg: string): void };
 }): KeyVerifier {
   const { db, clock } = options;
+  /** Key id → clock time (ms) of this process's last last_used_at write for it. */
+  const lastWritten = new BoundedMap<string, number>({ maxEntries: CACHE_MAX_ENTRIES });
+
+  /** Fire and forget: the request never waits for this write, and a failure is only logged. */
+  function noteUse(keyId: string, now: Date) {
+    const previous = lastWritten.get(keyId);
+    if (previous !== undefined && now.getTime() - previous < LAST_USED_EVERY_MS) return;
+    lastWritten.set(keyId, now.getTime());
+    touchApiKeyLastUsed(db, keyId, now).catch((error: unknown) => {
+      options.logger?.warn({ err: error, keyId }, 'could not record when the API key was last used');
+    });
+  }
+
   const ttlMs = options.ttlMs ?? CACHE_TTL_MS;
   const pattern = keyPattern(options.prefix);
   const cache = new BoundedMap<string, CacheEntry>({ maxEntries: CACHE_MAX_ENTRIES });
@@ -159,6 +224,7 @@ export function createKeyVerifier(options: {
       const now = clock.now();
       if (row.revoked_at && row.revoked_at <= now) return { ok: false, reason: 'revoked' };
       if (row.expires_at && row.expires_at <= now) return { ok: false, reason: 'expired' };
+      noteUse(row.id, now);
       return { ok: true, principal: { keyId: row.id, tenantId: row.tenant_id, scopes: new Set(row.scopes) } };
     },
     invalidate() {

@@ -4,8 +4,12 @@
  */
 
 import { agentPages } from '../agents/console-pages.js';
+import { apiKeyPages } from '../api-keys/console-pages.js';
 import { callPages } from '../calls/console-pages.js';
 import { doNotCallPages } from '../do-not-call/console-pages.js';
+import { planPages } from '../plans/console-pages.js';
+import { subscriptionPages } from '../subscriptions/console-pages.js';
+import { userPages } from '../users/console-pages.js';
 import { overviewPages } from './overview.js';
 import type { ConsolePages } from './plugin.js';
 import { signInPages } from './sign-in.js';
@@ -16,4 +20,8 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   agentPages,
   callPages,
   doNotCallPages,
+  apiKeyPages,
+  planPages,
+  userPages,
+  subscriptionPages,
 ];

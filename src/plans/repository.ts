@@ -128,3 +128,14 @@ export async function findPlanTenant(db: Executor, planId: string): Promise<stri
   const row = await db.selectFrom('plans').select('tenant_id').where('id', '=', planId).executeTakeFirst();
   return row?.tenant_id;
 }
+
+/** Names of the tenant's plans among `ids` (archived ones too), in one query. */
+export async function findPlanNames(db: Executor, tenantId: string, ids: readonly string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('plans')
+    .select(['id', 'name'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', [...ids])
+    .execute();
+}

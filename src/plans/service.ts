@@ -8,6 +8,7 @@ import { createCatalogCache } from './catalog-cache.js';
 import {
   countPlans,
   findPlan,
+  findPlanNames,
   findPlanTenant,
   insertPlan,
   listPlans,
@@ -78,10 +79,17 @@ export function createPlanService(deps: { db: Db; clock: Clock; listCacheMs?: nu
       );
     },
 
-    async get(tenantId: string, planId: string): Promise<Plan> {
-      const row = await findPlan(db, tenantId, planId);
+    /** A plan of the tenant; archived plans are absent unless `includeArchived` (the console shows them). */
+    async get(tenantId: string, planId: string, options: { includeArchived?: boolean } = {}): Promise<Plan> {
+      const row = await findPlan(db, tenantId, planId, options);
       if (!row) throw notFound('Plan');
       return toPlan(row);
+    },
+
+    /** Plan names by id (archived ones too), for lists that name plans: one query. */
+    async namesOf(tenantId: string, ids: readonly string[]): Promise<Map<string, string>> {
+      const rows = await findPlanNames(db, tenantId, [...new Set(ids)]);
+      return new Map(rows.map((row) => [row.id, row.name]));
     },
 
     async create(tenantId: string, input: CreatePlanBody): Promise<Plan> {
@@ -118,9 +126,13 @@ export function createPlanService(deps: { db: Db; clock: Clock; listCacheMs?: nu
       return toPlan(row);
     },
 
-    /** Archives the plan: no longer offered, absent from GET /plans/{id}, listed only with active=false. */
-    async archive(planId: string): Promise<Plan> {
+    /**
+     * Archives the plan: no longer offered, absent from GET /plans/{id}, listed only with
+     * active=false. With `inTenant` (the console), another tenant's plan is not found.
+     */
+    async archive(planId: string, inTenant?: string): Promise<Plan> {
       const tenantId = await tenantOfPlan(planId);
+      if (inTenant !== undefined && inTenant !== tenantId) throw notFound('Plan');
       const now = clock.now();
       const row = await db
         .updateTable('plans')

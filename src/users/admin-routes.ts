@@ -3,9 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
-import { notFound } from '../core/errors.js';
 import { DataEnvelope, IdParam } from '../core/schemas.js';
-import { updateUserStatus } from './repository.js';
 import { UpdateUserStatusBody, UserListItem } from './schemas.js';
 import { tenantOfUser, type UserService } from './service.js';
 
@@ -22,15 +20,7 @@ export async function userAdminRoutes(
     },
     async (request) => {
       const tenantId = await tenantOfUser(deps.db, request.params.id);
-      const updated = await updateUserStatus(
-        deps.db,
-        tenantId,
-        request.params.id,
-        request.body.status,
-        deps.clock.now(),
-      );
-      if (!updated) throw notFound('User');
-      return { data: await deps.users.get(tenantId, request.params.id) };
+      return { data: await deps.users.setStatus(tenantId, request.params.id, request.body.status) };
     },
   );
 }

@@ -270,6 +270,17 @@ export async function findUser(
   return query.executeTakeFirst();
 }
 
+/** Names and emails of the tenant's users among `ids` (deleted ones too), in one query. */
+export async function findUserNames(db: Executor, tenantId: string, ids: readonly string[]) {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('users')
+    .select(['id', 'name', 'email', 'deleted_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', [...ids])
+    .execute();
+}
+
 export async function findLiveUserByEmail(db: Executor, tenantId: string, email: string) {
   return db
     .selectFrom('users')

@@ -16,14 +16,23 @@ import { createListTotals, filterKey } from './list-totals.js';
 import {
   findUser,
   findUserListItem,
+  findUserNames,
   findUserTenant,
   insertUser,
   listUsers,
   markUserDeleted,
   type UserListRow,
   type UserRow,
+  updateUserStatus,
 } from './repository.js';
-import type { CreatedUser, CreateUserBody, DeletedUser, ListUsersQuery, UserListItem } from './schemas.js';
+import type {
+  CreatedUser,
+  CreateUserBody,
+  DeletedUser,
+  ListUsersQuery,
+  UserListItem,
+  UserStatus,
+} from './schemas.js';
 
 export type UserCreatedHook = (tx: Tx, user: UserRow) => Promise<void>;
 export type UserDeletedHook = (tx: Tx, user: UserRow, at: Date) => Promise<void>;
@@ -98,6 +107,22 @@ export function createUserService(deps: {
 
     async get(tenantId: string, userId: string): Promise<UserListItem> {
       const row = await findUserListItem(db, tenantId, userId, clock.now());
+      if (!row) throw notFound('User');
+      return toUserListItem(row);
+    },
+
+    /** Who the ids are (for lists of other resources that name users): one query, any number of ids. */
+    async namesOf(tenantId: string, ids: readonly string[]) {
+      const rows = await findUserNames(db, tenantId, [...new Set(ids)]);
+      return new Map(
+        rows.map((row) => [row.id, { name: row.name, email: row.email, deleted: !!row.deleted_at }]),
+      );
+    },
+
+    /** Sets the user's status (approve, block, unblock); the operator API and the console call this. */
+    async setStatus(tenantId: string, userId: string, status: UserStatus): Promise<UserListItem> {
+      const updated = await updateUserStatus(db, tenantId, userId, status, clock.now());
+      const row = updated && (await findUserListItem(db, tenantId, userId, clock.now()));
       if (!row) throw notFound('User');
       return toUserListItem(row);
     },

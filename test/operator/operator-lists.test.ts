@@ -2,7 +2,7 @@
  * The operator API's lists: every tenant, a tenant's API keys (never a secret) and a tenant's
  * agents, paged like the partner API (decisions.md §2) and isolated per tenant.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { expectError, expectInvalidFields } from '../support/expect.js';
@@ -136,6 +136,7 @@ describe('GET /admin/v1/tenants/{id}/api-keys', () => {
       created_at: '2026-09-15T09:30:01.000Z',
       expires_at: null,
       revoked_at: null,
+      last_used_at: null,
     });
     expect(byId.get(expiring.id)).toMatchObject({ status: 'expired', revoked_at: null });
     expect(byId.get(revoked.id)).toMatchObject({ status: 'revoked', revoked_at: '2026-09-15T09:30:01.000Z' });
@@ -160,6 +161,32 @@ describe('GET /admin/v1/tenants/{id}/api-keys', () => {
 
   it('is 404 for an unknown tenant', async () => {
     expectError(await t.admin('GET', '/admin/v1/tenants/ten_doesnotexist/api-keys'), 404, 'not_found');
+  });
+
+  it('shows when each key last authenticated a request, written at most once a minute', async () => {
+    const probe = await issueKey(b.id, { scopes: ['users:read'], name: 'Last used probe' });
+    const lastUsed = async () => {
+      const list = await t.admin('GET', `/admin/v1/tenants/${b.id}/api-keys`);
+      return list.body.data.find((key: { id: string }) => key.id === probe.id).last_used_at as string | null;
+    };
+    expect(await lastUsed()).toBeNull();
+
+    const firstUse = clock.now().toISOString();
+    expect((await t.partner(probe.key, 'GET', '/api/v1/users')).status).toBe(200);
+    // The write is fire-and-forget: the request does not wait for it.
+    await vi.waitFor(async () => expect(await lastUsed()).toBe(firstUse));
+
+    // Within the minute the key is used again: nothing more is written.
+    clock.advance(30_000);
+    expect((await t.partner(probe.key, 'GET', '/api/v1/users')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await lastUsed()).toBe(firstUse);
+
+    // A refused request (a scope the key lacks) still authenticated the key; past the minute it is written.
+    clock.advance(31_000);
+    expect((await t.partner(probe.key, 'GET', '/api/v1/plans')).status).toBe(403);
+    const later = clock.now().toISOString();
+    await vi.waitFor(async () => expect(await lastUsed()).toBe(later));
   });
 });
 

@@ -1,0 +1,281 @@
+/**
+ * Console pages for the tenant's users: the list with the API's indexed search (the same
+ * `users.list` as GET /api/v1/users?search=), a user's detail (balance, subscriptions, status),
+ * and what an admin does to a user: block or unblock, grant credits, delete.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  actionButton,
+  dateTime,
+  emptyState,
+  field,
+  inputField,
+  pager,
+  select,
+  statusBadge,
+} from '../console/components.js';
+import {
+  fieldIssues,
+  formOf,
+  integerField,
+  redirectWithFlash,
+  textField,
+  validated,
+} from '../console/forms.js';
+import { type Html, html } from '../console/html.js';
+import { can, csrfField, sendPage } from '../console/layout.js';
+import type { ConsolePages } from '../console/plugin.js';
+import { AddCreditsBody } from '../credits/schemas.js';
+import { balanceOf, grantCredits } from '../credits/service.js';
+import type { Services } from '../services.js';
+import { ListUsersQuery, type UserListItem } from './schemas.js';
+
+const PAGE_SIZE = 25;
+
+function tenantOf(request: FastifyRequest): string {
+  const session = request.consoleSession;
+  if (!session) throw new Error('a console page without a session');
+  return session.tenantId;
+}
+
+function usersTable(users: UserListItem[]): Html {
+  return html`<div class="panel panel-flush"><div class="table-wrap"><table>
+  <thead><tr>
+    <th scope="col">User</th><th scope="col">Status</th>
+    <th scope="col">Plan</th><th scope="col" class="hide-narrow">Created</th>
+  </tr></thead>
+  <tbody>${users.map(
+    (user) => html`<tr>
+    <td><a href="/console/users/${user.id}"><strong>${user.name ?? 'Unnamed user'}</strong></a><div class="subtle">${user.email}</div></td>
+    <td>${statusBadge(user.status)}</td>
+    <td>${user.plan_name ?? html`<span class="subtle">No plan</span>`}</td>
+    <td class="hide-narrow">${dateTime(user.created_at)}</td>
+  </tr>`,
+  )}</tbody>
+</table></div></div>`;
+}
+
+interface CreditForm {
+  minutes?: string;
+  reason?: string;
+  errors: Record<string, string>;
+}
+
+async function sendUserPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  userId: string,
+  credit: CreditForm = { errors: {} },
+  status = 200,
+) {
+  const tenantId = tenantOf(request);
+  const deps = { db: services.database.db, clock: services.clock };
+  const user = await services.users.get(tenantId, userId);
+  const [balance, subscriptions] = await Promise.all([
+    balanceOf(deps, { tenantId, userId }),
+    services.subscriptions.list(tenantId, { user_id: userId, page: 1, limit: 10, sort_order: 'desc' }),
+  ]);
+  const planNames = await services.plans.namesOf(
+    tenantId,
+    subscriptions.data.map((s) => s.plan_id),
+  );
+  const admin = can(request, 'admin');
+  const csrf = admin ? csrfField(reply) : html``;
+  const name = user.name ?? user.email;
+  const actions =
+    admin &&
+    html`${
+      user.status === 'blocked'
+        ? actionButton({ action: `/console/users/${user.id}/unblock`, label: 'Unblock', csrf })
+        : actionButton({
+            action: `/console/users/${user.id}/block`,
+            label: 'Block',
+            csrf,
+            confirm: `Block ${name}? They can no longer sign in or place calls until unblocked.`,
+          })
+    }${actionButton({
+      action: `/console/users/${user.id}/delete`,
+      label: 'Delete user',
+      csrf,
+      tone: 'danger',
+      confirm: `Delete ${name}? Their subscriptions are canceled and their sessions end. This cannot be undone.`,
+    })}`;
+  const creditForm =
+    admin &&
+    html`<form method="post" action="/console/users/${user.id}/credits" class="panel" novalidate>
+  <h2>Grant credits</h2>
+  ${csrf}
+  <div class="form-grid">
+    ${inputField({
+      id: 'minutes',
+      label: 'Minutes',
+      type: 'number',
+      value: credit.minutes,
+      hint: 'Negative to deduct.',
+      error: credit.errors.minutes,
+      required: true,
+    })}
+    ${inputField({ id: 'reason', label: 'Reason', value: credit.reason, hint: 'Shown in the ledger, e.g. "Goodwill".', error: credit.errors.reason })}
+  </div>
+  <div class="form-actions"><button class="button button-primary" type="submit">Grant credits</button></div>
+</form>`;
+  const current = subscriptions.data.find((s) => ['active', 'trialing', 'past_due'].includes(s.status));
+  return sendPage(request, reply, {
+    title: name,
+    section: 'users',
+    parent: { href: '/console/users', label: 'Users' },
+    status,
+    actions: actions || undefined,
+    flash: Object.keys(credit.errors).length
+      ? { kind: 'error', message: 'The credits were not granted: check the fields marked below.' }
+      : undefined,
+    body: html`<div class="stats">
+  <div class="stat"><p class="stat-label">Credit balance</p><p class="stat-value">${balance.balance_minutes.toLocaleString('en-US')}</p><p class="stat-note">minutes</p></div>
+  <div class="stat"><p class="stat-label">Status</p><p class="stat-value">${statusBadge(user.status)}</p></div>
+  <div class="stat"><p class="stat-label">Plan</p><p class="stat-value">${user.plan_name ?? '—'}</p>${current && html`<p class="stat-note">${current.status.replace('_', ' ')} until ${dateTime(current.current_period_end)}</p>`}</div>
+  <div class="stat"><p class="stat-label">Subscriptions</p><p class="stat-value">${subscriptions.pagination.total}</p></div>
+</div>
+<div class="grid grid-2">
+  <div class="panel">
+    <h2>Profile</h2>
+    <dl class="details">
+      <dt>Email</dt><dd>${user.email}</dd>
+      <dt>Phone</dt><dd>${user.phone ?? html`<span class="subtle">—</span>`}</dd>
+      <dt>Created</dt><dd>${dateTime(user.created_at)}</dd>
+      <dt>Id</dt><dd class="mono">${user.id}</dd>
+    </dl>
+  </div>
+  ${creditForm}
+</div>
+<div class="panel panel-flush">
+  <div class="panel-header"><h2>Subscriptions</h2>${
+    subscriptions.pagination.has_more &&
+    html`<a href="/console/subscriptions?user_id=${user.id}">All ${subscriptions.pagination.total} →</a>`
+  }</div>
+  ${
+    subscriptions.data.length === 0
+      ? html`<div class="empty-state"><p>No subscription yet: your app subscribes users through the API (POST /api/v1/subscriptions).</p></div>`
+      : html`<div class="table-wrap"><table>
+    <thead><tr><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Current period ends</th><th scope="col">Created</th></tr></thead>
+    <tbody>${subscriptions.data.map(
+      (s) => html`<tr>
+      <td><a href="/console/subscriptions/${s.id}">${planNames.get(s.plan_id) ?? s.plan_id}</a></td>
+      <td>${statusBadge(s.status)}</td>
+      <td>${dateTime(s.current_period_end)}</td>
+      <td>${dateTime(s.created_at)}</td>
+    </tr>`,
+    )}</tbody>
+  </table></div>`
+  }
+</div>`,
+  });
+}
+
+export const userPages: ConsolePages = async (app, { services }) => {
+  const { users } = services;
+  const deps = { db: services.database.db, clock: services.clock };
+
+  app.get('/users', async (request, reply) => {
+    const raw = request.query as Record<string, string | undefined>;
+    const search = raw.search?.trim() || undefined;
+    const status = raw.status === 'active' || raw.status === 'blocked' ? raw.status : undefined;
+    const page = raw.page && /^\d{1,9}$/.test(raw.page) ? Number(raw.page) : (raw.page ?? 1);
+    const query = validated(ListUsersQuery, {
+      page,
+      limit: PAGE_SIZE,
+      ...(search ? { search } : {}),
+      ...(status ? { status } : {}),
+    });
+    const { data, pagination } = await users.list(tenantOf(request), query);
+    const filters = html`<form method="get" action="/console/users" class="filters" role="search">
+  ${inputField({ id: 'search', label: 'Search', type: 'search', value: search, placeholder: 'Name or email' })}
+  ${field({
+    id: 'status',
+    label: 'Status',
+    control: select({
+      id: 'status',
+      choices: [
+        { value: '', label: 'Any status' },
+        { value: 'active', label: 'Active' },
+        { value: 'blocked', label: 'Blocked' },
+      ],
+      selected: status ?? '',
+    }),
+  })}
+  <button class="button" type="submit">Search</button>
+  ${(search || status) && html`<a class="button button-quiet" href="/console/users">Clear</a>`}
+</form>`;
+    const filtered = Boolean(search || status);
+    const body =
+      pagination.total === 0
+        ? html`${filtered && filters}<div class="panel">${
+            filtered
+              ? emptyState({
+                  title: 'No user matches',
+                  text: 'Try part of a name or an email address, or clear the filters.',
+                })
+              : emptyState({
+                  title: 'No users yet',
+                  text: 'Your app creates users through the API (POST /api/v1/users); they appear here as they sign up.',
+                  action: html`<a class="button" href="/console/api-keys">Get an API key</a>`,
+                })
+          }</div>`
+        : html`${filters}${usersTable(data)}${pager(pagination, '/console/users', { search, status })}`;
+    return sendPage(request, reply, { title: 'Users', section: 'users', body });
+  });
+
+  app.get<{ Params: { id: string } }>('/users/:id', async (request, reply) =>
+    sendUserPage(request, reply, services, request.params.id),
+  );
+
+  app.post<{ Params: { id: string } }>('/users/:id/block', async (request, reply) => {
+    const user = await users.setStatus(tenantOf(request), request.params.id, 'blocked');
+    return redirectWithFlash(reply, `/console/users/${user.id}`, `${user.name ?? user.email} is blocked.`);
+  });
+
+  app.post<{ Params: { id: string } }>('/users/:id/unblock', async (request, reply) => {
+    const user = await users.setStatus(tenantOf(request), request.params.id, 'active');
+    return redirectWithFlash(
+      reply,
+      `/console/users/${user.id}`,
+      `${user.name ?? user.email} is active again.`,
+    );
+  });
+
+  app.post<{ Params: { id: string } }>('/users/:id/delete', async (request, reply) => {
+    const tenantId = tenantOf(request);
+    const user = await users.get(tenantId, request.params.id);
+    await users.remove(tenantId, user.id);
+    return redirectWithFlash(reply, '/console/users', `${user.name ?? user.email} was deleted.`);
+  });
+
+  app.post<{ Params: { id: string } }>('/users/:id/credits', async (request, reply) => {
+    const fields = formOf(request);
+    const tenantId = tenantOf(request);
+    const minutes = textField(fields, 'minutes');
+    const reason = textField(fields, 'reason');
+    try {
+      const body = validated(AddCreditsBody, {
+        minutes: integerField(fields, 'minutes'),
+        ...(reason ? { reason } : {}),
+      });
+      const member = request.consoleSession?.email ?? 'console';
+      const balance = await grantCredits(
+        deps,
+        { tenantId, userId: request.params.id },
+        body,
+        `granted in the console by ${member}`,
+      );
+      return redirectWithFlash(
+        reply,
+        `/console/users/${request.params.id}`,
+        `${body.minutes.toLocaleString('en-US')} minutes granted; the balance is ${balance.balance_minutes.toLocaleString('en-US')} minutes.`,
+      );
+    } catch (error) {
+      const errors = fieldIssues(error);
+      if (Object.keys(errors).length === 0) throw error;
+      return sendUserPage(request, reply, services, request.params.id, { minutes, reason, errors }, 422);
+    }
+  });
+};
