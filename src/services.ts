@@ -179,6 +179,8 @@ export function createServices(options: ServiceOptions): Services {
     secrets,
     templates: createTemplateStore(),
     sender: mailSender,
+    platformEmail: config.platformEmail,
+    onQueued: () => jobRunner?.wake(),
   });
   const users = createUserService({
     db,
