@@ -226,6 +226,9 @@ export function createServices(options: ServiceOptions): Services {
     clock,
     secrets,
     passwordHashMemoryKib: config.passwordHashMemoryKib,
+    publicBaseUrl: config.publicBaseUrl,
+    mailer: emails,
+    onQueued: () => jobRunner?.wake(),
   });
 
   const jobHandlers: Record<string, JobHandler> = {
