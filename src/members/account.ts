@@ -62,9 +62,17 @@ export function createAccountFunctions(deps: {
       });
     },
 
-    /** A new secret to scan: base32, its otpauth:// URI, and the sealed form for the confirmation. */
-    newTotpSetup(session: AccountSession): { secret: string; uri: string; sealed: string } {
-      const secret = new Secret({ size: 20 }).base32;
+    /**
+     * A secret to scan: base32, its otpauth:// URI, and the sealed form for the confirmation. New,
+     * unless `sealed` is the set-up shown before (a mistyped code is tried again on the same secret).
+     */
+    totpSetup(session: AccountSession, sealed?: string): { secret: string; uri: string; sealed: string } {
+      let secret = new Secret({ size: 20 }).base32;
+      if (sealed) {
+        try {
+          secret = secrets.open(sealed, setupContext(session.memberId));
+        } catch {}
+      }
       const uri = new TOTP({
         issuer: TOTP_ISSUER,
         label: session.email,

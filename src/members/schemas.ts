@@ -69,8 +69,3 @@ export const ChangePasswordBody = Type.Object(
   { additionalProperties: false },
 );
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
-
-export const TotpCodeBody = Type.Object(
-  { code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code of the authenticator app.' }) },
-  { additionalProperties: false },
-);
