@@ -86,10 +86,12 @@ describe('members: owners only, and always one owner', () => {
     expect(taken.body).toContain('already belongs to a console member');
 
     const first = linkIn(
-      (await owner.post('/console/members/invitations', { email: 'twice@northwind.example', role: 'viewer' })).body,
+      (await owner.post('/console/members/invitations', { email: 'twice@northwind.example', role: 'viewer' }))
+        .body,
     );
     const second = linkIn(
-      (await owner.post('/console/members/invitations', { email: 'twice@northwind.example', role: 'admin' })).body,
+      (await owner.post('/console/members/invitations', { email: 'twice@northwind.example', role: 'admin' }))
+        .body,
     );
     expect((await f.t.inject({ method: 'GET', url: first! })).status).toBe(404);
     const open = await f.t.inject({ method: 'GET', url: second! });
@@ -104,10 +106,12 @@ describe('invitation links', () => {
   it('are refused after 72 hours, and once used', async () => {
     const owner = await signedInClient(f.owner);
     const late = linkIn(
-      (await owner.post('/console/members/invitations', { email: 'late@northwind.example', role: 'viewer' })).body,
+      (await owner.post('/console/members/invitations', { email: 'late@northwind.example', role: 'viewer' }))
+        .body,
     );
     const used = linkIn(
-      (await owner.post('/console/members/invitations', { email: 'used@northwind.example', role: 'viewer' })).body,
+      (await owner.post('/console/members/invitations', { email: 'used@northwind.example', role: 'viewer' }))
+        .body,
     );
     clock.advance(71 * 3_600_000);
     const invitee = consoleClient(f.t);
