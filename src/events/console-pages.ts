@@ -122,6 +122,7 @@ export async function webhookPages(app: FastifyInstance) {
           note: 'Copy it now: it is shown only once. Verify every delivery’s signature with it.',
         })
       }
+${options.secret && html`<p><a class="button button-primary" href="${base}">I have copied it: continue</a></p>`}
 <section class="panel" aria-labelledby="endpoint-title">
   <h2 id="endpoint-title">Endpoint ${stateBadge(endpoint)}</h2>
   <dl class="details">

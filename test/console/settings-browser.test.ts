@@ -193,7 +193,9 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     await context.close();
   });
 
-  it('creates a webhook endpoint, shows its secret once, and lists a delivery after an event', async () => {
+  it('creates a webhook endpoint, shows its secret once, and lists a delivery after an event', {
+    timeout: 90_000,
+  }, async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner);
     await visit(page, '/console/webhooks', 'webhooks-empty');
     await page.getByRole('link', { name: 'New endpoint' }).first().click();
@@ -207,7 +209,8 @@ describe.skipIf(!hasChromium)('settings pages in a browser', () => {
     expect(secret).toMatch(/^whsec_/);
     await expectAccessible(page);
     await screenshot(page, 'webhooks-created');
-    await page.reload();
+    await page.getByRole('link', { name: 'I have copied it: continue' }).click();
+    await page.waitForURL(/\/console\/webhooks\/we_/);
     expect(await page.content()).not.toContain(secret);
 
     const user = await createUser(f.tenant);
