@@ -191,4 +191,31 @@ describe('tenant isolation and viewers', () => {
     expect(wrong.status).toBe(422);
     expect(wrong.body).toContain('is not your current password');
   });
+
+  it('stores the SMTP password without ever showing it back, and keeps it when left blank', async () => {
+    const admin = await signedInClient(await f.addMember('admin'));
+    const saved = await admin.post('/console/emails/settings', {
+      smtp_url: 'smtp://mailer@127.0.0.1:2525',
+      smtp_password: 's3cret-pass-word',
+      from: 'Northwind <no-reply@northwind.example>',
+    });
+    expect(saved.status).toBe(303);
+    const page = await admin.get('/console/emails');
+    expect(page.body).not.toContain('s3cret-pass-word');
+    expect(page.body).toContain('A password is set. Leave blank to keep it.');
+    await admin.post('/console/emails/settings', {
+      smtp_url: 'smtp://mailer@127.0.0.1:2526',
+      smtp_password: '',
+      from: 'Northwind <no-reply@northwind.example>',
+    });
+    expect(await f.t.services.tenants.emailSettings(f.tenant.id)).toEqual({
+      smtp_url: 'smtp://mailer@127.0.0.1:2526',
+      from: 'Northwind <no-reply@northwind.example>',
+      password_set: true,
+    });
+    const refused = await admin.post('/console/emails/settings', { smtp_url: 'http://x', from: 'nobody' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toContain('must use smtp:// or smtps://.');
+    await f.t.admin('PATCH', `/admin/v1/tenants/${f.tenant.id}`, { email: null });
+  });
 });
