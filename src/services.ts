@@ -184,6 +184,8 @@ export function createServices(options: ServiceOptions): Services {
     secrets,
     templates: createTemplateStore(),
     sender: mailSender,
+    platformEmail: config.platformEmail,
+    onQueued: () => jobRunner?.wake(),
   });
   const users = createUserService({
     db,
@@ -229,6 +231,9 @@ export function createServices(options: ServiceOptions): Services {
     clock,
     secrets,
     passwordHashMemoryKib: config.passwordHashMemoryKib,
+    publicBaseUrl: config.publicBaseUrl,
+    mailer: emails,
+    onQueued: () => jobRunner?.wake(),
   });
 
   const jobHandlers: Record<string, JobHandler> = {

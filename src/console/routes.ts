@@ -7,6 +7,10 @@ import { agentPages } from '../agents/console-pages.js';
 import { apiKeyPages } from '../api-keys/console-pages.js';
 import { callPages } from '../calls/console-pages.js';
 import { doNotCallPages } from '../do-not-call/console-pages.js';
+import { emailPages } from '../emails/console-pages.js';
+import { webhookPages } from '../events/console-pages.js';
+import { accountPages } from '../members/account-pages.js';
+import { memberPages } from '../members/console-pages.js';
 import { planPages } from '../plans/console-pages.js';
 import { subscriptionPages } from '../subscriptions/console-pages.js';
 import { userPages } from '../users/console-pages.js';
@@ -24,4 +28,8 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   planPages,
   userPages,
   subscriptionPages,
+  memberPages,
+  accountPages,
+  emailPages,
+  webhookPages,
 ];

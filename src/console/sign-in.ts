@@ -12,7 +12,7 @@ import { csrfField, documentPage, flashBanner, sendPage } from './layout.js';
 
 const CARD_PAGE = 'card-page';
 
-function cardPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
+export function cardPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
   const page = html`<main id="main" class="card-layout">
   <p class="card-brand"><span class="brand-mark" aria-hidden="true">◆</span> voiceplane</p>
   <div class="card">

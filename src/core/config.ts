@@ -28,6 +28,12 @@ export interface Config {
   seedDemo: boolean;
   /** Event webhooks may target http:// and private, loopback or link-local addresses (tests, on-premises). */
   webhookAllowPrivate: boolean;
+  /**
+   * The platform's own SMTP server (PLATFORM_SMTP_URL, PLATFORM_EMAIL_FROM): sends console member
+   * invitations of tenants without email settings of their own. Undefined: such invitations are
+   * not emailed (the owner copies the link from the console).
+   */
+  platformEmail: { smtpUrl: string; from: string } | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Job runners in this process (WORKERS; 0 turns them off: an API-only process). */
   jobRunners: number;
@@ -138,6 +144,17 @@ function readUrl(env: Env, name: string, protocols: readonly string[]): string |
     throw new ConfigError(name, `must use one of ${protocols.join(', ')}`);
   }
   return raw;
+}
+
+function readPlatformEmail(env: Env): Config['platformEmail'] {
+  const smtpUrl = readUrl(env, 'PLATFORM_SMTP_URL', ['smtp:', 'smtps:']);
+  const from = env.PLATFORM_EMAIL_FROM?.trim() || undefined;
+  if (!smtpUrl && !from) return undefined;
+  if (!smtpUrl) throw new ConfigError('PLATFORM_SMTP_URL', 'is required when PLATFORM_EMAIL_FROM is set');
+  if (!from || !/@/.test(from)) {
+    throw new ConfigError('PLATFORM_EMAIL_FROM', 'must be an email address when PLATFORM_SMTP_URL is set');
+  }
+  return { smtpUrl, from };
 }
 
 function readHttpLimits(env: Env): HttpLimits {
@@ -288,6 +305,7 @@ export function loadConfig(env: Env = process.env): Config {
     simulatedRealtime: readBoolean(env, 'SIMULATED_REALTIME', false),
     seedDemo: readBoolean(env, 'SEED_DEMO', true),
     webhookAllowPrivate: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    platformEmail: readPlatformEmail(env),
     logLevel: readEnum(
       env,
       'LOG_LEVEL',

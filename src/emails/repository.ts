@@ -2,12 +2,15 @@ import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../core/db.js';
 import type { EmailStatus } from './schemas.js';
 
-export type EmailKind = 'welcome' | 'password_reset';
+export type EmailKind = 'welcome' | 'password_reset' | 'member_invitation' | 'test';
+/** Whose SMTP server sends the row: the tenant's settings or the platform's (PLATFORM_SMTP_URL). */
+export type EmailSender = 'tenant' | 'platform';
 
 export interface EmailOutboxTable {
   id: string;
   tenant_id: string;
-  user_id: string;
+  /** The user the email is about; null for a member invitation or a test email. */
+  user_id: string | null;
   kind: EmailKind;
   to_address: string;
   to_name: string | null;
@@ -22,6 +25,7 @@ export interface EmailOutboxTable {
   created_at: Date;
   updated_at: Date;
   sent_at: Date | null;
+  sender: import('kysely').Generated<EmailSender>;
 }
 
 declare module '../core/db.js' {
@@ -34,7 +38,9 @@ export type OutboxRow = Selectable<EmailOutboxTable>;
 
 export async function insertOutboxEmail(
   db: Executor,
-  row: Omit<EmailOutboxTable, 'attempts' | 'last_error' | 'locked_until' | 'sent_at'>,
+  row: Omit<EmailOutboxTable, 'attempts' | 'last_error' | 'locked_until' | 'sent_at' | 'sender'> & {
+    sender?: EmailSender;
+  },
 ): Promise<void> {
   await db.insertInto('email_outbox').values(row).execute();
 }
@@ -74,8 +80,8 @@ export async function claimOutboxEmail(
     .executeTakeFirst();
 }
 
-/** Kinds whose body holds a credential (the reset link): kept only until the email is done. */
-const SECRET_BODY_KINDS: EmailKind[] = ['password_reset'];
+/** Kinds whose body holds a credential (the reset link, the invitation link): kept only until the email is done. */
+const SECRET_BODY_KINDS: EmailKind[] = ['password_reset', 'member_invitation'];
 
 /**
  * Ends an attempt: sent, failed, or back to pending with its error (only while still pending). A

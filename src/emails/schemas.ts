@@ -15,8 +15,13 @@ export type EmailStatus = Static<typeof EmailStatus>;
 export const OutboxEmail = Type.Object(
   {
     id: Type.String({ examples: ['eml_7hQm2VxC9kLp0RtY3bN5wZsA'] }),
-    user_id: Type.String(),
-    kind: Type.Union([Type.Literal('welcome'), Type.Literal('password_reset')]),
+    user_id: Nullable(Type.String({ description: 'The user the email is about; null for member emails.' })),
+    kind: Type.Union([
+      Type.Literal('welcome'),
+      Type.Literal('password_reset'),
+      Type.Literal('member_invitation'),
+      Type.Literal('test'),
+    ]),
     to: Type.String(),
     subject: Type.String(),
     status: EmailStatus,

@@ -9,24 +9,26 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { Db, Tx } from '../core/db.js';
+import { unprocessable } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { enqueueJob, type Job, PermanentJobError, RetryJobError } from '../core/jobs.js';
 import { listPage } from '../core/pagination.js';
 import type { SecretBox } from '../core/secrets.js';
-import { findTenant } from '../tenants/repository.js';
+import { findTenant, type TenantRow } from '../tenants/repository.js';
 import { smtpUrlOf } from '../tenants/secrets.js';
 import { findUser, type UserRow } from '../users/repository.js';
 import {
   claimOutboxEmail,
   countOutboxEmails,
   type EmailKind,
+  type EmailSender,
   findOutboxEmail,
   finishOutboxAttempt,
   insertOutboxEmail,
   listOutboxEmails,
 } from './repository.js';
 import type { ListEmailsQuery, OutboxEmail } from './schemas.js';
-import type { TemplateStore } from './templates.js';
+import type { TemplateStore, TemplateValues } from './templates.js';
 import {
   describeSmtpFailure,
   isPermanentSmtpFailure,
@@ -69,7 +71,7 @@ export function messageIdFor(outboxId: string, from: string): string {
 
 export function toOutboxEmail(row: {
   id: string;
-  user_id: string;
+  user_id: string | null;
   kind: EmailKind;
   to_address: string;
   subject: string;
@@ -100,10 +102,57 @@ export function createEmailService(deps: {
   sender: SmtpSender;
   /** Opens the tenant's sealed SMTP password. */
   secrets: SecretBox;
+  /** The platform's SMTP server, for invitations of tenants without settings (PLATFORM_SMTP_URL). */
+  platformEmail?: { smtpUrl: string; from: string };
+  /** Wakes this process's job runner after an email is queued outside a user's request. */
+  onQueued?: () => void;
 }) {
   const { db, clock, templates, sender } = deps;
 
-  /** Renders the email now and writes it with its delivery job; false without email settings. */
+  /** Renders the email now and writes it with its delivery job, in the caller's transaction. */
+  async function write(
+    tx: Tx,
+    email: {
+      tenant: TenantRow;
+      kind: EmailKind;
+      userId: string | null;
+      to: string;
+      toName: string | null;
+      sender: EmailSender;
+      from: string;
+      values: TemplateValues;
+    },
+  ): Promise<string> {
+    const now = clock.now();
+    const id = newId('eml');
+    const rendered = await templates.render(email.kind, email.tenant.id, email.values);
+    await insertOutboxEmail(tx, {
+      id,
+      tenant_id: email.tenant.id,
+      user_id: email.userId,
+      kind: email.kind,
+      to_address: email.to,
+      to_name: email.toName,
+      subject: rendered.subject,
+      text_body: rendered.text,
+      html_body: rendered.html,
+      message_id: messageIdFor(id, email.from),
+      status: 'pending',
+      sender: email.sender,
+      created_at: now,
+      updated_at: now,
+    });
+    await enqueueJob(tx, {
+      queue: EMAIL_QUEUE,
+      tenantId: email.tenant.id,
+      payload: { outbox_id: id } satisfies EmailJobPayload,
+      runAt: now,
+      maxAttempts: JOB_MAX_ATTEMPTS,
+    });
+    return id;
+  }
+
+  /** A user's email; false without email settings. */
   async function queue(
     tx: Tx,
     user: UserRow,
@@ -112,38 +161,32 @@ export function createEmailService(deps: {
   ): Promise<boolean> {
     const tenant = await findTenant(tx, user.tenant_id);
     if (!tenant?.email_smtp_url || !tenant.email_from) return false;
-    const now = clock.now();
-    const id = newId('eml');
     const name = user.name ?? user.email;
-    const email = await templates.render(kind, tenant.id, {
-      ...extra,
-      tenant_name: tenant.name,
-      user_name: name,
-      user_email: user.email,
-    });
-    await insertOutboxEmail(tx, {
-      id,
-      tenant_id: tenant.id,
-      user_id: user.id,
+    await write(tx, {
+      tenant,
       kind,
-      to_address: user.email,
-      to_name: name,
-      subject: email.subject,
-      text_body: email.text,
-      html_body: email.html,
-      message_id: messageIdFor(id, tenant.email_from),
-      status: 'pending',
-      created_at: now,
-      updated_at: now,
-    });
-    await enqueueJob(tx, {
-      queue: EMAIL_QUEUE,
-      tenantId: tenant.id,
-      payload: { outbox_id: id } satisfies EmailJobPayload,
-      runAt: now,
-      maxAttempts: JOB_MAX_ATTEMPTS,
+      userId: user.id,
+      to: user.email,
+      toName: name,
+      sender: 'tenant',
+      from: tenant.email_from,
+      values: { ...extra, tenant_name: tenant.name, user_name: name, user_email: user.email },
     });
     return true;
+  }
+
+  /** The SMTP URL and sender of a row: the tenant's settings, or the platform's. */
+  function transportOf(tenant: TenantRow, sender: EmailSender): { smtpUrl: string; from: string } | string {
+    if (sender === 'platform') {
+      return deps.platformEmail ?? 'the platform has no email settings (PLATFORM_SMTP_URL) any more';
+    }
+    if (!tenant.email_smtp_url || !tenant.email_from) return 'the tenant has no email settings any more';
+    try {
+      return { smtpUrl: smtpUrlOf(deps.secrets, tenant) as string, from: tenant.email_from };
+    } catch (error) {
+      // Altered in the database, or sealed with a key this process lacks: no retry can help.
+      return `the SMTP password cannot be opened: ${(error as Error).message}`;
+    }
   }
 
   return {
@@ -162,6 +205,66 @@ export function createEmailService(deps: {
       link: { reset_url: string; reset_token: string },
     ): Promise<boolean> {
       return queue(tx, user, 'password_reset', link);
+    },
+
+    /**
+     * A console member invitation with its link, in the invitation's transaction: through the
+     * tenant's SMTP settings when it has them, otherwise the platform's. False (nothing written)
+     * when neither exists.
+     */
+    async queueMemberInvitation(
+      tx: Tx,
+      tenantId: string,
+      invitation: { email: string; role: string; invited_by: string; invitation_url: string },
+    ): Promise<boolean> {
+      const tenant = await findTenant(tx, tenantId);
+      if (!tenant) return false;
+      const own = tenant.email_smtp_url && tenant.email_from ? tenant.email_from : undefined;
+      const from = own ?? deps.platformEmail?.from;
+      if (!from) return false;
+      await write(tx, {
+        tenant,
+        kind: 'member_invitation',
+        userId: null,
+        to: invitation.email,
+        toName: null,
+        sender: own ? 'tenant' : 'platform',
+        from,
+        values: {
+          tenant_name: tenant.name,
+          user_name: invitation.email,
+          user_email: invitation.email,
+          role: invitation.role,
+          invited_by: invitation.invited_by,
+          invitation_url: invitation.invitation_url,
+        },
+      });
+      return true;
+    },
+
+    /** A test email to a member, through the tenant's own settings (422 without them). */
+    async sendTest(tenantId: string, to: { email: string; name: string | null }): Promise<OutboxEmail> {
+      const id = await db.transaction().execute(async (tx) => {
+        const tenant = await findTenant(tx, tenantId);
+        if (!tenant?.email_smtp_url || !tenant.email_from) {
+          throw unprocessable('Save the email settings first: a test email goes through them.');
+        }
+        const name = to.name ?? to.email;
+        return write(tx, {
+          tenant,
+          kind: 'test',
+          userId: null,
+          to: to.email,
+          toName: name,
+          sender: 'tenant',
+          from: tenant.email_from,
+          values: { tenant_name: tenant.name, user_name: name, user_email: to.email },
+        });
+      });
+      deps.onQueued?.();
+      const row = await findOutboxEmail(db, tenantId, id);
+      if (!row) throw new Error('the test email vanished');
+      return toOutboxEmail(row);
     },
 
     /** The job handler: one delivery attempt of one outbox row. */
@@ -191,21 +294,19 @@ export function createEmailService(deps: {
       };
 
       const tenant = await findTenant(db, tenantId);
-      if (!tenant?.email_smtp_url || !tenant.email_from)
-        return giveUp('the tenant has no email settings any more');
-      let smtpUrl: string;
-      try {
-        smtpUrl = smtpUrlOf(deps.secrets, tenant) as string;
-      } catch (error) {
-        // Altered in the database, or sealed with a key this process lacks: no retry can help.
-        return giveUp(`the SMTP password cannot be opened: ${(error as Error).message}`);
+      if (!tenant) return giveUp('the tenant no longer exists');
+      const transport = transportOf(tenant, row.sender);
+      if (typeof transport === 'string') return giveUp(transport);
+      const { smtpUrl, from } = transport;
+      if (row.user_id) {
+        const user = await findUser(db, tenantId, row.user_id);
+        if (!user || user.deleted_at) return giveUp('the user was deleted before the email was sent');
       }
-      const user = await findUser(db, tenantId, row.user_id);
-      if (!user || user.deleted_at) return giveUp('the user was deleted before the email was sent');
 
       try {
-        await sender.send(tenantId, smtpUrl, {
-          from: tenant.email_from,
+        // The platform's server has one pool of its own, apart from every tenant's.
+        await sender.send(row.sender === 'platform' ? 'platform' : tenantId, smtpUrl, {
+          from,
           to: row.to_name ? { name: row.to_name, address: row.to_address } : row.to_address,
           subject: row.subject,
           text: row.text_body,

@@ -30,12 +30,28 @@ export interface MemberSessionsTable {
   revoked_at: Date | null;
 }
 
+export interface MemberInvitationsTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  role: Role;
+  token_hash: string;
+  invited_by: string | null;
+  expires_at: Date;
+  accepted_at: Date | null;
+  revoked_at: Date | null;
+  created_at: Date;
+}
+
 declare module '../core/db.js' {
   interface Tables {
     members: MembersTable;
     member_sessions: MemberSessionsTable;
+    member_invitations: MemberInvitationsTable;
   }
 }
+
+export type InvitationRow = Selectable<MemberInvitationsTable>;
 
 export type MemberRow = Selectable<MembersTable>;
 
@@ -186,4 +202,138 @@ export async function revokeMemberSessions(db: Executor, memberId: string, at: D
     .where('member_id', '=', memberId)
     .where('revoked_at', 'is', null)
     .execute();
+}
+
+/** Signs a member out everywhere but the session in use (a password changed there). */
+export async function revokeOtherMemberSessions(
+  db: Executor,
+  memberId: string,
+  keepSessionId: string,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('member_sessions')
+    .set({ revoked_at: at })
+    .where('member_id', '=', memberId)
+    .where('id', '!=', keepSessionId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** The tenant's live owners, locked: the last one must stay (a role change or removal waits here). */
+export async function lockOwners(db: Executor, tenantId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('members')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('role', '=', 'owner')
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+export async function updateMember(
+  db: Executor,
+  tenantId: string,
+  memberId: string,
+  changes: Partial<
+    Pick<MemberRow, 'role' | 'name' | 'password_hash' | 'totp_secret' | 'totp_enabled_at' | 'deleted_at'>
+  > & {
+    updated_at: Date;
+  },
+): Promise<MemberRow | undefined> {
+  return db
+    .updateTable('members')
+    .set(changes)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', memberId)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function insertInvitation(db: Executor, row: InvitationRow): Promise<void> {
+  await db.insertInto('member_invitations').values(row).execute();
+}
+
+/** Ends the pending invitations of an email in a tenant (a new one supersedes them). */
+export async function revokePendingInvitations(
+  db: Executor,
+  tenantId: string,
+  email: string,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('member_invitations')
+    .set({ revoked_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.trim().toLowerCase()))
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** Invitations not yet accepted, revoked or expired, newest first (a tenant has a handful). */
+export async function listPendingInvitations(
+  db: Executor,
+  tenantId: string,
+  now: Date,
+): Promise<InvitationRow[]> {
+  return db
+    .selectFrom('member_invitations')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .limit(100)
+    .execute();
+}
+
+export async function revokeInvitation(
+  db: Executor,
+  tenantId: string,
+  id: string,
+  at: Date,
+): Promise<InvitationRow | undefined> {
+  return db
+    .updateTable('member_invitations')
+    .set({ revoked_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function findInvitationByToken(
+  db: Executor,
+  tokenHash: string,
+): Promise<InvitationRow | undefined> {
+  return db
+    .selectFrom('member_invitations')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
+/** Takes a usable invitation (once): answers it only when it was pending and unexpired. */
+export async function acceptInvitation(
+  db: Executor,
+  tokenHash: string,
+  now: Date,
+): Promise<InvitationRow | undefined> {
+  return db
+    .updateTable('member_invitations')
+    .set({ accepted_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst();
 }

@@ -38,3 +38,34 @@ export const CreateMemberBody = Type.Object(
   { additionalProperties: false },
 );
 export type CreateMemberBody = Static<typeof CreateMemberBody>;
+
+/** A pending invitation to join the console (the link itself is only in the email and on creation). */
+export const Invitation = Type.Object(
+  {
+    id: Type.String({ examples: ['minv_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
+    email: Email,
+    role: Role,
+    invited_by: Nullable(Type.String({ description: 'The inviting member’s id.' })),
+    expires_at: Timestamp,
+    created_at: Timestamp,
+  },
+  { additionalProperties: false, title: 'MemberInvitation' },
+);
+export type Invitation = Static<typeof Invitation>;
+
+export const InviteMemberBody = Type.Object({ email: Email, role: Role }, { additionalProperties: false });
+export type InviteMemberBody = Static<typeof InviteMemberBody>;
+
+export const AcceptInvitationBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }), password: Password },
+  { additionalProperties: false },
+);
+export type AcceptInvitationBody = Static<typeof AcceptInvitationBody>;
+
+export const ChangeRoleBody = Type.Object({ role: Role }, { additionalProperties: false });
+
+export const ChangePasswordBody = Type.Object(
+  { current_password: Type.String({ minLength: 1, maxLength: 1024 }), new_password: Password },
+  { additionalProperties: false },
+);
+export type ChangePasswordBody = Static<typeof ChangePasswordBody>;

@@ -12,9 +12,10 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { isUniqueViolation } from '../core/db.js';
 import { ApiError, notFound } from '../core/errors.js';
-import { newId, randomBase62, sha256Hex } from '../core/ids.js';
+import { newId, sha256Hex } from '../core/ids.js';
 import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/passwords.js';
 import type { SecretBox } from '../core/secrets.js';
+import { createAccountFunctions } from './account.js';
 import {
   clearFailedSignIns,
   completeSecondFactor,
@@ -22,7 +23,6 @@ import {
   findLiveMemberByEmail,
   findMemberSession,
   insertMember,
-  insertMemberSession,
   listLiveMembers,
   type MemberRow,
   recordFailedSignIn,
@@ -31,14 +31,16 @@ import {
   touchMemberSession,
 } from './repository.js';
 import type { CreateMemberBody, Member, Role } from './schemas.js';
+import { ABSOLUTE_MS, SESSION_PREFIX, startMemberSession } from './session-start.js';
+import { createTeamFunctions, type InvitationMailer } from './team.js';
+
+export { ABSOLUTE_MS };
 
 export const IDLE_MS = 60 * 60 * 1000;
-export const ABSOLUTE_MS = 12 * 60 * 60 * 1000;
 export const LOCK_AFTER = 5;
 export const LOCK_MS = 15 * 60 * 1000;
 /** A session's last-seen time is written at most this often (one write per minute, not per page). */
 const TOUCH_EVERY_MS = 60 * 1000;
-const SESSION_PREFIX = 'vpc_';
 
 const ROLE_RANK: Record<Role, number> = { viewer: 0, admin: 1, owner: 2 };
 
@@ -90,10 +92,18 @@ export function createMemberService(deps: {
   clock: Clock;
   secrets: SecretBox;
   passwordHashMemoryKib: number;
+  /** Base of the invitation links (PUBLIC_BASE_URL). */
+  publicBaseUrl: string;
+  /** Writes invitation emails into the outbox. */
+  mailer: InvitationMailer;
+  onQueued?: () => void;
 }) {
   const { db, clock } = deps;
 
   return {
+    ...createTeamFunctions(deps),
+    ...createAccountFunctions(deps),
+
     /** A member created with a password (the operator's first owner of a tenant, an accepted invitation). */
     async create(tenantId: string, input: CreateMemberBody): Promise<Member> {
       const now = clock.now();
@@ -147,21 +157,8 @@ export function createMemberService(deps: {
         const stronger = await hashPassword(password, deps.passwordHashMemoryKib);
         await replaceMemberPasswordHash(db, member.id, member.password_hash, stronger);
       }
-      const token = `${SESSION_PREFIX}${randomBase62(40)}`;
-      const expiresAt = new Date(now.getTime() + ABSOLUTE_MS);
-      const awaitingTotp = member.totp_enabled_at !== null;
-      await insertMemberSession(db, {
-        id: newId('mses'),
-        tenant_id: member.tenant_id,
-        member_id: member.id,
-        token_hash: sha256Hex(token),
-        awaiting_totp: awaitingTotp,
-        created_at: now,
-        last_seen_at: now,
-        expires_at: expiresAt,
-        revoked_at: null,
-      });
-      return { ok: true, token, awaitingTotp, expiresAt };
+      const started = await startMemberSession(db, member, now);
+      return { ok: true, ...started };
     },
 
     /** The session of a presented cookie, or null when it is unknown, revoked, idle or too old. */

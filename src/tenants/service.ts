@@ -20,7 +20,14 @@ import type {
   Tenant,
   UpdateTenantBody,
 } from './schemas.js';
-import { smtpColumns } from './secrets.js';
+import { smtpColumns, smtpUrlOf } from './secrets.js';
+
+/** The console's view of a tenant's email settings (never the password). */
+export interface ConsoleEmailSettings {
+  smtp_url: string;
+  from: string;
+  password_set: boolean;
+}
 
 const ADDRESS = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
 
@@ -96,7 +103,67 @@ export function createTenantService(deps: {
     return { ...smtpColumns(deps.secrets, tenantId, email.smtp_url), email_from: email.from.trim() };
   }
 
+  async function update(tenantId: string, input: UpdateTenantBody): Promise<Tenant> {
+    const changes = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.email !== undefined ? emailColumns(tenantId, input.email) : {}),
+      ...(input.rate_limit !== undefined
+        ? {
+            rate_limit_per_second: input.rate_limit?.requests_per_second ?? null,
+            rate_limit_burst: input.rate_limit?.burst ?? null,
+          }
+        : {}),
+      ...(input.max_concurrent_calls !== undefined
+        ? { max_concurrent_calls: input.max_concurrent_calls }
+        : {}),
+      ...(input.low_balance_minutes !== undefined ? { low_balance_minutes: input.low_balance_minutes } : {}),
+      updated_at: clock.now(),
+    };
+    const row = await updateTenant(db, tenantId, changes);
+    if (!row) throw notFound('Tenant');
+    return toTenant(row, deps.partnerLimitDefault);
+  }
+
   return {
+    update,
+
+    /** The console's view of the email settings: the URL without its password, and whether one is stored. */
+    async emailSettings(tenantId: string): Promise<ConsoleEmailSettings | null> {
+      const row = await findTenant(db, tenantId);
+      if (!row) throw notFound('Tenant');
+      if (!row.email_smtp_url || !row.email_from) return null;
+      return {
+        smtp_url: redactSmtpUrl(row.email_smtp_url),
+        from: row.email_from,
+        password_set: row.email_smtp_password_sealed !== null,
+      };
+    },
+
+    /**
+     * Saves the email settings from the console through the same path as the operator's PATCH;
+     * the password comes apart from the URL, and a blank one keeps the password stored now.
+     */
+    async setEmailSettings(
+      tenantId: string,
+      input: { smtp_url: string; from: string; password?: string },
+    ): Promise<Tenant> {
+      let smtpUrl = input.smtp_url.trim();
+      try {
+        const url = new URL(smtpUrl);
+        if (input.password) url.password = encodeURIComponent(input.password);
+        else if (!url.password) {
+          const row = await findTenant(db, tenantId);
+          const stored = row ? smtpUrlOf(deps.secrets, row) : null;
+          const password = stored ? new URL(stored).password : '';
+          if (password) url.password = password;
+        }
+        smtpUrl = url.toString();
+      } catch {
+        // Not a URL: the settings check below says so beside the field.
+      }
+      return update(tenantId, { email: { smtp_url: smtpUrl, from: input.from } });
+    },
+
     async create(input: CreateTenantBody): Promise<Tenant> {
       const now = clock.now();
       const id = newId('ten');
@@ -107,29 +174,6 @@ export function createTenantService(deps: {
         created_at: now,
         updated_at: now,
       });
-      return toTenant(row, deps.partnerLimitDefault);
-    },
-
-    async update(tenantId: string, input: UpdateTenantBody): Promise<Tenant> {
-      const changes = {
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.email !== undefined ? emailColumns(tenantId, input.email) : {}),
-        ...(input.rate_limit !== undefined
-          ? {
-              rate_limit_per_second: input.rate_limit?.requests_per_second ?? null,
-              rate_limit_burst: input.rate_limit?.burst ?? null,
-            }
-          : {}),
-        ...(input.max_concurrent_calls !== undefined
-          ? { max_concurrent_calls: input.max_concurrent_calls }
-          : {}),
-        ...(input.low_balance_minutes !== undefined
-          ? { low_balance_minutes: input.low_balance_minutes }
-          : {}),
-        updated_at: clock.now(),
-      };
-      const row = await updateTenant(db, tenantId, changes);
-      if (!row) throw notFound('Tenant');
       return toTenant(row, deps.partnerLimitDefault);
     },
 

@@ -1,0 +1,120 @@
+/**
+ * A member's own account: the password (the current one required; other sessions end) and the
+ * TOTP second factor. Turning it on shows a new secret, sealed into the confirmation form so it
+ * cannot be swapped, and stores it (sealed with the context `members.totp:<memberId>`) only once
+ * a code from it is confirmed; turning it off needs a current code.
+ */
+import { Secret, TOTP } from 'otpauth';
+import type { Clock } from '../core/clock.js';
+import type { Db } from '../core/db.js';
+import { notFound, validationFailed } from '../core/errors.js';
+import { hashPassword, verifyPassword } from '../core/passwords.js';
+import type { SecretBox } from '../core/secrets.js';
+import { findLiveMember, revokeOtherMemberSessions, updateMember } from './repository.js';
+import type { ChangePasswordBody } from './schemas.js';
+
+/** What the account functions need of the signed-in member's session. */
+export interface AccountSession {
+  sessionId: string;
+  memberId: string;
+  tenantId: string;
+  email: string;
+  totpSecret: string | null;
+}
+
+export const TOTP_ISSUER = 'voiceplane';
+const totpContext = (memberId: string) => `members.totp:${memberId}`;
+const setupContext = (memberId: string) => `members.totp-setup:${memberId}`;
+
+/** Whether `code` is the current (or the neighbouring) 6-digit code of a base32 secret. */
+export function totpCodeValid(secret: string, code: string): boolean {
+  const digits = code.replace(/\s/g, '');
+  return (
+    /^\d{6}$/.test(digits) &&
+    new TOTP({ secret, digits: 6, period: 30 }).validate({ token: digits, window: 1 }) !== null
+  );
+}
+
+const wrongCode = () =>
+  validationFailed([{ field: 'code', issue: 'is not the current code of your authenticator app.' }]);
+
+export function createAccountFunctions(deps: {
+  db: Db;
+  clock: Clock;
+  secrets: SecretBox;
+  passwordHashMemoryKib: number;
+}) {
+  const { db, clock, secrets } = deps;
+
+  return {
+    /** A new password: the current one is required, and every other session of the member ends. */
+    async changePassword(session: AccountSession, input: ChangePasswordBody): Promise<void> {
+      const member = await findLiveMember(db, session.tenantId, session.memberId);
+      if (!member) throw notFound('Member');
+      if (!(await verifyPassword(input.current_password, member.password_hash))) {
+        throw validationFailed([{ field: 'current_password', issue: 'is not your current password.' }]);
+      }
+      const hash = await hashPassword(input.new_password, deps.passwordHashMemoryKib);
+      const now = clock.now();
+      await db.transaction().execute(async (tx) => {
+        await updateMember(tx, session.tenantId, session.memberId, { password_hash: hash, updated_at: now });
+        await revokeOtherMemberSessions(tx, session.memberId, session.sessionId, now);
+      });
+    },
+
+    /**
+     * A secret to scan: base32, its otpauth:// URI, and the sealed form for the confirmation. New,
+     * unless `sealed` is the set-up shown before (a mistyped code is tried again on the same secret).
+     */
+    totpSetup(session: AccountSession, sealed?: string): { secret: string; uri: string; sealed: string } {
+      let secret = new Secret({ size: 20 }).base32;
+      if (sealed) {
+        try {
+          secret = secrets.open(sealed, setupContext(session.memberId));
+        } catch {}
+      }
+      const uri = new TOTP({
+        issuer: TOTP_ISSUER,
+        label: session.email,
+        secret,
+        digits: 6,
+        period: 30,
+      }).toString();
+      return { secret, uri, sealed: secrets.seal(secret, setupContext(session.memberId)) };
+    },
+
+    /** Turns the second factor on once a code of the new secret is confirmed; other sessions end. */
+    async enableTotp(session: AccountSession, sealedSetup: string, code: string): Promise<void> {
+      let secret: string;
+      try {
+        secret = secrets.open(sealedSetup, setupContext(session.memberId));
+      } catch {
+        throw validationFailed([
+          { field: 'code', issue: 'belongs to an outdated set-up: scan the new code.' },
+        ]);
+      }
+      if (!totpCodeValid(secret, code)) throw wrongCode();
+      const now = clock.now();
+      await db.transaction().execute(async (tx) => {
+        await updateMember(tx, session.tenantId, session.memberId, {
+          totp_secret: secrets.seal(secret, totpContext(session.memberId)),
+          totp_enabled_at: now,
+          updated_at: now,
+        });
+        await revokeOtherMemberSessions(tx, session.memberId, session.sessionId, now);
+      });
+    },
+
+    /** Turns the second factor off; a current code is required. */
+    async disableTotp(session: AccountSession, code: string): Promise<void> {
+      if (!session.totpSecret) return;
+      const secret = secrets.open(session.totpSecret, totpContext(session.memberId));
+      if (!totpCodeValid(secret, code)) throw wrongCode();
+      await updateMember(db, session.tenantId, session.memberId, {
+        totp_secret: null,
+        totp_enabled_at: null,
+        updated_at: clock.now(),
+      });
+    },
+  };
+}
