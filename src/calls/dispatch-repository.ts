@@ -66,10 +66,28 @@ const wakeWaiting = (now: string) => `
   )`;
 
 /**
+ * A CTE that turns off waiting for the WAL flush at this statement's commit (`set_config(…, true)`
+ * lasts until the end of the transaction, implicit or not); reference it so that it runs.
+ * Only for a step whose loss in a crash of PostgreSQL itself repeats safely: the tail of
+ * asynchronously committed transactions can be lost then, never a part of one and never one
+ * without those before it, and any synchronous commit (the next trigger's, the step after it)
+ * flushes it. See startDialing.
+ */
+const NO_FLUSH_WAIT = `no_flush_wait AS (SELECT set_config('synchronous_commit', 'off', true) AS setting)`;
+
+/**
  * queued → dialing for a batch of calls in one statement, and each call as it now is with its
  * agent's settings and its tenant's cap. Unless `force`, only calls with nothing to wait for move
  * (no cap, no calling hours, not scheduled later); the others come back unmoved for the pipeline
  * to decide (under locks, or in the agent's time zone) and start with `force`.
+ *
+ * Committed without waiting for the WAL flush (NO_FLUSH_WAIT): dispatch runs its steps one after
+ * another, so each flush it waits for (~5 ms on this machine's disk under load) bounds the calls
+ * it starts per second. Losing this step (only in a crash of PostgreSQL, together with everything
+ * after it) is the crash the pipeline already survives: the call is queued again, its job comes
+ * back when its lease expires, and the carrier answers the repeated dial (same call id, the
+ * idempotency key) with the first one's result. It writes no event and no debit; the steps that
+ * do (markInProgress, finishCallsAndDebit) and the trigger's insert still wait for the flush.
  */
 export async function startDialing(
   db: Executor,
@@ -79,11 +97,12 @@ export async function startDialing(
   const rows = await runPrepared<DispatchRow>(db, {
     name: 'calls_start_dialing',
     text: `
-      WITH input AS (
+      WITH ${NO_FLUSH_WAIT}, input AS (
         SELECT DISTINCT ON (id) * FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS i(tenant_id, id, at)
       ), target AS (
         SELECT ${QUALIFIED_CALL_COLUMN_LIST}, a.settings, t.max_concurrent_calls AS tenant_cap, i.at AS step_at
         FROM input i
+        CROSS JOIN no_flush_wait
         JOIN calls c ON c.tenant_id = i.tenant_id AND c.id = i.id
         JOIN agents a ON a.id = c.agent_id
         JOIN tenants t ON t.id = c.tenant_id
@@ -152,23 +171,26 @@ export async function lockAndCountActive(
   return { agentCap, agentActive: active.agent_active, tenantCap, tenantActive: active.tenant_active };
 }
 
-/** The cap locks of the agents and tenants of `callIds`, in the one lock order (see the header). */
+/**
+ * The cap locks of the agents and tenants of `callIds`, in the one lock order (see the header), in
+ * one statement: each CTE is a sub-plan run when the select list first needs it, and the list is
+ * evaluated left to right, so the agents are locked before the tenants.
+ */
 async function lockCapsOfCalls(tx: Executor, callIds: string[]): Promise<void> {
   await runPrepared(tx, {
-    name: 'calls_lock_agents_of_calls',
+    name: 'calls_lock_caps_of_calls',
     text: `
-      SELECT a.id FROM agents a
-      WHERE a.id IN (SELECT agent_id FROM calls WHERE id = ANY($1::text[]))
-        AND a.settings -> 'max_concurrent_calls' IS NOT NULL
-      ORDER BY a.id FOR UPDATE`,
-    values: [callIds],
-  });
-  await runPrepared(tx, {
-    name: 'calls_lock_tenants_of_calls',
-    text: `
-      SELECT t.id FROM tenants t
-      WHERE t.id IN (SELECT tenant_id FROM calls WHERE id = ANY($1::text[])) AND t.max_concurrent_calls IS NOT NULL
-      ORDER BY t.id FOR UPDATE`,
+      WITH agent_lock AS MATERIALIZED (
+        SELECT a.id FROM agents a
+        WHERE a.id IN (SELECT agent_id FROM calls WHERE id = ANY($1::text[]))
+          AND a.settings -> 'max_concurrent_calls' IS NOT NULL
+        ORDER BY a.id FOR UPDATE
+      ), tenant_lock AS MATERIALIZED (
+        SELECT t.id FROM tenants t
+        WHERE t.id IN (SELECT tenant_id FROM calls WHERE id = ANY($1::text[])) AND t.max_concurrent_calls IS NOT NULL
+        ORDER BY t.id FOR UPDATE
+      )
+      SELECT (SELECT count(*) FROM agent_lock) AS agents, (SELECT count(*) FROM tenant_lock) AS tenants`,
     values: [callIds],
   });
 }

@@ -11,6 +11,7 @@
 import os from 'node:os';
 import { sql } from 'kysely';
 import { coalesce } from '../core/batching.js';
+import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './port.js';
@@ -55,15 +56,23 @@ export function simulatedOutcome(to: string): 'answered' | 'no_answer' | 'failed
   return 'answered';
 }
 
-interface DialRecord {
-  outcome: SimulatedDialsTable['outcome'];
-  failure_reason: string | null;
-  answered_at: Date | null;
-}
+type DialRecord = Pick<
+  SimulatedDialsTable,
+  'call_id' | 'tenant_id' | 'outcome' | 'failure_reason' | 'answered_at' | 'duration_seconds' | 'ends_at'
+>;
+
+/** Dial records this process wrote, kept for the progress questions that follow them. */
+const REMEMBERED_DIALS = 10_000;
 
 export function createSimulatedTelephony(options: SimulatedTelephonyOptions): TelephonyAdapter {
   const { db, clock, callSeconds, realtime } = options;
   const dialerId = options.dialerId ?? `${os.hostname()}:${process.pid}`;
+  /**
+   * The record of each call this process dialled, as the insert returned it: the fields progress
+   * reads never change once written (a repeated dial only counts the request), so the progress
+   * question right after a dial needs no read. Another process's dial, or one forgotten, is read.
+   */
+  const remembered = new BoundedMap<string, DialRecord>({ maxEntries: REMEMBERED_DIALS });
 
   /**
    * Records the dials of one turn of the event loop in one statement (the dispatch worker dials a
@@ -78,7 +87,13 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
       if (seen) seen.times++;
       else asked.set(request.callId, { request, times: 1 });
     }
+    // The carrier's own record, not the service's: its commit does not wait for the WAL flush
+    // (set_config(…, true) lasts until this statement's commit). A crash of the process keeps it;
+    // a crash of PostgreSQL may lose the last few, and a repeated dial then records the same outcome.
     const rows = await db
+      .with('no_flush_wait', (qb) =>
+        qb.selectNoFrom(sql<string>`set_config('synchronous_commit', 'off', true)`.as('setting')),
+      )
       .insertInto('telephony_simulated_dials')
       .values(
         [...asked.values()].map(({ request, times }) => {
@@ -107,14 +122,24 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
           last_requested_at: now,
         }),
       )
-      .returning(['call_id', 'outcome', 'failure_reason', 'answered_at'])
+      .returning([
+        'call_id',
+        'tenant_id',
+        'outcome',
+        'failure_reason',
+        'answered_at',
+        'duration_seconds',
+        'ends_at',
+        sql<string>`(SELECT setting FROM no_flush_wait)`.as('no_flush_wait'),
+      ])
       .execute();
+    for (const { no_flush_wait: _, ...row } of rows) remembered.set(row.call_id, row);
     const byCall = new Map(rows.map((row) => [row.call_id, row]));
     return requests.map((request) => byCall.get(request.callId) as DialRecord);
   });
 
   /** The carrier's records of one turn's progress questions, in one query. */
-  const findDials = coalesce(async (keys: { tenantId: string; callId: string }[]) => {
+  const readDials = coalesce(async (keys: { tenantId: string; callId: string }[]) => {
     const rows = await db
       .selectFrom('telephony_simulated_dials')
       .selectAll()
@@ -131,6 +156,12 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
     });
   });
 
+  const findDial = (key: { tenantId: string; callId: string }): Promise<DialRecord | undefined> => {
+    const known = remembered.get(key.callId);
+    if (known) return Promise.resolve(known.tenant_id === key.tenantId ? known : undefined);
+    return readDials(key);
+  };
+
   return {
     name: 'simulated',
 
@@ -142,7 +173,7 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
     },
 
     async progress(callId: string, tenantId: string): Promise<CallProgress> {
-      const row = await findDials({ tenantId, callId });
+      const row = await findDial({ tenantId, callId });
       if (row?.outcome !== 'answered' || !row.ends_at) {
         return { state: 'failed', reason: 'the carrier has no answered call with this id' };
       }
