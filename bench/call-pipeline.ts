@@ -28,6 +28,11 @@ interface Step {
   drained: boolean;
   /** Seconds after the last trigger until no call of the window was still queued. */
   drain_s: number | null;
+  /**
+   * Calls dialled per second, from the window's first trigger to its last dial: what dispatch
+   * sustained (at most the offered rate; below it when the queue grew).
+   */
+  dispatch_rps: number | null;
   non2xx: number;
   met: boolean;
 }
@@ -54,8 +59,14 @@ async function queuedSince(client: pg.Client, since: Date): Promise<number> {
 }
 
 async function lagSince(client: pg.Client, since: Date) {
-  const result = await client.query<{ calls: number; dialled: number; lag: number[] | null }>(
+  const result = await client.query<{
+    calls: number;
+    dialled: number;
+    lag: number[] | null;
+    dial_seconds: number | null;
+  }>(
     `SELECT count(*)::int AS calls, count(d.call_id)::int AS dialled,
+            extract(epoch FROM max(d.created_at) - min(c.created_at))::float8 AS dial_seconds,
             percentile_cont(ARRAY[0.5, 0.99]) WITHIN GROUP (
               ORDER BY extract(epoch FROM d.created_at - c.created_at) * 1000) AS lag
        FROM calls c LEFT JOIN telephony_simulated_dials d ON d.call_id = c.id
@@ -111,6 +122,7 @@ async function measureRate(
     lag_p99_ms: round(p99),
     drained,
     drain_s: drained ? Math.round((Date.now() - ended) / 100) / 10 : null,
+    dispatch_rps: lag.dial_seconds ? Math.round(lag.dialled / lag.dial_seconds) : null,
     non2xx: load.non2xx,
     met:
       drained &&
@@ -123,6 +135,7 @@ async function measureRate(
   };
   run.log(
     `    ${rate} triggers/s offered, ${achieved}/s accepted: dispatch lag p50 ${step.lag_p50_ms} ms, p99 ${step.lag_p99_ms} ms, ` +
+      `${step.dispatch_rps ?? '–'} dials/s, ` +
       `${drained ? `drained ${step.drain_s} s after the last trigger` : `NOT drained (${queued} still queued)`}` +
       `${step.met ? '' : ' — missed'}`,
   );
