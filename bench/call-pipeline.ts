@@ -33,6 +33,8 @@ interface Step {
    * sustained (at most the offered rate; below it when the queue grew).
    */
   dispatch_rps: number | null;
+  /** Dials per second after the last trigger while a backlog was left (dispatch alone). */
+  drain_dials_per_s: number | null;
   non2xx: number;
   met: boolean;
 }
@@ -56,6 +58,21 @@ async function queuedSince(client: pg.Client, since: Date): Promise<number> {
     [since],
   );
   return result.rows[0].n;
+}
+
+/**
+ * Dials per second after the last trigger, while a backlog was left: what dispatch alone
+ * sustains, without triggers sharing the process (null when too little was left to tell).
+ */
+async function drainRate(client: pg.Client, since: Date, ended: Date): Promise<number | null> {
+  const result = await client.query<{ n: number; seconds: number | null }>(
+    `SELECT count(*)::int AS n, extract(epoch FROM max(d.created_at) - $2::timestamptz)::float8 AS seconds
+       FROM calls c JOIN telephony_simulated_dials d ON d.call_id = c.id
+      WHERE c.created_at >= $1 AND d.created_at > $2`,
+    [since, ended],
+  );
+  const { n, seconds } = result.rows[0];
+  return n >= 200 && seconds && seconds > 0.5 ? Math.round(n / seconds) : null;
 }
 
 async function lagSince(client: pg.Client, since: Date) {
@@ -110,6 +127,7 @@ async function measureRate(
   }
   const drained = queued === 0;
   const lag = await lagSince(client, since);
+  const drainDials = await drainRate(client, since, new Date(ended));
   const [p50, p99] = lag.lag ?? [null, null];
   const round = (ms: number | null) => (ms === null ? null : Math.round(ms));
   const achieved = Math.round(lag.calls / elapsedSeconds);
@@ -123,6 +141,7 @@ async function measureRate(
     drained,
     drain_s: drained ? Math.round((Date.now() - ended) / 100) / 10 : null,
     dispatch_rps: lag.dial_seconds ? Math.round(lag.dialled / lag.dial_seconds) : null,
+    drain_dials_per_s: drainDials,
     non2xx: load.non2xx,
     met:
       drained &&
@@ -135,7 +154,7 @@ async function measureRate(
   };
   run.log(
     `    ${rate} triggers/s offered, ${achieved}/s accepted: dispatch lag p50 ${step.lag_p50_ms} ms, p99 ${step.lag_p99_ms} ms, ` +
-      `${step.dispatch_rps ?? '–'} dials/s, ` +
+      `${step.dispatch_rps ?? '–'} dials/s (after the last trigger: ${step.drain_dials_per_s ?? '–'}/s), ` +
       `${drained ? `drained ${step.drain_s} s after the last trigger` : `NOT drained (${queued} still queued)`}` +
       `${step.met ? '' : ' — missed'}`,
   );
