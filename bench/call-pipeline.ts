@@ -28,15 +28,26 @@ interface Step {
   drained: boolean;
   /** Seconds after the last trigger until no call of the window was still queued. */
   drain_s: number | null;
+  /**
+   * Calls dialled per second, from the window's first trigger to its last dial: what dispatch
+   * sustained (at most the offered rate; below it when the queue grew).
+   */
+  dispatch_rps: number | null;
+  /** Dials per second after the last trigger while a backlog was left (dispatch alone). */
+  drain_dials_per_s: number | null;
   non2xx: number;
   met: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Jobs due or running. Not every queued job: the maintenance jobs (purges) always wait queued for
+ * their next run, and counting them kept the harness waiting its whole 180 s before every rate.
+ */
 async function backlog(client: pg.Client): Promise<number> {
   const result = await client.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')",
+    "SELECT count(*)::int AS n FROM jobs WHERE status = 'running' OR (status = 'queued' AND run_at <= now())",
   );
   return result.rows[0].n;
 }
@@ -49,9 +60,30 @@ async function queuedSince(client: pg.Client, since: Date): Promise<number> {
   return result.rows[0].n;
 }
 
+/**
+ * Dials per second after the last trigger, while a backlog was left: what dispatch alone
+ * sustains, without triggers sharing the process (null when too little was left to tell).
+ */
+async function drainRate(client: pg.Client, since: Date, ended: Date): Promise<number | null> {
+  const result = await client.query<{ n: number; seconds: number | null }>(
+    `SELECT count(*)::int AS n, extract(epoch FROM max(d.created_at) - $2::timestamptz)::float8 AS seconds
+       FROM calls c JOIN telephony_simulated_dials d ON d.call_id = c.id
+      WHERE c.created_at >= $1 AND d.created_at > $2`,
+    [since, ended],
+  );
+  const { n, seconds } = result.rows[0];
+  return n >= 200 && seconds && seconds > 0.5 ? Math.round(n / seconds) : null;
+}
+
 async function lagSince(client: pg.Client, since: Date) {
-  const result = await client.query<{ calls: number; dialled: number; lag: number[] | null }>(
+  const result = await client.query<{
+    calls: number;
+    dialled: number;
+    lag: number[] | null;
+    dial_seconds: number | null;
+  }>(
     `SELECT count(*)::int AS calls, count(d.call_id)::int AS dialled,
+            extract(epoch FROM max(d.created_at) - min(c.created_at))::float8 AS dial_seconds,
             percentile_cont(ARRAY[0.5, 0.99]) WITHIN GROUP (
               ORDER BY extract(epoch FROM d.created_at - c.created_at) * 1000) AS lag
        FROM calls c LEFT JOIN telephony_simulated_dials d ON d.call_id = c.id
@@ -79,12 +111,13 @@ async function measureRate(
     duration: seconds,
     warmup: 0,
     overallRate: rate,
+    openLoop: run.options.openLoop,
     request: trigger,
     cpuSeconds: run.cpuSeconds,
   });
   const ended = Date.now();
-  // autocannon sends each second's share at the start of the second, one more second's worth
-  // at the very end: the rate accepted is counted over the time the load really ran.
+  // The rate accepted is counted over the time the load really ran (with --open-loop burst,
+  // autocannon sends one more second's worth at the very end).
   const elapsedSeconds = Math.max(1, (ended - since.getTime()) / 1000);
   const drainDeadline = ended + Math.max(10, seconds) * 1000;
   let queued = await queuedSince(client, since);
@@ -94,6 +127,7 @@ async function measureRate(
   }
   const drained = queued === 0;
   const lag = await lagSince(client, since);
+  const drainDials = await drainRate(client, since, new Date(ended));
   const [p50, p99] = lag.lag ?? [null, null];
   const round = (ms: number | null) => (ms === null ? null : Math.round(ms));
   const achieved = Math.round(lag.calls / elapsedSeconds);
@@ -106,6 +140,8 @@ async function measureRate(
     lag_p99_ms: round(p99),
     drained,
     drain_s: drained ? Math.round((Date.now() - ended) / 100) / 10 : null,
+    dispatch_rps: lag.dial_seconds ? Math.round(lag.dialled / lag.dial_seconds) : null,
+    drain_dials_per_s: drainDials,
     non2xx: load.non2xx,
     met:
       drained &&
@@ -118,6 +154,7 @@ async function measureRate(
   };
   run.log(
     `    ${rate} triggers/s offered, ${achieved}/s accepted: dispatch lag p50 ${step.lag_p50_ms} ms, p99 ${step.lag_p99_ms} ms, ` +
+      `${step.dispatch_rps ?? '–'} dials/s (after the last trigger: ${step.drain_dials_per_s ?? '–'}/s), ` +
       `${drained ? `drained ${step.drain_s} s after the last trigger` : `NOT drained (${queued} still queued)`}` +
       `${step.met ? '' : ' — missed'}`,
   );

@@ -1,5 +1,6 @@
-/** Drives one scenario with autocannon: a warm-up, then the measured run. */
+/** Drives one scenario with autocannon (closed loop) or paced.ts (open loop): a warm-up, then the measured run. */
 import { createRequire } from 'node:module';
+import { runPaced } from './paced.js';
 
 const require = createRequire(import.meta.url);
 // autocannon ships no types; the slice used here is typed below.
@@ -61,10 +62,12 @@ export interface LoadSpec {
   duration: number;
   warmup: number;
   /**
-   * Offered requests per second over all connections (autocannon `overallRate`); unset: each
-   * connection sends its next request as soon as the answer comes (closed loop).
+   * Offered requests per second over all connections, evenly spaced (open loop, paced.ts); unset:
+   * autocannon, each connection sending its next request as soon as the answer comes (closed loop).
    */
   overallRate?: number;
+  /** `burst`: the open loop through autocannon's overallRate instead (the earlier measurement). */
+  openLoop?: 'paced' | 'burst';
   /** A fixed request, or a function building each request (fresh ids, keys, bodies). */
   request: RequestShape | (() => RequestShape);
   /** CPU seconds used so far by the process under test (to report CPU per request). */
@@ -112,7 +115,36 @@ async function settle(cpuSeconds: () => number): Promise<void> {
   }
 }
 
+/** Open loop: the rate offered evenly over time (paced.ts), not autocannon's burst per second. */
+async function runOpenLoop(spec: LoadSpec & { overallRate: number }): Promise<LoadResult> {
+  const paced = (seconds: number) =>
+    runPaced({
+      baseUrl: spec.baseUrl,
+      connections: spec.connections,
+      rate: spec.overallRate,
+      seconds,
+      request: spec.request,
+    });
+  if (spec.warmup > 0) {
+    await paced(spec.warmup);
+    if (spec.cpuSeconds) await settle(spec.cpuSeconds);
+  }
+  const cpuBefore = spec.cpuSeconds?.();
+  const result = await paced(spec.duration);
+  const cpuAfter = spec.cpuSeconds?.();
+  const answered = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
+  return {
+    ...result,
+    cpu_ms_per_request:
+      cpuBefore !== undefined && cpuAfter !== undefined && answered > 0
+        ? Math.round(((cpuAfter - cpuBefore) * 1000 * 1000) / answered) / 1000
+        : null,
+  };
+}
+
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.overallRate && spec.openLoop !== 'burst')
+    return runOpenLoop({ ...spec, overallRate: spec.overallRate });
   if (spec.warmup > 0) {
     await fire(spec, spec.warmup);
     if (spec.cpuSeconds) await settle(spec.cpuSeconds);

@@ -37,6 +37,11 @@ export interface BenchOptions {
   profile: boolean;
   /** Extra environment for the service (`--env NAME=value`, repeatable). */
   env: Record<string, string>;
+  /**
+   * How an open-loop scenario offers its rate: `paced` spreads the requests evenly (paced.ts);
+   * `burst` is autocannon's overallRate (each second's share at the start of the second).
+   */
+  openLoop: 'paced' | 'burst';
   /** Where to write the JSON; default bench/results/latest[-embedded].json for a full run. */
   out: string | undefined;
   /** Keep the database (PostgreSQL) or data directory (embedded) after the run. */
@@ -55,6 +60,7 @@ const HELP = `npm run bench -- [options]
   --users N                          seeded users (default 100000)
   --no-build                         use the existing dist/ (skip npm run build)
   --profile                          run the service under node --cpu-prof and print where the time goes
+  --open-loop paced|burst            open-loop rates evenly spaced (default) or autocannon's burst per second
   --env NAME=value                   extra environment for the service (repeatable)
   --out FILE                         JSON output (default: bench/results/latest.json / latest-embedded.json
                                      for a full standard run, bench/results/partial*.json otherwise)
@@ -80,6 +86,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     build: true,
     profile: false,
     env: {},
+    openLoop: 'paced',
     out: undefined,
     keep: false,
     standard: true,
@@ -141,6 +148,13 @@ export function parseOptions(argv: string[]): BenchOptions {
         options.env[pair.slice(0, eq)] = pair.slice(eq + 1);
         break;
       }
+      case '--open-loop': {
+        const value = next();
+        if (value !== 'paced' && value !== 'burst')
+          throw new Error(`--open-loop must be paced or burst, got ${value}`);
+        options.openLoop = value;
+        break;
+      }
       case '--out':
         options.out = next();
         break;
@@ -151,7 +165,13 @@ export function parseOptions(argv: string[]): BenchOptions {
         throw new Error(`unknown option ${arg}\n\n${HELP}`);
     }
   }
-  if (options.duration !== 10 || options.connections !== 32 || options.users !== 100_000 || options.profile) {
+  if (
+    options.duration !== 10 ||
+    options.connections !== 32 ||
+    options.users !== 100_000 ||
+    options.profile ||
+    options.openLoop !== 'paced'
+  ) {
     options.standard = false;
   }
   return options;

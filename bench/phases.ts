@@ -83,6 +83,7 @@ export async function runScenarios(
         duration: options.duration,
         warmup: options.warmup,
         overallRate: scenario.overallRate,
+        openLoop: options.openLoop,
         request,
         cpuSeconds: () => target.cpuSeconds(),
       });

@@ -215,6 +215,7 @@ export function formatDetails(rows: ScenarioResult[]): string {
           lag_p99_ms: number | null;
           drained: boolean;
           drain_s: number | null;
+          dispatch_rps?: number | null;
           met: boolean;
         }[];
       }
@@ -227,7 +228,7 @@ export function formatDetails(rows: ScenarioResult[]): string {
       lines.push(
         `  ${String(step.offered_rps).padStart(6)} offered, ${String(step.achieved_rps).padStart(6)}/s accepted: ` +
           `lag p50 ${step.lag_p50_ms ?? '–'} ms, p99 ${step.lag_p99_ms ?? '–'} ms, ` +
-          `${step.drained ? `drained after ${step.drain_s} s` : 'not drained'}  ${step.met ? 'met' : 'MISSED'}`,
+          `${step.dispatch_rps ?? '–'} dials/s, ${step.drained ? `drained after ${step.drain_s} s` : 'not drained'}  ${step.met ? 'met' : 'MISSED'}`,
       );
     }
   }

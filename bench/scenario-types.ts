@@ -41,7 +41,7 @@ export interface Scenario {
   ratioTo?: 'baseline_db_read' | 'baseline_db_write' | 'baseline_hash';
   /** What it measures (printed in bench/README.md). */
   measures: string;
-  /** Open loop: requests offered per second over all connections (autocannon `overallRate`). */
+  /** Open loop: requests offered per second over all connections, evenly spaced (paced.ts). */
   overallRate?: number;
   /** Reason the scenario cannot run yet (checked before the probe request). */
   unavailable?(context: ScenarioContext): string | undefined;

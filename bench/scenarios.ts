@@ -132,7 +132,7 @@ export const SCENARIOS: Scenario[] = [
     target: 'service',
     ratioTo: 'baseline_db_read',
     overallRate: SEARCH_OPEN_RATE,
-    measures: `users_search offered at a fixed ${SEARCH_OPEN_RATE} req/s (open loop, autocannon overallRate; latency corrected for coordinated omission)`,
+    measures: `users_search offered at a fixed ${SEARCH_OPEN_RATE} req/s (open loop, evenly spaced; latency from each request's due time)`,
     request: searchRequest,
   },
   {

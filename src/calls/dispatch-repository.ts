@@ -13,7 +13,7 @@
 import type { AgentSettings } from '../agents/settings.js';
 import { type Db, type Executor, runPrepared } from '../core/db.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
-import { CALL_COLUMNS, type CallRow, dispatchKeyOf, recordCallEvents } from './repository.js';
+import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';
 
 const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
 /** The columns dialing does not change, read from the statement's snapshot of the call. */
@@ -116,59 +116,24 @@ export async function startDialing(
 }
 
 /**
- * Takes the cap locks of a call's agent and tenant (agent first) when they have caps, then counts
- * the calls of each that are dialling or in progress. Call inside a transaction. The counts are a
- * statement of their own: under READ COMMITTED a statement that waited for a row lock still reads
- * other rows as of its start, so a count taken with the lock could miss the call that just ended
- * or started.
+ * The cap locks of the agents and tenants of `callIds`, in the one lock order (see the header), in
+ * one statement: each sub-select is a sub-plan run when the select list needs it, and the list is
+ * evaluated left to right, so the agents are locked before the tenants.
  */
-export async function lockAndCountActive(
-  tx: Executor,
-  call: { tenantId: string; agentId: string },
-): Promise<{ agentActive: number; tenantActive: number; agentCap: number | null; tenantCap: number | null }> {
-  const [agent] = await runPrepared<{ cap: number | null }>(tx, {
-    name: 'calls_lock_agent_cap',
-    text: `
-      SELECT (settings ->> 'max_concurrent_calls')::integer AS cap
-      FROM agents WHERE id = $1 AND tenant_id = $2 FOR UPDATE`,
-    values: [call.agentId, call.tenantId],
-  });
-  const [tenant] = await runPrepared<{ cap: number | null }>(tx, {
-    name: 'calls_lock_tenant_cap',
-    text: 'SELECT max_concurrent_calls AS cap FROM tenants WHERE id = $1 AND max_concurrent_calls IS NOT NULL FOR UPDATE',
-    values: [call.tenantId],
-  });
-  const agentCap = agent?.cap ?? null;
-  const tenantCap = tenant?.cap ?? null;
-  const [active] = await runPrepared<{ agent_active: number; tenant_active: number }>(tx, {
-    name: 'calls_count_active',
-    text: `
-      SELECT CASE WHEN $3 THEN (SELECT count(*)::integer FROM calls
-                               WHERE agent_id = $1 AND status IN ('dialing', 'in_progress')) ELSE 0 END AS agent_active,
-             CASE WHEN $4 THEN (SELECT count(*)::integer FROM calls
-                               WHERE tenant_id = $2 AND status IN ('dialing', 'in_progress')) ELSE 0 END AS tenant_active`,
-    values: [call.agentId, call.tenantId, agentCap !== null, tenantCap !== null],
-  });
-  return { agentCap, agentActive: active.agent_active, tenantCap, tenantActive: active.tenant_active };
-}
-
-/** The cap locks of the agents and tenants of `callIds`, in the one lock order (see the header). */
 async function lockCapsOfCalls(tx: Executor, callIds: string[]): Promise<void> {
   await runPrepared(tx, {
-    name: 'calls_lock_agents_of_calls',
+    name: 'calls_lock_caps_of_calls',
     text: `
-      SELECT a.id FROM agents a
-      WHERE a.id IN (SELECT agent_id FROM calls WHERE id = ANY($1::text[]))
-        AND a.settings -> 'max_concurrent_calls' IS NOT NULL
-      ORDER BY a.id FOR UPDATE`,
-    values: [callIds],
-  });
-  await runPrepared(tx, {
-    name: 'calls_lock_tenants_of_calls',
-    text: `
-      SELECT t.id FROM tenants t
-      WHERE t.id IN (SELECT tenant_id FROM calls WHERE id = ANY($1::text[])) AND t.max_concurrent_calls IS NOT NULL
-      ORDER BY t.id FOR UPDATE`,
+      SELECT (SELECT count(*) FROM (
+                SELECT a.id FROM agents a
+                WHERE a.id IN (SELECT agent_id FROM calls WHERE id = ANY($1::text[]))
+                  AND a.settings -> 'max_concurrent_calls' IS NOT NULL
+                ORDER BY a.id FOR UPDATE) agent_lock) AS agents,
+             (SELECT count(*) FROM (
+                SELECT t.id FROM tenants t
+                WHERE t.id IN (SELECT tenant_id FROM calls WHERE id = ANY($1::text[]))
+                  AND t.max_concurrent_calls IS NOT NULL
+                ORDER BY t.id FOR UPDATE) tenant_lock) AS tenants`,
     values: [callIds],
   });
 }
@@ -232,14 +197,42 @@ export async function finishCallsAndDebit(
   finishes: CallFinish[],
   engine: string,
 ): Promise<boolean[]> {
-  const rows = await db.transaction().execute(async (tx) => {
+  return db.transaction().execute(async (tx) => {
     await lockCapsOfCalls(
       tx,
       finishes.map((f) => f.callId),
     );
-    return runPrepared<{ id: string }>(tx, {
-      name: 'calls_finish_and_debit',
-      text: `
+    return finishLocked(tx, finishes, engine);
+  });
+}
+
+/**
+ * dialing → in_progress and then into a final state, for calls whose carrier already reported
+ * the end when it was first asked (a call over within the answer): markInProgress and
+ * finishCallsAndDebit in one transaction, so one commit, with both timeline events and both
+ * `call.*` events. For each answer, whether its finish ended the call.
+ */
+export async function answerAndFinishCalls(
+  db: Db,
+  answers: (CallStep & { startedAt: Date })[],
+  finishes: CallFinish[],
+  engine: string,
+): Promise<boolean[]> {
+  return db.transaction().execute(async (tx) => {
+    await lockCapsOfCalls(
+      tx,
+      finishes.map((f) => f.callId),
+    );
+    await markInProgress(tx, answers, engine);
+    return finishLocked(tx, finishes, engine);
+  });
+}
+
+/** The finish statement of finishCallsAndDebit; the caller holds the cap locks (lockCapsOfCalls). */
+async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string): Promise<boolean[]> {
+  const rows = await runPrepared<{ id: string }>(tx, {
+    name: 'calls_finish_and_debit',
+    text: `
         WITH input AS (
           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::integer[], $6::text[],
                                $7::timestamptz[], $8::integer[], $9::text[])
@@ -267,19 +260,18 @@ export async function finishCallsAndDebit(
           FROM ended WHERE minutes > 0
         ), ${APPEND_CREDIT_ENTRIES}
         SELECT ended.id FROM ended`,
-      values: [
-        finishes.map((f) => f.tenantId),
-        finishes.map((f) => f.callId),
-        finishes.map((f) => f.ending.status),
-        finishes.map((f) => f.ending.endedAt),
-        finishes.map((f) => f.ending.durationSeconds ?? null),
-        finishes.map((f) => f.ending.failureReason ?? null),
-        finishes.map((f) => f.at),
-        finishes.map((f) => f.minutes),
-        finishes.map((f) => f.ledgerId),
-        engine,
-      ],
-    });
+    values: [
+      finishes.map((f) => f.tenantId),
+      finishes.map((f) => f.callId),
+      finishes.map((f) => f.ending.status),
+      finishes.map((f) => f.ending.endedAt),
+      finishes.map((f) => f.ending.durationSeconds ?? null),
+      finishes.map((f) => f.ending.failureReason ?? null),
+      finishes.map((f) => f.at),
+      finishes.map((f) => f.minutes),
+      finishes.map((f) => f.ledgerId),
+      engine,
+    ],
   });
   const ended = new Set(rows.map((row) => row.id));
   return finishes.map((f) => ended.delete(f.callId));
@@ -331,36 +323,5 @@ export async function requeueForRetry(
       ],
     });
     return rows.length === 1;
-  });
-}
-
-/**
- * Gives a running dispatch job back to the queue until `runAt` (a call waiting for a slot or its
- * window), without counting the run as an attempt. The worker then acknowledges nothing: the job
- * is no longer running.
- */
-export async function parkDispatchJob(
-  tx: Executor,
-  jobId: number,
-  callId: string,
-  runAt: Date,
-): Promise<void> {
-  await runPrepared(tx, {
-    name: 'calls_park_dispatch_job',
-    text: `
-      UPDATE jobs SET status = 'queued', run_at = $2, attempts = attempts - 1, locked_by = NULL, locked_until = NULL
-      WHERE id = $1 AND status = 'running' AND (singleton_key = $3 OR singleton_key IS NULL)`,
-    values: [jobId, runAt, dispatchKeyOf(callId)],
-  });
-}
-
-/** Shows when a waiting call starts (calling hours); its job is parked until then by the caller. */
-export async function setScheduledFor(tx: Executor, step: CallStep, scheduledFor: Date): Promise<void> {
-  await runPrepared(tx, {
-    name: 'calls_set_scheduled_for',
-    text: `
-      UPDATE calls SET scheduled_for = $3
-      WHERE tenant_id = $1 AND id = $2 AND status = 'queued' AND scheduled_for IS DISTINCT FROM $3`,
-    values: [step.tenantId, step.callId, scheduledFor],
   });
 }

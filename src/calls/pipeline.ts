@@ -28,17 +28,16 @@ import {
   TelephonyError,
 } from '../telephony/port.js';
 import { nextOpening } from './calling-hours.js';
+import { lockAndCountActive, parkDispatchJob, setScheduledFor } from './dispatch-controls.js';
 import {
+  answerAndFinishCalls,
   type CallEnding,
   type CallFinish,
   type CallStep,
   type DispatchRow,
   finishCallsAndDebit,
-  lockAndCountActive,
   markInProgress,
-  parkDispatchJob,
   requeueForRetry,
-  setScheduledFor,
   startDialing,
 } from './dispatch-repository.js';
 import { type CallRow, findCall } from './repository.js';
@@ -84,18 +83,40 @@ export function createCallPipeline(deps: {
     markInProgress(db, steps, deps.telephony.name),
   );
   const finish = coalesce((finishes: CallFinish[]) => finishCallsAndDebit(db, finishes, deps.telephony.name));
+  const answerAndFinish = coalesce(
+    (items: { answer: CallStep & { startedAt: Date }; finish: CallFinish }[]) =>
+      answerAndFinishCalls(
+        db,
+        items.map((item) => item.answer),
+        items.map((item) => item.finish),
+        deps.telephony.name,
+      ),
+  );
 
-  /** Ends a call that is not final yet, debiting a completed one; false when it already was final. */
-  function end(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): Promise<boolean> {
+  function finishOf(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): CallFinish {
     const minutes = ending.status === 'completed' ? minutesFor(ending.durationSeconds ?? 0) : 0;
-    return finish({
+    return {
       tenantId: call.tenant_id,
       callId: call.id,
       at: clock.now(),
       ending,
       minutes,
       ledgerId: newId('cred'),
-    });
+    };
+  }
+
+  /** Ends a call that is not final yet, debiting a completed one; false when it already was final. */
+  function end(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): Promise<boolean> {
+    return finish(finishOf(call, ending));
+  }
+
+  /** How the carrier's first report ends an answered call, if it already does. */
+  function endingOf(progress: CallProgress): CallEnding | undefined {
+    if (progress.state === 'completed')
+      return { status: 'completed', endedAt: progress.endedAt, durationSeconds: progress.durationSeconds };
+    if (progress.state === 'failed')
+      return { status: 'failed', endedAt: clock.now(), failureReason: progress.reason };
+    return undefined;
   }
 
   /**
@@ -114,19 +135,16 @@ export function createCallPipeline(deps: {
     }
   }
 
-  async function followProgress(call: CallRow, job: Job): Promise<void> {
-    const progress = await ask<CallProgress>(call, job, () =>
-      deps.telephony.progress(call.id, call.tenant_id),
-    );
+  /** Acts on the carrier's report (`known`: already asked), asking it when not given. */
+  async function followProgress(call: CallRow, job: Job, known?: CallProgress): Promise<void> {
+    const progress =
+      known ?? (await ask<CallProgress>(call, job, () => deps.telephony.progress(call.id, call.tenant_id)));
     if (!progress) return;
-    if (progress.state === 'completed') {
-      await end(call, {
-        status: 'completed',
-        endedAt: progress.endedAt,
-        durationSeconds: progress.durationSeconds,
-      });
-    } else if (progress.state === 'failed') {
-      await end(call, { status: 'failed', endedAt: clock.now(), failureReason: progress.reason });
+    const ending = endingOf(progress);
+    if (ending) {
+      await end(call, ending);
+    } else if (progress.state !== 'in_progress') {
+      return;
     } else if (job.queue === PROGRESS_QUEUE) {
       const now = clock.now();
       if (call.started_at && now.getTime() - call.started_at.getTime() >= MAX_CALL_MS) {
@@ -256,14 +274,27 @@ export function createCallPipeline(deps: {
       await end(call, { status: 'failed', endedAt: clock.now(), failureReason: result.reason });
       return;
     }
-    if (call.status !== 'in_progress')
-      await toInProgress({
-        tenantId: call.tenant_id,
-        callId: call.id,
-        startedAt: result.answeredAt,
-        at: clock.now(),
-      });
-    await followProgress(call, job);
+    if (call.status === 'in_progress') {
+      await followProgress(call, job);
+      return;
+    }
+    const answer = {
+      tenantId: call.tenant_id,
+      callId: call.id,
+      startedAt: result.answeredAt,
+      at: clock.now(),
+    };
+    // The carrier is asked before the answer is recorded: a call already over (or failed) then
+    // records its answer and its end in one transaction. A question that fails is asked again,
+    // with its error handling, once the answer is recorded.
+    const first = await deps.telephony.progress(call.id, call.tenant_id).catch(() => undefined);
+    const ending = first && endingOf(first);
+    if (ending) {
+      await answerAndFinish({ answer, finish: finishOf(call, ending) });
+      return;
+    }
+    await toInProgress(answer);
+    await followProgress(call, job, first);
   }
 
   async function progress(job: Job<CallJobPayload>): Promise<void> {

@@ -11,6 +11,7 @@
 import os from 'node:os';
 import { sql } from 'kysely';
 import { coalesce } from '../core/batching.js';
+import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './port.js';
@@ -55,15 +56,23 @@ export function simulatedOutcome(to: string): 'answered' | 'no_answer' | 'failed
   return 'answered';
 }
 
-interface DialRecord {
-  outcome: SimulatedDialsTable['outcome'];
-  failure_reason: string | null;
-  answered_at: Date | null;
-}
+type DialRecord = Pick<
+  SimulatedDialsTable,
+  'call_id' | 'tenant_id' | 'outcome' | 'failure_reason' | 'answered_at' | 'duration_seconds' | 'ends_at'
+>;
+
+/** Dial records this process wrote, kept for the progress questions that follow them. */
+const REMEMBERED_DIALS = 10_000;
 
 export function createSimulatedTelephony(options: SimulatedTelephonyOptions): TelephonyAdapter {
   const { db, clock, callSeconds, realtime } = options;
   const dialerId = options.dialerId ?? `${os.hostname()}:${process.pid}`;
+  /**
+   * The record of each call this process dialled, as the insert returned it: the fields progress
+   * reads never change once written (a repeated dial only counts the request), so the progress
+   * question right after a dial needs no read. Another process's dial, or one forgotten, is read.
+   */
+  const remembered = new BoundedMap<string, DialRecord>({ maxEntries: REMEMBERED_DIALS });
 
   /**
    * Records the dials of one turn of the event loop in one statement (the dispatch worker dials a
@@ -107,14 +116,23 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
           last_requested_at: now,
         }),
       )
-      .returning(['call_id', 'outcome', 'failure_reason', 'answered_at'])
+      .returning([
+        'call_id',
+        'tenant_id',
+        'outcome',
+        'failure_reason',
+        'answered_at',
+        'duration_seconds',
+        'ends_at',
+      ])
       .execute();
+    for (const row of rows) remembered.set(row.call_id, row);
     const byCall = new Map(rows.map((row) => [row.call_id, row]));
     return requests.map((request) => byCall.get(request.callId) as DialRecord);
   });
 
   /** The carrier's records of one turn's progress questions, in one query. */
-  const findDials = coalesce(async (keys: { tenantId: string; callId: string }[]) => {
+  const readDials = coalesce(async (keys: { tenantId: string; callId: string }[]) => {
     const rows = await db
       .selectFrom('telephony_simulated_dials')
       .selectAll()
@@ -131,6 +149,12 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
     });
   });
 
+  const findDial = (key: { tenantId: string; callId: string }): Promise<DialRecord | undefined> => {
+    const known = remembered.get(key.callId);
+    if (known) return Promise.resolve(known.tenant_id === key.tenantId ? known : undefined);
+    return readDials(key);
+  };
+
   return {
     name: 'simulated',
 
@@ -142,7 +166,7 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
     },
 
     async progress(callId: string, tenantId: string): Promise<CallProgress> {
-      const row = await findDials({ tenantId, callId });
+      const row = await findDial({ tenantId, callId });
       if (row?.outcome !== 'answered' || !row.ends_at) {
         return { state: 'failed', reason: 'the carrier has no answered call with this id' };
       }

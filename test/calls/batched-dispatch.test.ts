@@ -109,7 +109,12 @@ describe('a batch of calls dispatched together (SIMULATED_CALL_SECONDS=61)', () 
     // Ten separate dispatches take 40+ statements (5 per call); together, each step is one.
     const writes = statements.filter((s) => /^\s*(WITH|UPDATE|INSERT)/i.test(s.text));
     expect(writes.length).toBeLessThanOrEqual(8);
-    expect(statements.filter((s) => s.text.includes('credit_ledger'))).toHaveLength(2);
+    // The ends of one turn are one statement: the carrier's answers to the progress questions come
+    // from its memory of the dials, so completed calls end in the turn of the unanswered and failed
+    // ones (one statement); two when the answers are read from the database (a turn later).
+    const ends = statements.filter((s) => s.text.includes('credit_ledger'));
+    expect(ends.length).toBeGreaterThanOrEqual(1);
+    expect(ends.length).toBeLessThanOrEqual(2);
   });
 
   it('counts a call dialled twice in one batch as two requests to the carrier', async () => {
