@@ -267,6 +267,8 @@ export function createServices(options: ServiceOptions): Services {
     db,
     clock,
     handlers: jobHandlers,
+    batchSize: config.jobBatchSize,
+    concurrency: config.jobConcurrency,
     limits: { [DELIVERY_QUEUE]: deliveryLimit },
     logger: options.logger,
   });

@@ -41,6 +41,10 @@ export interface Config {
   passwordHashMemoryKib: number;
   /** Days a finished (done or failed) job is kept before the maintenance job deletes it. */
   jobRetentionDays: number;
+  /** Jobs one claim takes (JOB_BATCH_SIZE); their steps run together (one statement per step). */
+  jobBatchSize: number;
+  /** Jobs a process runs at once (JOB_CONCURRENCY), claimed as slots free. */
+  jobConcurrency: number;
   /**
    * Which proxies' X-Forwarded-For to believe for the client address (per-IP rate limits, logs):
    * false (the socket's address), a hop count, or proxy addresses / CIDR ranges.
@@ -319,6 +323,8 @@ export function loadConfig(env: Env = process.env): Config {
     secretKeys: readSecretKeys(env, databaseUrl),
     http: readHttpLimits(env),
     jobRetentionDays: readInteger(env, 'JOB_RETENTION_DAYS', 7, 1, 3650),
+    jobBatchSize: readInteger(env, 'JOB_BATCH_SIZE', 25, 1, 500),
+    jobConcurrency: readInteger(env, 'JOB_CONCURRENCY', 50, 1, 2000),
     rateLimits: {
       partner: {
         perSecond: readInteger(env, 'RATE_LIMIT_PARTNER_PER_SECOND', 100, 1, 1_000_000_000),
