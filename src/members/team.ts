@@ -165,7 +165,7 @@ export function createTeamFunctions(deps: {
             updated_at: now,
             deleted_at: null,
           });
-          return startMemberSession(tx, member, now);
+          return startMemberSession(tx, member, now, false);
         });
       } catch (error) {
         if (isUniqueViolation(error)) throw alreadyMember();
