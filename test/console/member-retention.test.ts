@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { purgeEndedMemberRecords } from '../../src/members/retention.js';
 import { MEMBER_PURGE_QUEUE, scheduleMaintenance } from '../../src/services.js';
 import { type ConsoleFixture, startConsole } from './harness.js';
 import { consoleClient } from './http.js';
@@ -82,5 +83,36 @@ describe('member session and invitation retention', () => {
       .where('status', '=', 'queued')
       .execute();
     expect(next.map((j) => j.run_at.getTime())).toEqual([clock.now().getTime() + 3_600_000]);
+  });
+
+  it('purges in bounded batches and says when more are left', async () => {
+    const now = clock.now();
+    const ended = new Date(now.getTime() - 8 * DAY);
+    await db()
+      .insertInto('member_sessions')
+      .values(
+        [1, 2, 3, 4, 5].map((n) => ({
+          id: `mses_batch${n}`,
+          tenant_id: f.tenant.id,
+          member_id: f.owner.id,
+          token_hash: `batch-${n}`,
+          awaiting_totp: false,
+          created_at: ended,
+          last_seen_at: ended,
+          expires_at: new Date(ended.getTime() + 3_600_000),
+          revoked_at: n % 2 ? ended : null,
+        })),
+      )
+      .execute();
+    expect(await purgeEndedMemberRecords(db(), { now, batchSize: 2, maxBatches: 2 })).toEqual({
+      sessions: 4,
+      invitations: 0,
+      more: true,
+    });
+    expect(await purgeEndedMemberRecords(db(), { now, batchSize: 2, maxBatches: 2 })).toEqual({
+      sessions: 1,
+      invitations: 0,
+      more: false,
+    });
   });
 });
