@@ -40,6 +40,7 @@ import { purgeExpiredEvents } from './events/retention.js';
 import { createEventService, EVENT_RETENTION_MS, type EventService } from './events/service.js';
 import { type HostResolver, systemResolver } from './events/ssrf.js';
 import { createInsightService, type InsightService } from './insights/service.js';
+import { purgeEndedMemberRecords } from './members/retention.js';
 import { createMemberService, type MemberService } from './members/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
@@ -123,6 +124,7 @@ export interface Services {
 export const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
 export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
 export const EVENT_PURGE_QUEUE = 'maintenance.purge_events';
+export const MEMBER_PURGE_QUEUE = 'maintenance.purge_member_sessions';
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** A purge that stopped with more to delete comes back this soon, leaving the workers room between runs. */
 const PURGE_AGAIN_MS = 60 * 1000;
@@ -262,6 +264,11 @@ export function createServices(options: ServiceOptions): Services {
       const { more } = await purgeExpiredEvents(db, { cutoff: new Date(now - EVENT_RETENTION_MS) });
       await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
     },
+    [MEMBER_PURGE_QUEUE]: async (job) => {
+      const now = clock.now();
+      const { more } = await purgeEndedMemberRecords(db, { now });
+      await scheduleNext(db, job, new Date(now.getTime() + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
+    },
   };
   jobRunner = createJobRunner({
     db,
@@ -321,7 +328,7 @@ function scheduleNext(db: Executor, job: Job, runAt: Date) {
 /** Schedules the recurring maintenance jobs (idempotent across processes). */
 export async function scheduleMaintenance(services: Services): Promise<void> {
   const { db } = services.database;
-  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE]) {
+  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE, MEMBER_PURGE_QUEUE]) {
     await scheduleRecurring(db, queue, 'a', services.clock.now());
   }
 }

@@ -1,5 +1,5 @@
 // Progressive enhancement for the console; every page works without it.
-'use strict';
+
 document.addEventListener('click', (event) => {
   const button = event.target.closest('[data-copy]');
   if (!button) return;
@@ -8,7 +8,9 @@ document.addEventListener('click', (event) => {
   navigator.clipboard?.writeText(text.trim()).then(() => {
     const label = button.textContent;
     button.textContent = 'Copied';
-    setTimeout(() => { button.textContent = label; }, 1500);
+    setTimeout(() => {
+      button.textContent = label;
+    }, 1500);
   });
 });
 // Destructive forms ask first: <form data-confirm="Revoke this key?">.
@@ -17,11 +19,36 @@ document.addEventListener('submit', (event) => {
   if (message && !window.confirm(message)) event.preventDefault();
 });
 // A region that follows a changing state reloads itself: <div data-refresh="/console/calls/x/status" data-refresh-every="1000">.
+// A redirect (the session ended: the console answers 303 to the sign-in page) or a refusal stops
+// the polling and leaves the region as it was, with a note to reload.
+function sessionEnded(region) {
+  if (region.nextElementSibling?.classList.contains('session-ended')) return;
+  const note = document.createElement('p');
+  note.className = 'flash flash-error session-ended';
+  note.setAttribute('role', 'status');
+  const link = document.createElement('a');
+  link.href = window.location.href;
+  link.textContent = 'Reload the page';
+  note.append('Your session has ended. ', link, ' to sign in again.');
+  region.after(note);
+}
 for (const region of document.querySelectorAll('[data-refresh]')) {
   const every = Number(region.dataset.refreshEvery || 2000);
   const tick = async () => {
     try {
-      const response = await fetch(region.dataset.refresh, { headers: { accept: 'text/html' } });
+      const response = await fetch(region.dataset.refresh, {
+        headers: { accept: 'text/html' },
+        redirect: 'manual',
+      });
+      if (
+        response.type === 'opaqueredirect' ||
+        response.redirected ||
+        response.status === 401 ||
+        response.status === 403
+      ) {
+        sessionEnded(region);
+        return;
+      }
       if (response.ok) {
         region.innerHTML = await response.text();
         if (region.querySelector('[data-final]')) return;

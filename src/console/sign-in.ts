@@ -1,10 +1,10 @@
 /**
  * Signing in to the console and out of it, the second-factor step, and the error page. Failed
  * sign-ins are rate-limited per address and per account (the users' sign-in buckets) before any
- * password is checked, and a member locks after repeated failures (src/members/service.ts).
+ * password is checked, and a member locks after repeated failures (src/members/service.ts). TOTP
+ * codes are rate-limited the same way, in the address's bucket and a bucket of the member.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { TOTP } from 'otpauth';
 import { cookieOptions, type Flash, SESSION_COOKIE, setFlash } from './cookies.js';
 import { formOf, safeNext, textField } from './forms.js';
 import { type Html, html } from './html.js';
@@ -138,12 +138,31 @@ export async function signInPages(app: FastifyInstance) {
     const next = safeNext(textField(fields, 'next'));
     if (!session?.awaitingTotp) return reply.code(303).redirect(next);
     const code = (textField(fields, 'code') ?? '').replace(/\s/g, '');
-    const secret = session.totpSecret ? members.openTotpSecret(session) : undefined;
-    const valid =
-      secret !== undefined &&
-      /^\d{6}$/.test(code) &&
-      new TOTP({ secret, digits: 6, period: 30 }).validate({ token: code, window: 1 }) !== null;
-    if (!valid) {
+    // The member's own bucket: a distinct key from any email's (the "tenant" names the TOTP step).
+    const { decision, charges } = await rateLimits.signInAttempt(
+      request.ip,
+      'console-totp',
+      session.memberId,
+    );
+    if (!decision.allowed) {
+      reply.header('retry-after', Math.max(1, Math.ceil((decision.retryAfterMs ?? 60_000) / 1000)));
+      return twoFactorForm(
+        reply,
+        next,
+        { kind: 'error', message: 'Too many wrong codes. Wait a few minutes and try again.' },
+        429,
+      );
+    }
+    const result = await members.completeSecondFactor(session, code);
+    if (!result.ok && result.reason === 'ended') {
+      reply.clearCookie(SESSION_COOKIE, { path: '/console' });
+      setFlash(reply, {
+        kind: 'error',
+        message: 'Too many wrong codes: sign in again with your password.',
+      });
+      return reply.code(303).redirect('/console/sign-in');
+    }
+    if (!result.ok) {
       return twoFactorForm(
         reply,
         next,
@@ -151,7 +170,12 @@ export async function signInPages(app: FastifyInstance) {
         401,
       );
     }
-    await members.completeSecondFactor(session);
+    await rateLimits.refund(charges);
+    reply.setCookie(
+      SESSION_COOKIE,
+      result.token,
+      cookieOptions(Math.floor((result.expiresAt.getTime() - app.services.clock.now().getTime()) / 1000)),
+    );
     return reply.code(303).redirect(next);
   });
 

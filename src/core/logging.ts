@@ -1,15 +1,28 @@
 /**
  * Structured JSON logs (pino). Every request line carries `reqId` and the route pattern. Secrets
  * and personal data never reach a log: headers are not logged, webhook ids in URLs are shortened,
- * query values are kept only for paging, sorting, enum and id parameters, and known secret fields
+ * tokens in URLs (a console invitation link's) are cut to their prefix, query values are kept only for paging, sorting, enum and id parameters, and known secret fields
  * are redacted.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, DestinationStream, Logger, LoggerOptions } from 'pino';
 
-/** `webh_` ids are credentials: keep only enough to tell two apart. */
+/** Tokens that are credentials whole: invitation (`vpi_`), session (`vpc_`, `vps_`), reset (`vpr_`). */
+const TOKENS = /\b(vp[icsr]_)[0-9A-Za-z]+/g;
+/** A console invitation link's path segment is its token, whatever it looks like. */
+const INVITATION_PATH = /(\/console\/invitations\/)([^/?#]+)/g;
+
+/**
+ * `webh_` ids are credentials: keep only enough to tell two apart. Tokens keep their prefix only,
+ * and the segment of an invitation link is never logged.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/webh_[0-9A-Za-z]+/g, (id) => `${id.slice(0, 9)}…`);
+  return url
+    .replace(/webh_[0-9A-Za-z]+/g, (id) => `${id.slice(0, 9)}…`)
+    .replace(TOKENS, (_token, prefix: string) => `${prefix}…`)
+    .replace(INVITATION_PATH, (_path, head: string, segment: string) =>
+      segment.endsWith('…') ? `${head}${segment}` : `${head}[redacted]`,
+    );
 }
 
 /**

@@ -150,8 +150,9 @@ export async function accountPages(app: FastifyInstance) {
     const fields = formOf(request);
     const code = (textField(fields, 'code') ?? '').replace(/\s/g, '');
     const sealed = textField(fields, 'setup') ?? '';
+    const currentCode = (textField(fields, 'current_code') ?? '').replace(/\s/g, '');
     try {
-      await members.enableTotp(sessionOf(request), sealed, code);
+      await members.enableTotp(sessionOf(request), sealed, code, currentCode);
       return redirectWithFlash(
         reply,
         '/console/account',

@@ -2,7 +2,8 @@
  * A member's own account: the password (the current one required; other sessions end) and the
  * TOTP second factor. Turning it on shows a new secret, sealed into the confirmation form so it
  * cannot be swapped, and stores it (sealed with the context `members.totp:<memberId>`) only once
- * a code from it is confirmed; turning it off needs a current code.
+ * a code from it is confirmed; turning it off needs a current code, and so does replacing a
+ * secret that is already on (a stolen session cannot swap the second factor for its own).
  */
 import { Secret, TOTP } from 'otpauth';
 import type { Clock } from '../core/clock.js';
@@ -26,13 +27,27 @@ export const TOTP_ISSUER = 'voiceplane';
 const totpContext = (memberId: string) => `members.totp:${memberId}`;
 const setupContext = (memberId: string) => `members.totp-setup:${memberId}`;
 
-/** Whether `code` is the current (or the neighbouring) 6-digit code of a base32 secret. */
-export function totpCodeValid(secret: string, code: string): boolean {
+const PERIOD_S = 30;
+
+/**
+ * The time step (30-second period since the epoch) whose code `code` is, when it is the code of
+ * the period at `at` or of a neighbouring one; null otherwise.
+ */
+export function totpStep(secret: string, code: string, at: Date): number | null {
   const digits = code.replace(/\s/g, '');
-  return (
-    /^\d{6}$/.test(digits) &&
-    new TOTP({ secret, digits: 6, period: 30 }).validate({ token: digits, window: 1 }) !== null
-  );
+  if (!/^\d{6}$/.test(digits)) return null;
+  const timestamp = at.getTime();
+  const delta = new TOTP({ secret, digits: 6, period: PERIOD_S }).validate({
+    token: digits,
+    window: 1,
+    timestamp,
+  });
+  return delta === null ? null : Math.floor(timestamp / 1000 / PERIOD_S) + delta;
+}
+
+/** Whether `code` is the current (or the neighbouring) 6-digit code of a base32 secret. */
+export function totpCodeValid(secret: string, code: string, at: Date): boolean {
+  return totpStep(secret, code, at) !== null;
 }
 
 const wrongCode = () =>
@@ -83,8 +98,29 @@ export function createAccountFunctions(deps: {
       return { secret, uri, sealed: secrets.seal(secret, setupContext(session.memberId)) };
     },
 
-    /** Turns the second factor on once a code of the new secret is confirmed; other sessions end. */
-    async enableTotp(session: AccountSession, sealedSetup: string, code: string): Promise<void> {
+    /**
+     * Turns the second factor on once a code of the new secret is confirmed; other sessions end.
+     * When it is on already, a current code of the secret in use (`currentCode`) is required too.
+     */
+    async enableTotp(
+      session: AccountSession,
+      sealedSetup: string,
+      code: string,
+      currentCode = '',
+    ): Promise<void> {
+      const member = await findLiveMember(db, session.tenantId, session.memberId);
+      if (!member) throw notFound('Member');
+      if (member.totp_enabled_at && member.totp_secret) {
+        const inUse = secrets.open(member.totp_secret, totpContext(session.memberId));
+        if (!totpCodeValid(inUse, currentCode, clock.now())) {
+          throw validationFailed([
+            {
+              field: 'current_code',
+              issue: 'must be a current code of the authenticator app already set up: two-factor is on.',
+            },
+          ]);
+        }
+      }
       let secret: string;
       try {
         secret = secrets.open(sealedSetup, setupContext(session.memberId));
@@ -93,7 +129,7 @@ export function createAccountFunctions(deps: {
           { field: 'code', issue: 'belongs to an outdated set-up: scan the new code.' },
         ]);
       }
-      if (!totpCodeValid(secret, code)) throw wrongCode();
+      if (!totpCodeValid(secret, code, clock.now())) throw wrongCode();
       const now = clock.now();
       await db.transaction().execute(async (tx) => {
         await updateMember(tx, session.tenantId, session.memberId, {
@@ -109,7 +145,7 @@ export function createAccountFunctions(deps: {
     async disableTotp(session: AccountSession, code: string): Promise<void> {
       if (!session.totpSecret) return;
       const secret = secrets.open(session.totpSecret, totpContext(session.memberId));
-      if (!totpCodeValid(secret, code)) throw wrongCode();
+      if (!totpCodeValid(secret, code, clock.now())) throw wrongCode();
       await updateMember(db, session.tenantId, session.memberId, {
         totp_secret: null,
         totp_enabled_at: null,

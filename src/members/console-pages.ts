@@ -9,7 +9,7 @@ import { cookieOptions, SESSION_COOKIE } from '../console/cookies.js';
 import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
 import { can, csrfField, sendPage } from '../console/layout.js';
-import { cardPage } from '../console/sign-in.js';
+import { cardPage, errorPage } from '../console/sign-in.js';
 import { ApiError } from '../core/errors.js';
 import type { Services } from '../services.js';
 import {
@@ -110,7 +110,7 @@ function invitationsTable(request: FastifyRequest, reply: FastifyReply, invitati
 }
 
 export async function memberPages(app: FastifyInstance) {
-  const { members }: Services = app.services;
+  const { members, rateLimits, clock }: Services = app.services;
 
   async function membersPage(
     request: FastifyRequest,
@@ -220,6 +220,16 @@ export async function memberPages(app: FastifyInstance) {
     '/invitations/:token',
     { config: { consoleAccess: 'public' } },
     async (request, reply) => {
+      // A guessed link is a failed sign-in of the address: the sign-in bucket of the IP counts it.
+      const { decision, charges } = await rateLimits.signInAttempt(request.ip, undefined, undefined);
+      if (!decision.allowed) {
+        reply.header('retry-after', Math.max(1, Math.ceil((decision.retryAfterMs ?? 60_000) / 1000)));
+        return errorPage(
+          reply,
+          429,
+          'Too many attempts from your address. Wait a few minutes and try again.',
+        );
+      }
       const fields = formOf(request);
       const values = {
         name: textField(fields, 'name'),
@@ -228,10 +238,11 @@ export async function memberPages(app: FastifyInstance) {
       try {
         const input = validated(AcceptInvitationBody, values);
         const started = await members.acceptInvitation(request.params.token, input);
+        await rateLimits.refund(charges);
         reply.setCookie(
           SESSION_COOKIE,
           started.token,
-          cookieOptions(Math.floor((started.expiresAt.getTime() - Date.now()) / 1000)),
+          cookieOptions(Math.floor((started.expiresAt.getTime() - clock.now().getTime()) / 1000)),
         );
         return redirectWithFlash(reply, '/console', 'Welcome! You are signed in to the console.');
       } catch (error) {

@@ -13,6 +13,8 @@ export interface MembersTable {
   totp_enabled_at: Date | null;
   failed_sign_ins: import('kysely').Generated<number>;
   locked_until: Date | null;
+  /** The last TOTP time step accepted at sign-in (a code is accepted once). */
+  last_totp_step: import('kysely').Generated<number | null>;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -24,6 +26,8 @@ export interface MemberSessionsTable {
   member_id: string;
   token_hash: string;
   awaiting_totp: boolean;
+  /** Wrong TOTP codes entered in this session while it awaited its code. */
+  totp_failures: import('kysely').Generated<number>;
   created_at: Date;
   last_seen_at: Date;
   expires_at: Date;
@@ -57,7 +61,7 @@ export type MemberRow = Selectable<MembersTable>;
 
 export async function insertMember(
   db: Executor,
-  row: Omit<MemberRow, 'failed_sign_ins'>,
+  row: Omit<MemberRow, 'failed_sign_ins' | 'last_totp_step'>,
 ): Promise<MemberRow> {
   return db.insertInto('members').values(row).returningAll().executeTakeFirstOrThrow();
 }
@@ -97,26 +101,38 @@ export async function listLiveMembers(db: Executor, tenantId: string): Promise<M
     .execute();
 }
 
-/** Counts a failed sign-in; from `lockAfter` in a row the member is locked until `lockUntil`. */
+/**
+ * Counts a failed sign-in; from `lockAfter` in a row the member is locked until `lockUntil`. A lock
+ * that has run out starts the count again (one more failure after it does not lock at once).
+ */
 export async function recordFailedSignIn(
   db: Executor,
   memberId: string,
   lockAfter: number,
+  now: Date,
   lockUntil: Date,
-): Promise<void> {
-  await db
+): Promise<number> {
+  const row = await db
     .updateTable('members')
-    .set((eb) => ({
-      failed_sign_ins: eb('failed_sign_ins', '+', 1),
-      locked_until: eb
-        .case()
-        .when('failed_sign_ins', '>=', lockAfter - 1)
-        .then(lockUntil)
-        .else(eb.ref('locked_until'))
-        .end(),
-    }))
+    .set((eb) => {
+      const lapsed = eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]);
+      const before = eb.case().when(lapsed).then(0).else(eb.ref('failed_sign_ins')).end();
+      return {
+        failed_sign_ins: eb(before, '+', 1),
+        locked_until: eb
+          .case()
+          .when(before, '>=', lockAfter - 1)
+          .then(lockUntil)
+          .when(lapsed)
+          .then(null)
+          .else(eb.ref('locked_until'))
+          .end(),
+      };
+    })
     .where('id', '=', memberId)
-    .execute();
+    .returning('failed_sign_ins')
+    .executeTakeFirst();
+  return row?.failed_sign_ins ?? 0;
 }
 
 export async function clearFailedSignIns(db: Executor, memberId: string): Promise<void> {
@@ -142,7 +158,10 @@ export async function replaceMemberPasswordHash(
     .execute();
 }
 
-export async function insertMemberSession(db: Executor, row: Selectable<MemberSessionsTable>): Promise<void> {
+export async function insertMemberSession(
+  db: Executor,
+  row: Omit<Selectable<MemberSessionsTable>, 'totp_failures'>,
+): Promise<void> {
   await db.insertInto('member_sessions').values(row).execute();
 }
 
@@ -177,21 +196,38 @@ export async function touchMemberSession(db: Executor, sessionId: string, at: Da
   await db.updateTable('member_sessions').set({ last_seen_at: at }).where('id', '=', sessionId).execute();
 }
 
-export async function completeSecondFactor(db: Executor, sessionId: string, at: Date): Promise<void> {
-  await db
+/** Counts a wrong TOTP code in a session awaiting its code; answers the count so far. */
+export async function countTotpFailure(db: Executor, sessionId: string): Promise<number> {
+  const row = await db
     .updateTable('member_sessions')
-    .set({ awaiting_totp: false, last_seen_at: at })
+    .set((eb) => ({ totp_failures: eb('totp_failures', '+', 1) }))
     .where('id', '=', sessionId)
-    .execute();
+    .returning('totp_failures')
+    .executeTakeFirst();
+  return row?.totp_failures ?? 0;
 }
 
-export async function revokeMemberSession(db: Executor, sessionId: string, at: Date): Promise<void> {
-  await db
+/** Takes a TOTP time step for a member, once: false when it (or a later one) was accepted before. */
+export async function takeTotpStep(db: Executor, memberId: string, step: number): Promise<boolean> {
+  const row = await db
+    .updateTable('members')
+    .set({ last_totp_step: step })
+    .where('id', '=', memberId)
+    .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Ends one session; false when it had ended already. */
+export async function revokeMemberSession(db: Executor, sessionId: string, at: Date): Promise<boolean> {
+  const result = await db
     .updateTable('member_sessions')
     .set({ revoked_at: at })
     .where('id', '=', sessionId)
     .where('revoked_at', 'is', null)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** Signs a member out everywhere (removed, role changed, password or second factor changed). */

@@ -5,8 +5,15 @@
  * Sign-in: email and password (the same memory-hard hash as users), then a TOTP code when the
  * member turned the second factor on. Failed attempts are rate-limited by the caller (per address
  * and per account, src/rate-limits) and, here, counted on the member: LOCK_AFTER failures in a row
- * lock the account for LOCK_MS. A session is a random token in an HttpOnly cookie, stored as its
- * SHA-256; it ends after IDLE_MS without a request or ABSOLUTE_MS after sign-in, whichever first.
+ * lock the account for LOCK_MS (a lock that ran out starts the count again). A session is a random
+ * token in an HttpOnly cookie, stored as its SHA-256; it ends after IDLE_MS without a request or
+ * ABSOLUTE_MS after sign-in, whichever first.
+ *
+ * The TOTP step: the password opens a session awaiting its code for SECOND_FACTOR_MS at most.
+ * MAX_TOTP_FAILURES wrong codes end it and count one failed sign-in of the member (so repeated
+ * rounds lock the account: for a member with TOTP on, only an accepted code resets the count); a
+ * code's time step is accepted once per member (no replay); and the accepted code ends the
+ * half-open session and starts a fresh one under a new token (no session fixation).
  */
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
@@ -15,10 +22,10 @@ import { ApiError, notFound } from '../core/errors.js';
 import { newId, sha256Hex } from '../core/ids.js';
 import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/passwords.js';
 import type { SecretBox } from '../core/secrets.js';
-import { createAccountFunctions } from './account.js';
+import { createAccountFunctions, totpStep } from './account.js';
 import {
   clearFailedSignIns,
-  completeSecondFactor,
+  countTotpFailure,
   findLiveMember,
   findLiveMemberByEmail,
   findMemberSession,
@@ -28,17 +35,26 @@ import {
   recordFailedSignIn,
   replaceMemberPasswordHash,
   revokeMemberSession,
+  takeTotpStep,
   touchMemberSession,
 } from './repository.js';
 import type { CreateMemberBody, Member, Role } from './schemas.js';
-import { ABSOLUTE_MS, SESSION_PREFIX, startMemberSession } from './session-start.js';
+import {
+  ABSOLUTE_MS,
+  SECOND_FACTOR_MS,
+  SESSION_PREFIX,
+  type StartedSession,
+  startMemberSession,
+} from './session-start.js';
 import { createTeamFunctions, type InvitationMailer } from './team.js';
 
-export { ABSOLUTE_MS };
+export { ABSOLUTE_MS, SECOND_FACTOR_MS };
 
 export const IDLE_MS = 60 * 60 * 1000;
 export const LOCK_AFTER = 5;
 export const LOCK_MS = 15 * 60 * 1000;
+/** Wrong TOTP codes a session awaiting its code may take before it ends. */
+export const MAX_TOTP_FAILURES = 5;
 /** A session's last-seen time is written at most this often (one write per minute, not per page). */
 const TOUCH_EVERY_MS = 60 * 1000;
 
@@ -68,6 +84,8 @@ export type SignInResult =
   | { ok: true; token: string; awaitingTotp: boolean; expiresAt: Date }
   | { ok: false; reason: 'invalid' | 'locked' };
 
+export type SecondFactorResult = ({ ok: true } & StartedSession) | { ok: false; reason: 'invalid' | 'ended' };
+
 export function toMember(row: MemberRow): Member {
   return {
     id: row.id,
@@ -86,6 +104,7 @@ export const emailTaken = () =>
   ]);
 
 const totpContext = (memberId: string) => `members.totp:${memberId}`;
+const lockUntil = (now: Date) => new Date(now.getTime() + LOCK_MS);
 
 export function createMemberService(deps: {
   db: Db;
@@ -149,15 +168,16 @@ export function createMemberService(deps: {
       if (!member) return { ok: false, reason: 'invalid' };
       if (member.locked_until && member.locked_until > now) return { ok: false, reason: 'locked' };
       if (!matches) {
-        await recordFailedSignIn(db, member.id, LOCK_AFTER, new Date(now.getTime() + LOCK_MS));
-        return { ok: false, reason: member.failed_sign_ins + 1 >= LOCK_AFTER ? 'locked' : 'invalid' };
+        const failures = await recordFailedSignIn(db, member.id, LOCK_AFTER, now, lockUntil(now));
+        return { ok: false, reason: failures >= LOCK_AFTER ? 'locked' : 'invalid' };
       }
-      await clearFailedSignIns(db, member.id);
+      const awaitingTotp = member.totp_enabled_at !== null;
+      if (!awaitingTotp) await clearFailedSignIns(db, member.id);
       if (needsRehash(member.password_hash, deps.passwordHashMemoryKib)) {
         const stronger = await hashPassword(password, deps.passwordHashMemoryKib);
         await replaceMemberPasswordHash(db, member.id, member.password_hash, stronger);
       }
-      const started = await startMemberSession(db, member, now);
+      const started = await startMemberSession(db, member, now, awaitingTotp);
       return { ok: true, ...started };
     },
 
@@ -183,16 +203,31 @@ export function createMemberService(deps: {
       };
     },
 
-    /** Opens a session that was waiting for its second factor (the caller checked the code). */
-    async completeSecondFactor(session: ConsoleSession): Promise<void> {
-      await completeSecondFactor(db, session.sessionId, clock.now());
-    },
-
-    /** The base32 TOTP secret of a member whose second factor is on. */
-    openTotpSecret(session: ConsoleSession): string | undefined {
-      return session.totpSecret
+    /**
+     * The TOTP code owed by a session awaiting it. Accepted (a time step not used before): that
+     * session ends and a fresh one starts, answered with its new token. Wrong: counted, and the
+     * MAX_TOTP_FAILURES-th ends the session ('ended') and counts a failed sign-in of the member.
+     */
+    async completeSecondFactor(session: ConsoleSession, code: string): Promise<SecondFactorResult> {
+      const now = clock.now();
+      const secret = session.totpSecret
         ? deps.secrets.open(session.totpSecret, totpContext(session.memberId))
         : undefined;
+      const step = secret ? totpStep(secret, code, now) : null;
+      if (step !== null && (await takeTotpStep(db, session.memberId, step))) {
+        const started = await db.transaction().execute(async (tx) => {
+          if (!(await revokeMemberSession(tx, session.sessionId, now))) return null;
+          await clearFailedSignIns(tx, session.memberId);
+          return startMemberSession(tx, { id: session.memberId, tenant_id: session.tenantId }, now, false);
+        });
+        return started ? { ok: true, ...started } : { ok: false, reason: 'ended' };
+      }
+      const failures = await countTotpFailure(db, session.sessionId);
+      if (failures < MAX_TOTP_FAILURES) return { ok: false, reason: 'invalid' };
+      if (await revokeMemberSession(db, session.sessionId, now)) {
+        await recordFailedSignIn(db, session.memberId, LOCK_AFTER, now, lockUntil(now));
+      }
+      return { ok: false, reason: 'ended' };
     },
 
     async signOut(session: ConsoleSession): Promise<void> {

@@ -6,6 +6,8 @@ import { insertMemberSession, type MemberRow } from './repository.js';
 export const SESSION_PREFIX = 'vpc_';
 /** A session ends this long after sign-in, however busy. */
 export const ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+/** A session awaiting its TOTP code ends this long after the password was accepted. */
+export const SECOND_FACTOR_MS = 5 * 60 * 1000;
 
 export interface StartedSession {
   token: string;
@@ -13,15 +15,18 @@ export interface StartedSession {
   expiresAt: Date;
 }
 
-/** A new session of `member`, owing its TOTP code when the member's second factor is on. */
+/**
+ * A new session of `member`; one `awaitingTotp` (the password was right, the TOTP code is still
+ * owed) lasts only SECOND_FACTOR_MS, and the accepted code starts a fresh one (a new token).
+ */
 export async function startMemberSession(
   db: Executor,
-  member: MemberRow,
+  member: Pick<MemberRow, 'id' | 'tenant_id'>,
   now: Date,
+  awaitingTotp: boolean,
 ): Promise<StartedSession> {
   const token = `${SESSION_PREFIX}${randomBase62(40)}`;
-  const expiresAt = new Date(now.getTime() + ABSOLUTE_MS);
-  const awaitingTotp = member.totp_enabled_at !== null;
+  const expiresAt = new Date(now.getTime() + (awaitingTotp ? SECOND_FACTOR_MS : ABSOLUTE_MS));
   await insertMemberSession(db, {
     id: newId('mses'),
     tenant_id: member.tenant_id,

@@ -60,6 +60,9 @@ export const invitationUnusable = () =>
     'This invitation link is not valid any more: it expired, was already used, or was revoked. Ask an owner of the agency for a new one.',
   );
 
+/** Whether an invitation can still be accepted. */
+const usable = (row: InvitationRow, now: Date) => !row.accepted_at && !row.revoked_at && row.expires_at > now;
+
 const lastOwner = () =>
   new ApiError('conflict', 'An agency needs at least one owner: make another member an owner first.');
 
@@ -136,19 +139,25 @@ export function createTeamFunctions(deps: {
     async openInvitation(token: string): Promise<Invitation> {
       if (!token.startsWith(INVITATION_PREFIX) || token.length > 100) throw invitationUnusable();
       const row = await findInvitationByToken(db, sha256Hex(token));
-      const now = clock.now();
-      if (!row || row.accepted_at || row.revoked_at || row.expires_at <= now) throw invitationUnusable();
+      if (!row || !usable(row, clock.now())) throw invitationUnusable();
       return toInvitation(row);
     },
 
-    /** Accepts a link once: the member is created with the chosen password and signed in. */
+    /**
+     * Accepts a link once: the member is created with the chosen password and signed in. The
+     * link is checked (one indexed lookup) before the password is hashed: a guessed link costs
+     * no memory-hard work; the acceptance itself takes the invitation atomically.
+     */
     async acceptInvitation(token: string, input: AcceptInvitationBody): Promise<StartedSession> {
       if (!token.startsWith(INVITATION_PREFIX) || token.length > 100) throw invitationUnusable();
+      const tokenHash = sha256Hex(token);
+      const pending = await findInvitationByToken(db, tokenHash);
+      if (!pending || !usable(pending, clock.now())) throw invitationUnusable();
       const passwordHash = await hashPassword(input.password, deps.passwordHashMemoryKib);
       try {
         return await db.transaction().execute(async (tx) => {
           const now = clock.now();
-          const invitation = await acceptInvitation(tx, sha256Hex(token), now);
+          const invitation = await acceptInvitation(tx, tokenHash, now);
           if (!invitation) throw invitationUnusable();
           if (await findLiveMemberByEmail(tx, invitation.email)) throw alreadyMember();
           const member = await insertMember(tx, {
@@ -165,7 +174,7 @@ export function createTeamFunctions(deps: {
             updated_at: now,
             deleted_at: null,
           });
-          return startMemberSession(tx, member, now);
+          return startMemberSession(tx, member, now, false);
         });
       } catch (error) {
         if (isUniqueViolation(error)) throw alreadyMember();
