@@ -270,7 +270,7 @@ export async function agentPages(app: FastifyInstance) {
         tone: 'primary',
         confirm: 'Publish the draft? Calls placed from now on use it.',
       });
-    const body: Html = html`<div class="grid grid-2">${overview}${webhookPanel(agent, rotate)}</div>
+    const body: Html = html`<div class="grid grid-2">${overview}${webhookPanel(agent, rotate, admin)}</div>
 ${editor}
 ${versionsPanel}
 ${admin && testCallForm({ agent, csrf, values: state.testCall?.values ?? {}, issues: state.testCall?.issues ?? {}, refusal: state.testCall?.refusal })}

@@ -348,15 +348,22 @@ export function testCallForm(options: {
 </section>`;
 }
 
-/** The webhook URL with its copy button, and the rotate button for those who may. */
-export function webhookPanel(agent: Agent, rotate: Html | false): Html {
+/**
+ * The webhook URL with its copy button and the rotate button for admins and owners. The URL is a
+ * credential that places calls: a viewer sees only its last four characters.
+ */
+export function webhookPanel(agent: Agent, rotate: Html | false, reveal: boolean): Html {
   return html`<section class="panel" aria-labelledby="webhook-title">
   <h2 id="webhook-title">Webhook URL</h2>
   <p class="muted">POST here to place a call with the published version. The URL is the credential: keep it secret.</p>
-  <div class="copy-field">
+  ${
+    reveal
+      ? html`<div class="copy-field">
     <code id="webhook-url">${agent.webhook_url}</code>
     <button class="button" type="button" data-copy="webhook-url">Copy</button>
-  </div>
+  </div>`
+      : html`<p><code id="webhook-url">…${agent.webhook_url.slice(-4)}</code> <span class="subtle">Only admins and owners see the whole URL.</span></p>`
+  }
   ${rotate && html`<div class="form-actions">${rotate}<span class="subtle">Rotating gives a new URL; the old one stops working at once.</span></div>`}
 </section>`;
 }
