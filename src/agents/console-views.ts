@@ -6,6 +6,7 @@
 import { dateTime, emptyState, field, inputField, statusBadge } from '../console/components.js';
 import { type FormFields, integerField, listField, textField } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
+import { newFormKey } from '../console/once.js';
 import { ApiError, type FieldIssue } from '../core/errors.js';
 import type { Agent, AgentVersion } from './schemas.js';
 import type { AgentSettings } from './settings.js';
@@ -321,7 +322,7 @@ export function testCallForm(options: {
   }</p>
   ${options.refusal && html`<div class="flash flash-error" role="alert">${options.refusal}</div>`}
   <form method="post" action="/console/agents/${agent.id}/calls#test-call" class="form-grid">
-    ${options.csrf}
+    ${options.csrf}<input type="hidden" name="form_key" value="${newFormKey()}">
     ${inputField({
       id: 'call_phone',
       name: 'phone',
