@@ -363,8 +363,14 @@ export function webhookPanel(agent: Agent, rotate: Html | false, reveal: boolean
     <code id="webhook-url">${agent.webhook_url}</code>
     <button class="button" type="button" data-copy="webhook-url">Copy</button>
   </div>`
-      : html`<p><code id="webhook-url">…${agent.webhook_url.slice(-4)}</code> <span class="subtle">Only admins and owners see the whole URL.</span></p>`
+      : html`<p><code id="webhook-url">${maskedWebhookUrl(agent.webhook_url)}</code></p><p class="subtle">Only admins and owners see the whole URL.</p>`
   }
   ${rotate && html`<div class="form-actions">${rotate}<span class="subtle">Rotating gives a new URL; the old one stops working at once.</span></div>`}
 </section>`;
+}
+
+/** The webhook URL with its credential (the `webh_` id) cut to its last four characters. */
+export function maskedWebhookUrl(url: string): string {
+  const masked = url.replace(/webh_[0-9A-Za-z]+/g, (id) => `webh_…${id.slice(-4)}`);
+  return masked === url ? `…${url.slice(-4)}` : masked;
 }
