@@ -4,11 +4,12 @@
  * Everything goes through services.agents and services.calls, as the API routes do.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CreateCallBody } from '../calls/schemas.js';
+import { type CallDetail, CreateCallBody } from '../calls/schemas.js';
 import { actionButton, emptyState, field, inputField, pager } from '../console/components.js';
 import { formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
 import { can, csrfField, sendPage } from '../console/layout.js';
+import { oncePerFormKey } from '../console/once.js';
 import { ApiError } from '../core/errors.js';
 import type { UserListItem } from '../users/schemas.js';
 import {
@@ -51,7 +52,7 @@ interface DetailState {
 }
 
 export async function agentPages(app: FastifyInstance) {
-  const { agents, calls, users } = app.services;
+  const { agents, calls, users, idempotency } = app.services;
   const tenantOf = (request: FastifyRequest) => request.consoleSession?.tenantId ?? '';
 
   app.get<{ Querystring: { page?: string; user_id?: string } }>('/agents', async (request, reply) => {
@@ -270,7 +271,7 @@ export async function agentPages(app: FastifyInstance) {
         tone: 'primary',
         confirm: 'Publish the draft? Calls placed from now on use it.',
       });
-    const body: Html = html`<div class="grid grid-2">${overview}${webhookPanel(agent, rotate)}</div>
+    const body: Html = html`<div class="grid grid-2">${overview}${webhookPanel(agent, rotate, admin)}</div>
 ${editor}
 ${versionsPanel}
 ${admin && testCallForm({ agent, csrf, values: state.testCall?.values ?? {}, issues: state.testCall?.issues ?? {}, refusal: state.testCall?.refusal })}
@@ -374,7 +375,14 @@ ${danger}`;
         ...(values.name !== undefined ? { name: values.name } : {}),
         ...(context !== undefined ? { context } : {}),
       });
-      const call = await calls.create(tenantId, body);
+      // The form's key is the Idempotency-Key: a resubmitted form answers the call it placed.
+      const path = `/console/agents/${agent.id}/calls`;
+      const call = await oncePerFormKey(
+        idempotency,
+        { tenantId, formKey: textField(fields, 'form_key'), path, fields: body },
+        (claim) => calls.create(tenantId, body, claim && { claim, answer: (c) => queuedAnswer(c) }),
+        (stored) => (stored as { data: CallDetail }).data,
+      );
       return redirectWithFlash(reply, `/console/calls/${call.id}`, `Call to ${call.to} queued.`);
     } catch (error) {
       if (!(error instanceof ApiError) || error.status >= 500) throw error;
@@ -387,3 +395,5 @@ ${danger}`;
     }
   });
 }
+
+const queuedAnswer = (call: CallDetail) => ({ status: 202, body: { data: call }, headers: {} });

@@ -6,6 +6,7 @@
 import { dateTime, emptyState, field, inputField, statusBadge } from '../console/components.js';
 import { type FormFields, integerField, listField, textField } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
+import { newFormKey } from '../console/once.js';
 import { ApiError, type FieldIssue } from '../core/errors.js';
 import type { Agent, AgentVersion } from './schemas.js';
 import type { AgentSettings } from './settings.js';
@@ -321,7 +322,7 @@ export function testCallForm(options: {
   }</p>
   ${options.refusal && html`<div class="flash flash-error" role="alert">${options.refusal}</div>`}
   <form method="post" action="/console/agents/${agent.id}/calls#test-call" class="form-grid">
-    ${options.csrf}
+    ${options.csrf}<input type="hidden" name="form_key" value="${newFormKey()}">
     ${inputField({
       id: 'call_phone',
       name: 'phone',
@@ -348,15 +349,28 @@ export function testCallForm(options: {
 </section>`;
 }
 
-/** The webhook URL with its copy button, and the rotate button for those who may. */
-export function webhookPanel(agent: Agent, rotate: Html | false): Html {
+/**
+ * The webhook URL with its copy button and the rotate button for admins and owners. The URL is a
+ * credential that places calls: a viewer sees only its last four characters.
+ */
+export function webhookPanel(agent: Agent, rotate: Html | false, reveal: boolean): Html {
   return html`<section class="panel" aria-labelledby="webhook-title">
   <h2 id="webhook-title">Webhook URL</h2>
   <p class="muted">POST here to place a call with the published version. The URL is the credential: keep it secret.</p>
-  <div class="copy-field">
+  ${
+    reveal
+      ? html`<div class="copy-field">
     <code id="webhook-url">${agent.webhook_url}</code>
     <button class="button" type="button" data-copy="webhook-url">Copy</button>
-  </div>
+  </div>`
+      : html`<p><code id="webhook-url">${maskedWebhookUrl(agent.webhook_url)}</code></p><p class="subtle">Only admins and owners see the whole URL.</p>`
+  }
   ${rotate && html`<div class="form-actions">${rotate}<span class="subtle">Rotating gives a new URL; the old one stops working at once.</span></div>`}
 </section>`;
+}
+
+/** The webhook URL with its credential (the `webh_` id) cut to its last four characters. */
+export function maskedWebhookUrl(url: string): string {
+  const masked = url.replace(/webh_[0-9A-Za-z]+/g, (id) => `webh_…${id.slice(-4)}`);
+  return masked === url ? `…${url.slice(-4)}` : masked;
 }

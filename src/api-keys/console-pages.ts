@@ -19,6 +19,7 @@ import {
 import { fieldIssues, formOf, listField, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
 import { can, csrfField, sendPage } from '../console/layout.js';
+import { keepForOnce, takeOnce } from '../console/once.js';
 import type { ConsolePages } from '../console/plugin.js';
 import { type ApiKey, CreateApiKeyBody, ListApiKeysQuery, SCOPES } from './schemas.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
@@ -130,6 +131,9 @@ function sendCreatePage(request: FastifyRequest, reply: FastifyReply, state: For
   });
 }
 
+type Issued = Awaited<ReturnType<typeof createApiKey>>;
+const CREATED_PATH = '/console/api-keys/created';
+
 export const apiKeyPages: ConsolePages = async (app, { services }) => {
   const deps = {
     db: services.database.db,
@@ -191,7 +195,7 @@ ${pager(pagination, '/console/api-keys', {})}`;
       env: textField(fields, 'env') ?? 'test',
       scopes: listField(fields, 'scopes'),
     };
-    let issued: Awaited<ReturnType<typeof createApiKey>>;
+    let issued: Issued;
     try {
       const body = validated(CreateApiKeyBody, {
         ...(values.name !== undefined ? { name: values.name } : {}),
@@ -205,11 +209,25 @@ ${pager(pagination, '/console/api-keys', {})}`;
       if (errors.scopes && values.scopes.length === 0) errors.scopes = 'Choose at least one scope.';
       return sendCreatePage(request, reply, { values, errors }, 422);
     }
+    // POST → 303 → GET: a refresh of the result page never creates a second key.
+    keepForOnce(request, reply, services.secrets, CREATED_PATH, issued);
+    return reply.code(303).redirect(CREATED_PATH);
+  });
+
+  app.get('/api-keys/created', { config: { consoleAccess: 'admin' } }, async (request, reply) => {
+    const issued = takeOnce<Issued>(request, reply, services.secrets, CREATED_PATH);
+    if (!issued) {
+      return redirectWithFlash(
+        reply,
+        '/console/api-keys',
+        'A new key is shown only once, right after it is created; revoke it and create another if it was lost.',
+        'error',
+      );
+    }
     return sendPage(request, reply, {
       title: 'API key created',
       section: 'api-keys',
       parent: { href: '/console/api-keys', label: 'API keys' },
-      status: 201,
       flash: { kind: 'success', message: `The API key “${issued.name ?? issued.id}” was created.` },
       body: html`<div class="secret-once-wrap">
   ${secretOnceBlock(issued.key)}

@@ -133,7 +133,18 @@ export function liveRegion(call: CallDetail): Html {
   )}
 </ol>
 ${call.transcript && html`<h3 class="subheading">Transcript</h3><pre class="transcript">${call.transcript}</pre>`}
-${call.recording_url && html`<p><a href="${call.recording_url}" rel="noreferrer">Recording</a></p>`}`;
+${call.recording_url && recordingLink(call.recording_url)}`;
+}
+
+/** A recording is a link only when its URL is http(s); anything else (javascript:, data:) is plain text. */
+function recordingLink(url: string): Html {
+  let protocol = '';
+  try {
+    protocol = new URL(url).protocol;
+  } catch {}
+  return protocol === 'https:' || protocol === 'http:'
+    ? html`<p><a href="${url}" rel="noreferrer noopener">Recording</a></p>`
+    : html`<p>Recording: <span class="mono">${url}</span></p>`;
 }
 
 export async function callPages(app: FastifyInstance) {

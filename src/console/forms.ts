@@ -6,7 +6,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type FieldIssue, validationFailed } from '../core/errors.js';
-import { checkAgainst } from '../core/validation.js';
+import { checkAgainst, checkStorable, MAX_BODY_DEPTH } from '../core/validation.js';
 import { FLASH_COOKIE, type Flash, setFlash } from './cookies.js';
 
 export type FormFields = Record<string, string | string[] | undefined>;
@@ -40,11 +40,37 @@ export function integerField(fields: FormFields, name: string): number | string 
   return /^-?\d+$/.test(text) ? Number(text) : text;
 }
 
-/** Validates `data` against the API's schema; throws 422 validation_failed with field issues. */
+/**
+ * Validates `data` as the API's validator does: what PostgreSQL cannot store (NUL characters,
+ * unpaired surrogates, nesting too deep), then the API's schema; throws 422 validation_failed with
+ * field issues.
+ */
 export function validated<S extends TSchema>(schema: S, data: unknown): Static<S> {
-  const issues = checkAgainst(schema, data);
+  const storable = checkStorable(data, MAX_BODY_DEPTH);
+  if (storable.tooDeep) throw validationFailed([{ issue: 'is nested too deeply.' }]);
+  const issues = [...checkAgainst(schema, data), ...storable.issues];
   if (issues.length > 0) throw validationFailed(issues);
   return data as Static<S>;
+}
+
+/**
+ * The query and path parameters of every console request, refused (422 page) when they hold text
+ * PostgreSQL cannot store; search boxes and filters then never reach a query with a NUL in it.
+ */
+export function checkParameters(request: FastifyRequest): void {
+  for (const part of [request.query, request.params]) {
+    const storable = checkStorable(part, MAX_BODY_DEPTH);
+    if (storable.tooDeep || storable.issues.length > 0) {
+      const detail = storable.issues[0];
+      throw new ApiError(
+        'validation_failed',
+        detail?.field
+          ? `The address is not valid: ${detail.field} ${detail.issue}`
+          : 'The address holds characters that cannot be used.',
+        storable.issues,
+      );
+    }
+  }
 }
 
 /** Field name → message, for showing a refused form again beside its fields. */

@@ -20,7 +20,7 @@ import { roleAllows } from '../members/service.js';
 import type { Services } from '../services.js';
 import { assetRoutes } from './assets.js';
 import { csrfUserInfo, SESSION_COOKIE } from './cookies.js';
-import { takeFlash } from './forms.js';
+import { checkParameters, takeFlash } from './forms.js';
 import { errorPage } from './sign-in.js';
 
 export type ConsoleAccess = 'public' | 'second-factor' | Role;
@@ -46,6 +46,8 @@ export async function consoleSurface(
 ) {
   const { services } = options;
   await app.register(cookie);
+  // Plain HTML forms only: a JSON body (with its numbers, arrays and objects) is refused with 415.
+  app.removeContentTypeParser('application/json');
   await app.register(formbody, { bodyLimit: 256 * 1024 });
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -95,6 +97,7 @@ export async function consoleSurface(
     if (access !== 'second-factor' && !roleAllows(session.role, access)) {
       return errorPage(reply, 403, `Your role (${session.role}) cannot do this; ask an owner of the agency.`);
     }
+    checkParameters(request);
   });
 
   app.setErrorHandler((error, request, reply) => {

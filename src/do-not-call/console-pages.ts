@@ -8,7 +8,7 @@ import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '..
 import { html } from '../console/html.js';
 import { can, csrfField, sendPage } from '../console/layout.js';
 import { ApiError } from '../core/errors.js';
-import { AddDoNotCallBody, ListDoNotCallQuery } from './schemas.js';
+import { AddDoNotCallBody, ListDoNotCallQuery, PhoneNumberParam } from './schemas.js';
 
 const PAGE_SIZE = 25;
 
@@ -155,8 +155,11 @@ export async function doNotCallPages(app: FastifyInstance) {
   });
 
   app.post('/do-not-call/remove', async (request, reply) => {
-    const phone = textField(formOf(request), 'phone_number') ?? '';
-    const entry = await doNotCall.remove(tenantOf(request), phone);
+    // The same check as the API's path parameter (the number as listed, at most 255 characters).
+    const { phone_number } = validated(PhoneNumberParam, {
+      phone_number: textField(formOf(request), 'phone_number') ?? '',
+    });
+    const entry = await doNotCall.remove(tenantOf(request), phone_number);
     return redirectWithFlash(
       reply,
       '/console/do-not-call',

@@ -1,16 +1,22 @@
 /**
  * Email settings in the console: the tenant's SMTP server and sender (the same tenant service path
  * as the operator's PATCH; the password is never shown back, only whether one is stored), a test
- * email to the signed-in member through the outbox, and the outbox's recent emails. Admins and
- * owners change the settings; viewers read.
+ * email to the signed-in member through the outbox, and the outbox's recent emails. Only owners
+ * change the settings (member invitations travel through this SMTP server: whoever points it
+ * elsewhere could read an owner's invitation link); admins send test emails; everyone reads.
  */
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badge, dateTime, emptyState, inputField, pager, statusBadge } from '../console/components.js';
-import { fieldIssues, formOf, redirectWithFlash, textField } from '../console/forms.js';
+import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
 import { can, csrfField, sendPage } from '../console/layout.js';
 import type { Services } from '../services.js';
+import { EmailSettingsInput } from '../tenants/schemas.js';
 import type { ConsoleEmailSettings } from '../tenants/service.js';
+
+/** The password typed beside the URL (any text PostgreSQL can store). */
+const SmtpPasswordField = Type.Object({ smtp_password: Type.String({ maxLength: 1000 }) });
 
 const KIND_LABELS: Record<string, string> = {
   welcome: 'Welcome',
@@ -30,7 +36,7 @@ function settingsPanel(
   settings: ConsoleEmailSettings | null,
   form: SettingsForm,
 ): Html {
-  if (!can(request, 'admin')) {
+  if (!can(request, 'owner')) {
     return html`<section class="panel" aria-labelledby="smtp-title">
   <h2 id="smtp-title">SMTP server</h2>
   ${
@@ -38,8 +44,9 @@ function settingsPanel(
       ? html`<dl class="details"><dt>SMTP URL</dt><dd><code>${settings.smtp_url}</code></dd>
       <dt>Password</dt><dd>${settings.password_set ? badge('Set', 'success') : badge('None')}</dd>
       <dt>Sender</dt><dd>${settings.from}</dd></dl>`
-      : html`<p class="muted">No email settings yet: users get no welcome or password-reset emails. An admin can add them.</p>`
+      : html`<p class="muted">No email settings yet: users get no welcome or password-reset emails. An owner can add them.</p>`
   }
+  <p class="subtle">Only owners change these settings.</p>
 </section>`;
   }
   const values = form.values ?? { smtp_url: settings?.smtp_url, from: settings?.from };
@@ -49,7 +56,7 @@ function settingsPanel(
     ${csrfField(reply)}
     <div class="form-grid">
       ${inputField({ id: 'smtp_url', label: 'SMTP URL', required: true, value: values.smtp_url, error: form.errors?.smtp_url, placeholder: 'smtps://mailer@smtp.example.com:465', hint: 'smtp:// or smtps://, with the user name; the password goes in its own field.', wide: true })}
-      ${inputField({ id: 'smtp_password', label: 'SMTP password', type: 'password', hint: settings?.password_set ? 'A password is set. Leave blank to keep it.' : 'Leave blank when the server needs none.', attributes: html`autocomplete="new-password"` })}
+      ${inputField({ id: 'smtp_password', label: 'SMTP password', type: 'password', error: form.errors?.smtp_password, hint: settings?.password_set ? 'A password is set. Leave blank to keep it (same server and user only).' : 'Leave blank when the server needs none.', attributes: html`autocomplete="new-password"` })}
       ${inputField({ id: 'from', label: 'Sender', required: true, value: values.from, error: form.errors?.from, placeholder: 'Northwind <no-reply@northwind.example>', hint: 'An address, optionally as "Name <address>".' })}
     </div>
     <div class="form-actions"><button class="button button-primary" type="submit">Save settings</button></div>
@@ -112,23 +119,29 @@ export async function emailPages(app: FastifyInstance) {
     emailsPage(request, reply),
   );
 
-  app.post<{ Querystring: { page?: string } }>('/emails/settings', async (request, reply) => {
-    const session = request.consoleSession;
-    if (!session) throw new Error('a signed-in route');
-    const fields = formOf(request);
-    const values = { smtp_url: textField(fields, 'smtp_url') ?? '', from: textField(fields, 'from') ?? '' };
-    const password =
-      typeof fields.smtp_password === 'string' && fields.smtp_password !== ''
-        ? fields.smtp_password
-        : undefined;
-    try {
-      await tenants.setEmailSettings(session.tenantId, { ...values, password });
-      return redirectWithFlash(reply, '/console/emails', 'Email settings saved.');
-    } catch (error) {
-      if (Object.keys(fieldIssues(error)).length === 0) throw error;
-      return emailsPage(request, reply, { values, errors: settingsIssues(error) }, 422);
-    }
-  });
+  app.post<{ Querystring: { page?: string } }>(
+    '/emails/settings',
+    { config: { consoleAccess: 'owner' } },
+    async (request, reply) => {
+      const session = request.consoleSession;
+      if (!session) throw new Error('a signed-in route');
+      const fields = formOf(request);
+      const values = { smtp_url: textField(fields, 'smtp_url') ?? '', from: textField(fields, 'from') ?? '' };
+      const password =
+        typeof fields.smtp_password === 'string' && fields.smtp_password !== ''
+          ? fields.smtp_password
+          : undefined;
+      try {
+        validated(EmailSettingsInput, values);
+        if (password !== undefined) validated(SmtpPasswordField, { smtp_password: password });
+        await tenants.setEmailSettings(session.tenantId, { ...values, password });
+        return redirectWithFlash(reply, '/console/emails', 'Email settings saved.');
+      } catch (error) {
+        if (Object.keys(fieldIssues(error)).length === 0) throw error;
+        return emailsPage(request, reply, { values, errors: settingsIssues(error) }, 422);
+      }
+    },
+  );
 
   app.post('/emails/test', async (request, reply) => {
     const session = request.consoleSession;

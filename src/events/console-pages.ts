@@ -17,6 +17,7 @@ import {
 import { fieldIssues, formOf, listField, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
 import { can, csrfField, sendPage } from '../console/layout.js';
+import { keepForOnce, takeOnce } from '../console/once.js';
 import type { Services } from '../services.js';
 import {
   CreateEndpointBody,
@@ -75,7 +76,7 @@ function formValues(request: FastifyRequest) {
 }
 
 export async function webhookPages(app: FastifyInstance) {
-  const { events }: Services = app.services;
+  const { events, secrets }: Services = app.services;
 
   function newPage(request: FastifyRequest, reply: FastifyReply, form: EndpointForm = {}, status = 200) {
     return sendPage(request, reply, {
@@ -217,9 +218,7 @@ ${
         ...(values.description ? { description: values.description } : {}),
       });
       const created = await events.create(tenantOf(request), input);
-      const typed = request as FastifyRequest<{ Params: { id: string }; Querystring: Page }>;
-      typed.params = { id: created.id };
-      return detailPage(typed, reply, { secret: created, status: 201 });
+      return showSecretOnce(request, reply, created);
     } catch (error) {
       const errors = fieldIssues(error);
       if (Object.keys(errors).length === 0) throw error;
@@ -227,9 +226,18 @@ ${
     }
   });
 
-  app.get<{ Params: { id: string }; Querystring: Page }>('/webhooks/:id', async (request, reply) =>
-    detailPage(request, reply),
-  );
+  /** POST → 303 → GET: the secret waits for the endpoint's page, which shows it once. */
+  function showSecretOnce(request: FastifyRequest, reply: FastifyReply, endpoint: WebhookEndpointWithSecret) {
+    const path = `/console/webhooks/${endpoint.id}`;
+    keepForOnce(request, reply, secrets, path, endpoint);
+    return reply.code(303).redirect(path);
+  }
+
+  app.get<{ Params: { id: string }; Querystring: Page }>('/webhooks/:id', async (request, reply) => {
+    const path = `/console/webhooks/${request.params.id}`;
+    const secret = takeOnce<WebhookEndpointWithSecret>(request, reply, secrets, path);
+    return detailPage(request, reply, { secret: secret?.id === request.params.id ? secret : undefined });
+  });
 
   app.post<{ Params: { id: string }; Querystring: Page }>('/webhooks/:id', async (request, reply) => {
     const values = formValues(request);
@@ -266,7 +274,7 @@ ${
 
   app.post<{ Params: { id: string }; Querystring: Page }>('/webhooks/:id/rotate', async (request, reply) => {
     const rotated = await events.rotateSecret(tenantOf(request), request.params.id);
-    return detailPage(request, reply, { secret: rotated });
+    return showSecretOnce(request, reply, rotated);
   });
 
   app.post<{ Params: { id: string } }>('/webhooks/:id/delete', async (request, reply) => {

@@ -52,6 +52,17 @@ export function checkEmailSettings(settings: EmailSettingsInput): FieldIssue[] {
   return issues;
 }
 
+/** The same SMTP server and account: scheme, host, port (the scheme's default when absent) and user. */
+function sameSmtpAccount(a: URL, b: URL): boolean {
+  const port = (url: URL) => url.port || (url.protocol === 'smtps:' ? '465' : '25');
+  return (
+    a.protocol === b.protocol &&
+    a.hostname.toLowerCase() === b.hostname.toLowerCase() &&
+    port(a) === port(b) &&
+    a.username === b.username
+  );
+}
+
 /** The SMTP URL as shown to anyone: the password removed. */
 export function redactSmtpUrl(smtpUrl: string): string {
   try {
@@ -141,24 +152,41 @@ export function createTenantService(deps: {
 
     /**
      * Saves the email settings from the console through the same path as the operator's PATCH;
-     * the password comes apart from the URL, and a blank one keeps the password stored now.
+     * the password comes apart from the URL. A blank password keeps the stored one only for the
+     * same server and account (scheme, host, port and user unchanged): pointed anywhere else, the
+     * stored password would be handed to the new server, so it must be typed again.
      */
     async setEmailSettings(
       tenantId: string,
       input: { smtp_url: string; from: string; password?: string },
     ): Promise<Tenant> {
       let smtpUrl = input.smtp_url.trim();
+      // The URL and sender first: a password question about a URL that is not one would mislead.
+      const issues = checkEmailSettings({ smtp_url: smtpUrl, from: input.from });
+      if (issues.length > 0) throw validationFailed(issues);
       try {
         const url = new URL(smtpUrl);
         if (input.password) url.password = encodeURIComponent(input.password);
         else if (!url.password) {
           const row = await findTenant(db, tenantId);
           const stored = row ? smtpUrlOf(deps.secrets, row) : null;
-          const password = stored ? new URL(stored).password : '';
-          if (password) url.password = password;
+          const storedUrl = stored ? new URL(stored) : null;
+          if (storedUrl?.password) {
+            if (!sameSmtpAccount(url, storedUrl)) {
+              throw validationFailed([
+                {
+                  field: 'email.smtp_password',
+                  issue:
+                    'must be entered again: the server or user changed, so the stored password is not reused.',
+                },
+              ]);
+            }
+            url.password = storedUrl.password;
+          }
         }
         smtpUrl = url.toString();
-      } catch {
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error;
         // Not a URL: the settings check below says so beside the field.
       }
       return update(tenantId, { email: { smtp_url: smtpUrl, from: input.from } });

@@ -155,12 +155,15 @@ describe('forms over HTTP', () => {
     expect(refused.body).toContain('Choose at least one scope.');
     expect(refused.body).toContain('value="No scopes"');
 
-    const created = await client.post('/console/api-keys', {
+    const posted = await client.post('/console/api-keys', {
       name: 'Revoke me',
       env: 'test',
       scopes: ['users:read', 'plans:read'],
     });
-    expect(created.status).toBe(201);
+    expect(posted.status).toBe(303);
+    expect(posted.headers.location).toBe('/console/api-keys/created');
+    const created = await client.get('/console/api-keys/created');
+    expect(created.status).toBe(200);
     const key = /<code id="new-api-key">([^<]+)<\/code>/.exec(created.body)?.[1];
     expect(key).toMatch(/_test_/);
     const id = /<dd class="mono">(key_[^<]+)<\/dd>/.exec(created.body)?.[1];

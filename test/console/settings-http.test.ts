@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { smtpUrlOf } from '../../src/tenants/secrets.js';
 import { createTenant } from '../support/app.js';
 import { type ConsoleFixture, OWNER_PASSWORD, startConsole } from './harness.js';
 import { type ConsoleClient, consoleClient } from './http.js';
@@ -192,8 +193,22 @@ describe('tenant isolation and viewers', () => {
     expect(wrong.body).toContain('is not your current password');
   });
 
-  it('stores the SMTP password without ever showing it back, and keeps it when left blank', async () => {
+  it('lets only owners change the email settings: admins and viewers read them', async () => {
     const admin = await signedInClient(await f.addMember('admin'));
+    const page = await admin.get('/console/emails');
+    expect(page.status).toBe(200);
+    expect(page.body).not.toContain('Save settings');
+    expect(page.body).toContain('Only owners change these settings.');
+    const forged = await admin.post('/console/emails/settings', {
+      smtp_url: 'smtp://mailer@attacker.example:25',
+      from: 'x@attacker.example',
+    });
+    expect(forged.status).toBe(403);
+    expect(await f.t.services.tenants.emailSettings(f.tenant.id)).toBeNull();
+  });
+
+  it('stores the SMTP password without ever showing it back, and keeps it when left blank for the same server only', async () => {
+    const admin = await signedInClient(f.owner);
     const saved = await admin.post('/console/emails/settings', {
       smtp_url: 'smtp://mailer@127.0.0.1:2525',
       smtp_password: 's3cret-pass-word',
@@ -202,12 +217,46 @@ describe('tenant isolation and viewers', () => {
     expect(saved.status).toBe(303);
     const page = await admin.get('/console/emails');
     expect(page.body).not.toContain('s3cret-pass-word');
-    expect(page.body).toContain('A password is set. Leave blank to keep it.');
-    await admin.post('/console/emails/settings', {
-      smtp_url: 'smtp://mailer@127.0.0.1:2526',
+    expect(page.body).toContain('A password is set. Leave blank to keep it');
+    const storedUrl = async () => {
+      const row = await f.t.services.database.db
+        .selectFrom('tenants')
+        .selectAll()
+        .where('id', '=', f.tenant.id)
+        .executeTakeFirstOrThrow();
+      return smtpUrlOf(f.t.services.secrets, row);
+    };
+    // Same server and user, another sender: the stored password stays.
+    const kept = await admin.post('/console/emails/settings', {
+      smtp_url: 'smtp://mailer@127.0.0.1:2525',
       smtp_password: '',
+      from: 'Northwind Voice <no-reply@northwind.example>',
+    });
+    expect(kept.status).toBe(303);
+    expect(await storedUrl()).toBe('smtp://mailer:s3cret-pass-word@127.0.0.1:2525');
+    // Another host, port, scheme or user with a blank password: refused, nothing handed over.
+    for (const elsewhere of [
+      'smtp://mailer@attacker.example:2525',
+      'smtp://mailer@127.0.0.1:2526',
+      'smtps://mailer@127.0.0.1:2525',
+      'smtp://other@127.0.0.1:2525',
+    ]) {
+      const moved = await admin.post('/console/emails/settings', {
+        smtp_url: elsewhere,
+        smtp_password: '',
+        from: 'Northwind <no-reply@northwind.example>',
+      });
+      expect(moved.status, elsewhere).toBe(422);
+      expect(moved.body).toContain('must be entered again');
+      expect(await storedUrl()).toBe('smtp://mailer:s3cret-pass-word@127.0.0.1:2525');
+    }
+    // With the password typed again, the new server is saved.
+    const moved = await admin.post('/console/emails/settings', {
+      smtp_url: 'smtp://mailer@127.0.0.1:2526',
+      smtp_password: 'another-pass',
       from: 'Northwind <no-reply@northwind.example>',
     });
+    expect(moved.status).toBe(303);
     expect(await f.t.services.tenants.emailSettings(f.tenant.id)).toEqual({
       smtp_url: 'smtp://mailer@127.0.0.1:2526',
       from: 'Northwind <no-reply@northwind.example>',

@@ -1,0 +1,104 @@
+/**
+ * Forms that create something must survive a browser refresh: POST → 303 → GET, so reloading the
+ * result page never posts again.
+ *
+ * - A secret shown once (an API key, a webhook signing secret) waits for its result page in a
+ *   short-lived HttpOnly cookie scoped to that page's path, sealed with the secret box and bound
+ *   to the session and the path; the page takes it and deletes it, so a second visit shows nothing.
+ * - A form that starts something (a test call) carries a random key per rendered form, used
+ *   exactly like the API's Idempotency-Key: posting the same form again answers the first result.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../core/errors.js';
+import { fingerprintOf, type IdempotencyClaim, type IdempotencyStore } from '../core/idempotency.js';
+import type { SecretBox } from '../core/secrets.js';
+import { cookieOptions } from './cookies.js';
+
+const ONCE_COOKIE = 'vp_once';
+/** Time enough to follow the redirect; a result page not reached by then shows nothing. */
+const ONCE_SECONDS = 300;
+
+function contextOf(request: FastifyRequest, path: string): string {
+  return `console-once:${request.consoleSession?.sessionId ?? 'none'}:${path}`;
+}
+
+/** Keeps `value` for the next GET of `path` by this session only (then it is gone). */
+export function keepForOnce(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  secrets: SecretBox,
+  path: string,
+  value: unknown,
+): void {
+  const sealed = secrets.seal(JSON.stringify(value), contextOf(request, path));
+  reply.setCookie(ONCE_COOKIE, sealed, { ...cookieOptions(ONCE_SECONDS), path });
+}
+
+/** What `keepForOnce` left for this page, taken away; undefined on a second visit. */
+export function takeOnce<Value>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  secrets: SecretBox,
+  path: string,
+): Value | undefined {
+  const sealed = request.cookies[ONCE_COOKIE];
+  if (!sealed) return undefined;
+  reply.clearCookie(ONCE_COOKIE, { path });
+  try {
+    return JSON.parse(secrets.open(sealed, contextOf(request, path))) as Value;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The hidden field of a form that must not act twice: a new random key each time it is rendered. */
+export function newFormKey(): string {
+  return randomBytes(18).toString('base64url');
+}
+
+const FORM_KEY = /^[A-Za-z0-9_-]{16,64}$/;
+
+/**
+ * Runs `run` once per form key, as the API runs a request with an Idempotency-Key: the first post
+ * runs (its answer is stored by the service with its change), a repeat gets the stored result.
+ * Without a usable key, `run` simply runs.
+ */
+export async function oncePerFormKey<Result>(
+  store: IdempotencyStore,
+  options: { tenantId: string; formKey: string | undefined; path: string; fields: unknown },
+  run: (claim: IdempotencyClaim | undefined) => Promise<Result>,
+  replayed: (body: unknown) => Result,
+): Promise<Result> {
+  const { tenantId, formKey } = options;
+  if (!formKey || !FORM_KEY.test(formKey)) return run(undefined);
+  const key = `console:${formKey}`;
+  const begun = await store.begin(tenantId, key, fingerprintOf('POST', options.path, options.fields));
+  if (begun.kind === 'replay') return replayed(begun.response.body);
+  if (begun.kind === 'reuse') {
+    throw new ApiError(
+      'idempotency_key_reuse',
+      'This form was already sent with other values; reload the page.',
+    );
+  }
+  if (begun.kind === 'busy') {
+    throw new ApiError('conflict', 'This form is still being processed; wait a moment and reload the page.');
+  }
+  const claim: IdempotencyClaim = {
+    tenantId,
+    key,
+    owner: begun.owner,
+    recoveryPoint: begun.recoveryPoint,
+    recoveryData: begun.recoveryData,
+    recorded: false,
+  };
+  try {
+    const result = await run(claim);
+    return result;
+  } catch (error) {
+    await store.release(claim).catch(() => {});
+    throw error;
+  } finally {
+    store.finish(claim);
+  }
+}
