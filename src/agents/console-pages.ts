@@ -8,7 +8,7 @@ import { type CallDetail, CreateCallBody } from '../calls/schemas.js';
 import { actionButton, emptyState, field, inputField, pager } from '../console/components.js';
 import { formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
-import { can, csrfField, sendPage } from '../console/layout.js';
+import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
 import { oncePerFormKey } from '../console/once.js';
 import { ApiError } from '../core/errors.js';
 import type { UserListItem } from '../users/schemas.js';
@@ -53,12 +53,11 @@ interface DetailState {
 
 export async function agentPages(app: FastifyInstance) {
   const { agents, calls, users, idempotency } = app.services;
-  const tenantOf = (request: FastifyRequest) => request.consoleSession?.tenantId ?? '';
 
   app.get<{ Querystring: { page?: string; user_id?: string } }>('/agents', async (request, reply) => {
     const userId = request.query.user_id?.trim() || undefined;
     const page = pageNumber(request.query.page);
-    const result = await agents.list(tenantOf(request), {
+    const result = await agents.list(memberTenantId(request), {
       page,
       limit: PAGE_SIZE,
       user_id: userId,
@@ -94,7 +93,7 @@ export async function agentPages(app: FastifyInstance) {
     options: { search?: string; userId?: string; values?: DraftValues; issues?: Issues; status?: number },
   ) => {
     const issues = options.issues ?? {};
-    const found = await users.list(tenantOf(request), {
+    const found = await users.list(memberTenantId(request), {
       page: 1,
       limit: PAGE_SIZE,
       search: options.search,
@@ -166,7 +165,7 @@ export async function agentPages(app: FastifyInstance) {
     const userId = textField(fields, 'user_id') ?? '';
     try {
       const input = validated(CreateAgentBody, { user_id: userId, ...values });
-      const agent = await agents.create(tenantOf(request), input);
+      const agent = await agents.create(memberTenantId(request), input);
       return redirectWithFlash(
         reply,
         `/console/agents/${agent.id}`,
@@ -185,7 +184,7 @@ export async function agentPages(app: FastifyInstance) {
     agent: Agent,
     state: DetailState = {},
   ) => {
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const versionsPage = state.versionsPage ?? 1;
     const [versions, owner] = await Promise.all([
       agents.versions(tenantId, agent.id, { page: versionsPage, limit: PAGE_SIZE }),
@@ -287,12 +286,12 @@ ${danger}`;
   };
 
   app.get<IdParams & { Querystring: { page?: string } }>('/agents/:id', async (request, reply) => {
-    const agent = await agents.get(tenantOf(request), request.params.id);
+    const agent = await agents.get(memberTenantId(request), request.params.id);
     return detailPage(request, reply, agent, { versionsPage: pageNumber(request.query.page) });
   });
 
   app.post<IdParams>('/agents/:id', async (request, reply) => {
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const agent = await agents.get(tenantId, request.params.id);
     const fields = formOf(request);
     const draft = draftFromForm(fields);
@@ -322,7 +321,7 @@ ${danger}`;
   });
 
   app.post<IdParams>('/agents/:id/publish', async (request, reply) => {
-    const agent = await agents.publish(tenantOf(request), request.params.id);
+    const agent = await agents.publish(memberTenantId(request), request.params.id);
     return redirectWithFlash(
       reply,
       `/console/agents/${agent.id}`,
@@ -331,7 +330,7 @@ ${danger}`;
   });
 
   app.post<IdParams>('/agents/:id/rotate-webhook', async (request, reply) => {
-    const agent = await agents.rotateWebhook(tenantOf(request), request.params.id);
+    const agent = await agents.rotateWebhook(memberTenantId(request), request.params.id);
     return redirectWithFlash(
       reply,
       `/console/agents/${agent.id}`,
@@ -340,13 +339,13 @@ ${danger}`;
   });
 
   app.post<IdParams>('/agents/:id/delete', async (request, reply) => {
-    const agent = await agents.get(tenantOf(request), request.params.id);
-    await agents.remove(tenantOf(request), agent.id);
+    const agent = await agents.get(memberTenantId(request), request.params.id);
+    await agents.remove(memberTenantId(request), agent.id);
     return redirectWithFlash(reply, '/console/agents', `Agent “${agent.name}” deleted.`);
   });
 
   app.post<IdParams>('/agents/:id/calls', async (request, reply) => {
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const agent = await agents.get(tenantId, request.params.id);
     const fields = formOf(request);
     const values: TestCallValues = {

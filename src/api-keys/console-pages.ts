@@ -18,19 +18,13 @@ import {
 } from '../console/components.js';
 import { fieldIssues, formOf, listField, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
-import { can, csrfField, sendPage } from '../console/layout.js';
+import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
 import { keepForOnce, takeOnce } from '../console/once.js';
 import type { ConsolePages } from '../console/plugin.js';
 import { type ApiKey, CreateApiKeyBody, ListApiKeysQuery, SCOPES } from './schemas.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
 
 const PAGE_SIZE = 25;
-
-function tenantOf(request: FastifyRequest): string {
-  const session = request.consoleSession;
-  if (!session) throw new Error('a console page without a session');
-  return session.tenantId;
-}
 
 function pageParam(request: FastifyRequest): number | string {
   const page = (request.query as Record<string, string | undefined>).page;
@@ -144,7 +138,7 @@ export const apiKeyPages: ConsolePages = async (app, { services }) => {
 
   app.get('/api-keys', async (request, reply) => {
     const query = validated(ListApiKeysQuery, { page: pageParam(request), limit: PAGE_SIZE });
-    const { data, pagination } = await listApiKeys(deps.db, deps.clock, tenantOf(request), query);
+    const { data, pagination } = await listApiKeys(deps.db, deps.clock, memberTenantId(request), query);
     const admin = can(request, 'admin');
     const csrf = admin ? csrfField(reply) : html``;
     const newKey = html`<a class="button button-primary" href="/console/api-keys/new">Create API key</a>`;
@@ -202,7 +196,7 @@ ${pager(pagination, '/console/api-keys', {})}`;
         env: values.env,
         scopes: values.scopes,
       });
-      issued = await createApiKey(deps, tenantOf(request), body);
+      issued = await createApiKey(deps, memberTenantId(request), body);
     } catch (error) {
       const errors = fieldIssues(error);
       if (Object.keys(errors).length === 0) throw error;
@@ -245,7 +239,7 @@ ${pager(pagination, '/console/api-keys', {})}`;
   });
 
   app.post<{ Params: { id: string } }>('/api-keys/:id/revoke', async (request, reply) => {
-    const revoked = await revokeApiKey(deps, request.params.id, tenantOf(request));
+    const revoked = await revokeApiKey(deps, request.params.id, memberTenantId(request));
     return redirectWithFlash(reply, '/console/api-keys', `The API key ${revoked.id} is revoked.`);
   });
 };

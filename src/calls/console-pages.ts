@@ -4,7 +4,7 @@
  * `/console/calls/{id}/live` (console.js `data-refresh`) until the fragment carries `data-final`;
  * without scripts a reload shows the current state.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import {
   dateTime,
   emptyState,
@@ -16,7 +16,7 @@ import {
 } from '../console/components.js';
 import { fieldIssues, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
-import { sendPage } from '../console/layout.js';
+import { memberTenantId, sendPage } from '../console/layout.js';
 import { ApiError } from '../core/errors.js';
 import {
   CALL_STATUSES,
@@ -149,10 +149,9 @@ function recordingLink(url: string): Html {
 
 export async function callPages(app: FastifyInstance) {
   const { calls, agents } = app.services;
-  const tenantOf = (request: FastifyRequest) => request.consoleSession?.tenantId ?? '';
 
   app.get<{ Querystring: ListQuery }>('/calls', async (request, reply) => {
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const q = request.query;
     const page = q.page && /^\d{1,9}$/.test(q.page) && Number(q.page) > 0 ? Number(q.page) : 1;
     const filters = {
@@ -251,7 +250,7 @@ export async function callPages(app: FastifyInstance) {
   });
 
   app.get<{ Params: { id: string } }>('/calls/:id', async (request, reply) => {
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const call = await calls.getForTenant(tenantId, request.params.id);
     const agent = await agents.get(tenantId, call.agent_id).catch(() => undefined);
     const final = isFinal(call);
@@ -297,7 +296,7 @@ export async function callPages(app: FastifyInstance) {
   });
 
   app.get<{ Params: { id: string } }>('/calls/:id/live', async (request, reply) => {
-    const call = await calls.getForTenant(tenantOf(request), request.params.id);
+    const call = await calls.getForTenant(memberTenantId(request), request.params.id);
     return reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')

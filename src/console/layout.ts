@@ -182,3 +182,10 @@ declare module 'fastify' {
 export function can(request: FastifyRequest, needed: Role): boolean {
   return request.consoleSession !== null && roleAllows(request.consoleSession.role, needed);
 }
+
+/** The signed-in member's tenant: every console read and write is scoped to it. */
+export function memberTenantId(request: FastifyRequest): string {
+  const session = request.consoleSession;
+  if (!session) throw new Error('a console page without a session');
+  return session.tenantId;
+}

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actionButton, dateTime, emptyState, inputField, pager } from '../console/components.js';
 import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { html } from '../console/html.js';
-import { can, csrfField, sendPage } from '../console/layout.js';
+import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
 import { ApiError } from '../core/errors.js';
 import { AddDoNotCallBody, ListDoNotCallQuery, PhoneNumberParam } from './schemas.js';
 
@@ -22,7 +22,6 @@ interface ListState {
 
 export async function doNotCallPages(app: FastifyInstance) {
   const { doNotCall } = app.services;
-  const tenantOf = (request: FastifyRequest) => request.consoleSession?.tenantId ?? '';
 
   const listPage = async (request: FastifyRequest, reply: FastifyReply, state: ListState) => {
     const admin = can(request, 'admin');
@@ -35,7 +34,7 @@ export async function doNotCallPages(app: FastifyInstance) {
         limit: PAGE_SIZE,
         ...(phone ? { phone_number: phone } : {}),
       });
-      result = await doNotCall.list(tenantOf(request), query);
+      result = await doNotCall.list(memberTenantId(request), query);
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 422) throw error;
       filterError = fieldIssues(error).phone_number ?? error.message;
@@ -140,7 +139,7 @@ export async function doNotCallPages(app: FastifyInstance) {
         phone_number: values.phone_number ?? '',
         ...(values.reason ? { reason: values.reason } : {}),
       });
-      const { entry, created } = await doNotCall.add(tenantOf(request), input);
+      const { entry, created } = await doNotCall.add(memberTenantId(request), input);
       return redirectWithFlash(
         reply,
         '/console/do-not-call',
@@ -159,7 +158,7 @@ export async function doNotCallPages(app: FastifyInstance) {
     const { phone_number } = validated(PhoneNumberParam, {
       phone_number: textField(formOf(request), 'phone_number') ?? '',
     });
-    const entry = await doNotCall.remove(tenantOf(request), phone_number);
+    const entry = await doNotCall.remove(memberTenantId(request), phone_number);
     return redirectWithFlash(
       reply,
       '/console/do-not-call',

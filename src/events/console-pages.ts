@@ -16,7 +16,7 @@ import {
 } from '../console/components.js';
 import { fieldIssues, formOf, listField, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
-import { can, csrfField, sendPage } from '../console/layout.js';
+import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
 import { keepForOnce, takeOnce } from '../console/once.js';
 import type { Services } from '../services.js';
 import {
@@ -29,7 +29,6 @@ import {
 
 type Page = { page?: string };
 const pageOf = (query: Page) => Math.max(1, Number.parseInt(query.page ?? '1', 10) || 1);
-const tenantOf = (request: FastifyRequest) => request.consoleSession?.tenantId ?? '';
 
 /** The endpoint's state in words: on, off by a member, or off after failing for 3 days. */
 function stateBadge(endpoint: WebhookEndpoint): Html {
@@ -97,7 +96,7 @@ export async function webhookPages(app: FastifyInstance) {
     reply: FastifyReply,
     options: { secret?: WebhookEndpointWithSecret; form?: EndpointForm; status?: number } = {},
   ) {
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const endpoint = await events.get(tenantId, request.params.id);
     const page = pageOf(request.query);
     const deliveries = await events.listDeliveries(tenantId, endpoint.id, { page, limit: 25 });
@@ -178,7 +177,7 @@ ${
 
   app.get<{ Querystring: Page }>('/webhooks', async (request, reply) => {
     const page = pageOf(request.query);
-    const list = await events.list(tenantOf(request), { page, limit: 25 });
+    const list = await events.list(memberTenantId(request), { page, limit: 25 });
     const admin = can(request, 'admin');
     const newButton = admin
       ? html`<a class="button button-primary" href="/console/webhooks/new">New endpoint</a>`
@@ -217,7 +216,7 @@ ${
         events: values.events,
         ...(values.description ? { description: values.description } : {}),
       });
-      const created = await events.create(tenantOf(request), input);
+      const created = await events.create(memberTenantId(request), input);
       return showSecretOnce(request, reply, created);
     } catch (error) {
       const errors = fieldIssues(error);
@@ -247,7 +246,7 @@ ${
         events: values.events,
         description: values.description ?? null,
       });
-      await events.update(tenantOf(request), request.params.id, input);
+      await events.update(memberTenantId(request), request.params.id, input);
       return redirectWithFlash(reply, `/console/webhooks/${request.params.id}`, 'Endpoint saved.');
     } catch (error) {
       const errors = fieldIssues(error);
@@ -260,7 +259,7 @@ ${
     app.post<{ Params: { id: string } }>(
       `/webhooks/:id/${enabled ? 'enable' : 'disable'}`,
       async (request, reply) => {
-        await events.update(tenantOf(request), request.params.id, { enabled });
+        await events.update(memberTenantId(request), request.params.id, { enabled });
         return redirectWithFlash(
           reply,
           `/console/webhooks/${request.params.id}`,
@@ -273,19 +272,19 @@ ${
   }
 
   app.post<{ Params: { id: string }; Querystring: Page }>('/webhooks/:id/rotate', async (request, reply) => {
-    const rotated = await events.rotateSecret(tenantOf(request), request.params.id);
+    const rotated = await events.rotateSecret(memberTenantId(request), request.params.id);
     return showSecretOnce(request, reply, rotated);
   });
 
   app.post<{ Params: { id: string } }>('/webhooks/:id/delete', async (request, reply) => {
-    const removed = await events.remove(tenantOf(request), request.params.id);
+    const removed = await events.remove(memberTenantId(request), request.params.id);
     return redirectWithFlash(reply, '/console/webhooks', `Endpoint ${removed.url} deleted.`);
   });
 
   app.post<{ Params: { id: string; delivery: string } }>(
     '/webhooks/:id/deliveries/:delivery/retry',
     async (request, reply) => {
-      await events.retryDelivery(tenantOf(request), request.params.id, request.params.delivery);
+      await events.retryDelivery(memberTenantId(request), request.params.id, request.params.delivery);
       return redirectWithFlash(reply, `/console/webhooks/${request.params.id}`, 'Delivery queued again.');
     },
   );

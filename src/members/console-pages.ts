@@ -8,7 +8,7 @@ import { badge, dateTime, emptyState, field, inputField, secretOnce, select } fr
 import { cookieOptions, SESSION_COOKIE } from '../console/cookies.js';
 import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
-import { can, csrfField, sendPage } from '../console/layout.js';
+import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
 import { cardPage, errorPage } from '../console/sign-in.js';
 import { ApiError } from '../core/errors.js';
 import type { Services } from '../services.js';
@@ -118,7 +118,7 @@ export async function memberPages(app: FastifyInstance) {
     form: InviteForm = {},
     status = 200,
   ) {
-    const tenantId = request.consoleSession?.tenantId ?? '';
+    const tenantId = memberTenantId(request);
     const [list, invitations] = await Promise.all([
       members.list(tenantId),
       members.listInvitations(tenantId),
@@ -169,10 +169,7 @@ export async function memberPages(app: FastifyInstance) {
     '/members/invitations/:id/revoke',
     { config: { consoleAccess: 'owner' } },
     async (request, reply) => {
-      const invitation = await members.revokeInvitation(
-        request.consoleSession?.tenantId ?? '',
-        request.params.id,
-      );
+      const invitation = await members.revokeInvitation(memberTenantId(request), request.params.id);
       return redirectWithFlash(
         reply,
         '/console/members',
@@ -186,11 +183,7 @@ export async function memberPages(app: FastifyInstance) {
     { config: { consoleAccess: 'owner' } },
     async (request, reply) => {
       const { role } = validated(ChangeRoleBody, { role: textField(formOf(request), 'role') });
-      const member = await members.changeRole(
-        request.consoleSession?.tenantId ?? '',
-        request.params.id,
-        role,
-      );
+      const member = await members.changeRole(memberTenantId(request), request.params.id, role);
       return redirectWithFlash(reply, '/console/members', `${member.email} is now ${member.role}.`);
     },
   );
@@ -199,7 +192,7 @@ export async function memberPages(app: FastifyInstance) {
     '/members/:id/remove',
     { config: { consoleAccess: 'owner' } },
     async (request, reply) => {
-      const tenantId = request.consoleSession?.tenantId ?? '';
+      const tenantId = memberTenantId(request);
       const member = await members.get(tenantId, request.params.id);
       await members.remove(tenantId, member.id);
       return redirectWithFlash(reply, '/console/members', `${member.email} was removed and signed out.`);

@@ -24,17 +24,11 @@ import {
   validated,
 } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
-import { can, csrfField, sendPage } from '../console/layout.js';
+import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
 import type { ConsolePages } from '../console/plugin.js';
 import { CreatePlanBody, ListPlansQuery, type Plan } from './schemas.js';
 
 const PAGE_SIZE = 25;
-
-function tenantOf(request: FastifyRequest): string {
-  const session = request.consoleSession;
-  if (!session) throw new Error('a console page without a session');
-  return session.tenantId;
-}
 
 function fractionDigits(currency: string): number {
   try {
@@ -149,7 +143,7 @@ export const planPages: ConsolePages = async (app, { services }) => {
       limit: PAGE_SIZE,
       active: show === 'offered' ? 'true' : 'false',
     });
-    const { data, pagination } = await plans.list(tenantOf(request), query);
+    const { data, pagination } = await plans.list(memberTenantId(request), query);
     const admin = can(request, 'admin');
     const newPlan = html`<a class="button button-primary" href="/console/plans/new">Create plan</a>`;
     const filters = html`<form method="get" action="/console/plans" class="filters">
@@ -239,7 +233,7 @@ ${pager(pagination, '/console/plans', { show })}`;
     for (const key of Object.keys(data)) if (data[key] === undefined) delete data[key];
     let created: Plan;
     try {
-      created = await plans.create(tenantOf(request), validated(CreatePlanBody, data));
+      created = await plans.create(memberTenantId(request), validated(CreatePlanBody, data));
     } catch (error) {
       const errors = fieldIssues(error);
       if (Object.keys(errors).length === 0) throw error;
@@ -257,7 +251,7 @@ ${pager(pagination, '/console/plans', { show })}`;
   });
 
   app.get<{ Params: { id: string } }>('/plans/:id', async (request, reply) => {
-    const plan = await plans.get(tenantOf(request), request.params.id, { includeArchived: true });
+    const plan = await plans.get(memberTenantId(request), request.params.id, { includeArchived: true });
     const admin = can(request, 'admin');
     return sendPage(request, reply, {
       title: plan.name,
@@ -296,7 +290,7 @@ ${pager(pagination, '/console/plans', { show })}`;
   });
 
   app.post<{ Params: { id: string } }>('/plans/:id/archive', async (request, reply) => {
-    const plan = await plans.archive(request.params.id, tenantOf(request));
+    const plan = await plans.archive(request.params.id, memberTenantId(request));
     return redirectWithFlash(reply, `/console/plans/${plan.id}`, `The plan “${plan.name}” is archived.`);
   });
 };

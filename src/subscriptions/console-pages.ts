@@ -1,23 +1,11 @@
-/**
- * Console pages for subscriptions (read-only): the list with a status filter, each row naming its
- * user and plan (two batched look-ups per page, never one per row), and a subscription's detail.
- * The same subscription service as GET /api/v1/subscriptions.
- */
-import type { FastifyRequest } from 'fastify';
 import { dateTime, emptyState, field, pager, select, statusBadge } from '../console/components.js';
 import { validated } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
-import { sendPage } from '../console/layout.js';
+import { memberTenantId, sendPage } from '../console/layout.js';
 import type { ConsolePages } from '../console/plugin.js';
 import { ListSubscriptionsQuery, PUBLIC_STATUSES } from './schemas.js';
 
 const PAGE_SIZE = 25;
-
-function tenantOf(request: FastifyRequest): string {
-  const session = request.consoleSession;
-  if (!session) throw new Error('a console page without a session');
-  return session.tenantId;
-}
 
 const PROVIDERS: Record<string, string> = {
   processor: 'Card processor',
@@ -54,7 +42,7 @@ export const subscriptionPages: ConsolePages = async (app, { services }) => {
       ...(userId ? { user_id: userId } : {}),
       ...(planId ? { plan_id: planId } : {}),
     });
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const { data, pagination } = await subscriptions.list(tenantId, query);
     const [userNames, planNames] = await Promise.all([
       users.namesOf(
@@ -121,7 +109,7 @@ ${pager(pagination, '/console/subscriptions', { status, user_id: userId, plan_id
   });
 
   app.get<{ Params: { id: string } }>('/subscriptions/:id', async (request, reply) => {
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const s = await subscriptions.get(tenantId, request.params.id);
     const [userNames, planNames] = await Promise.all([
       users.namesOf(tenantId, [s.user_id]),

@@ -23,7 +23,7 @@ import {
   validated,
 } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
-import { can, csrfField, sendPage } from '../console/layout.js';
+import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
 import type { ConsolePages } from '../console/plugin.js';
 import { AddCreditsBody } from '../credits/schemas.js';
 import { balanceOf, grantCredits } from '../credits/service.js';
@@ -31,12 +31,6 @@ import type { Services } from '../services.js';
 import { ListUsersQuery, type UserListItem } from './schemas.js';
 
 const PAGE_SIZE = 25;
-
-function tenantOf(request: FastifyRequest): string {
-  const session = request.consoleSession;
-  if (!session) throw new Error('a console page without a session');
-  return session.tenantId;
-}
 
 function usersTable(users: UserListItem[]): Html {
   return html`<div class="panel panel-flush"><div class="table-wrap"><table>
@@ -69,7 +63,7 @@ async function sendUserPage(
   credit: CreditForm = { errors: {} },
   status = 200,
 ) {
-  const tenantId = tenantOf(request);
+  const tenantId = memberTenantId(request);
   const deps = { db: services.database.db, clock: services.clock };
   const user = await services.users.get(tenantId, userId);
   const [balance, subscriptions] = await Promise.all([
@@ -187,7 +181,7 @@ export const userPages: ConsolePages = async (app, { services }) => {
       ...(search ? { search } : {}),
       ...(status ? { status } : {}),
     });
-    const { data, pagination } = await users.list(tenantOf(request), query);
+    const { data, pagination } = await users.list(memberTenantId(request), query);
     const filters = html`<form method="get" action="/console/users" class="filters" role="search">
   ${inputField({ id: 'search', label: 'Search', type: 'search', value: search, placeholder: 'Name or email' })}
   ${field({
@@ -230,12 +224,12 @@ export const userPages: ConsolePages = async (app, { services }) => {
   );
 
   app.post<{ Params: { id: string } }>('/users/:id/block', async (request, reply) => {
-    const user = await users.setStatus(tenantOf(request), request.params.id, 'blocked');
+    const user = await users.setStatus(memberTenantId(request), request.params.id, 'blocked');
     return redirectWithFlash(reply, `/console/users/${user.id}`, `${user.name ?? user.email} is blocked.`);
   });
 
   app.post<{ Params: { id: string } }>('/users/:id/unblock', async (request, reply) => {
-    const user = await users.setStatus(tenantOf(request), request.params.id, 'active');
+    const user = await users.setStatus(memberTenantId(request), request.params.id, 'active');
     return redirectWithFlash(
       reply,
       `/console/users/${user.id}`,
@@ -244,7 +238,7 @@ export const userPages: ConsolePages = async (app, { services }) => {
   });
 
   app.post<{ Params: { id: string } }>('/users/:id/delete', async (request, reply) => {
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const user = await users.get(tenantId, request.params.id);
     await users.remove(tenantId, user.id);
     return redirectWithFlash(reply, '/console/users', `${user.name ?? user.email} was deleted.`);
@@ -252,7 +246,7 @@ export const userPages: ConsolePages = async (app, { services }) => {
 
   app.post<{ Params: { id: string } }>('/users/:id/credits', async (request, reply) => {
     const fields = formOf(request);
-    const tenantId = tenantOf(request);
+    const tenantId = memberTenantId(request);
     const minutes = textField(fields, 'minutes');
     const reason = textField(fields, 'reason');
     try {
