@@ -33,9 +33,13 @@ async function callEvents(tenantId: string, callId?: string): Promise<StoredEven
     .select(['id', 'type', 'data'])
     .where('tenant_id', '=', tenantId)
     .where('type', 'like', 'call.%')
+    .select('created_at')
     .orderBy('created_at')
-    .orderBy('id')
     .execute();
+  // A call answered and ended in one step (0-second calls) records both events at the same
+  // instant: the list's order between equal times is arbitrary, so ties follow the call's life.
+  const stage = (type: string) => ['call.queued', 'call.started'].indexOf(type) + 1 || 3;
+  rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || stage(a.type) - stage(b.type));
   return rows
     .map((row) => ({ id: row.id, type: row.type, object: row.data.object }))
     .filter((event) => callId === undefined || event.object.id === callId);
