@@ -1,5 +1,5 @@
 /**
- * Agents in the console (platform.md §4): the list, create, and each agent's page with its draft
+ * Agents in the console (docs/console.md): the list, create, and each agent's page with its draft
  * and settings editor, publish, versions, webhook URL (copy, rotate), delete and a test call.
  * Everything goes through services.agents and services.calls, as the API routes do.
  */

@@ -1,5 +1,5 @@
 /**
- * Calls in the console (platform.md §4): the list with the filters of GET /api/v1/calls, and each
+ * Calls in the console (docs/console.md): the list with the filters of GET /api/v1/calls, and each
  * call's page. While a call is not final its status and timeline follow it: the region re-fetches
  * `/console/calls/{id}/live` (console.js `data-refresh`) until the fragment carries `data-final`;
  * without scripts a reload shows the current state.

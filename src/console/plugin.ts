@@ -1,5 +1,5 @@
 /**
- * The agency console surface (`/console`, platform.md §4): server-rendered pages for a tenant's
+ * The agency console surface (`/console`, docs/console.md): server-rendered pages for a tenant's
  * members. Everything a page shows or changes goes through the same services as the API.
  *
  * Well-kept plugins do the web security, scoped to this surface only: @fastify/cookie (the session

@@ -1,5 +1,5 @@
 /**
- * The do-not-call list in the console (platform.md §4): the numbers no call may be placed to,
+ * The do-not-call list in the console (docs/console.md): the numbers no call may be placed to,
  * with the API's phone filter and pages; admins add and remove numbers. services.doNotCall.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

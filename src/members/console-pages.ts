@@ -1,5 +1,5 @@
 /**
- * Members in the console (platform.md §4): everyone sees the team; only owners invite, change
+ * Members in the console (docs/console.md): everyone sees the team; only owners invite, change
  * roles, remove members and revoke invitations. The invitation link is a public page where the
  * invitee chooses a name and password and is signed in.
  */

@@ -1,5 +1,5 @@
 /**
- * Members: the agency's own staff, who sign in to the console (platform.md §4). They are not
+ * Members: the agency's own staff, who sign in to the console (docs/console.md). They are not
  * users: a member's session opens only the console, a user's session only /auth/v1.
  *
  * Sign-in: email and password (the same memory-hard hash as users), then a TOTP code when the

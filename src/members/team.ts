@@ -1,5 +1,5 @@
 /**
- * A tenant's team in the console (platform.md §4): inviting members by email with a single-use
+ * A tenant's team in the console (docs/console.md): inviting members by email with a single-use
  * link valid INVITATION_TTL_MS (stored as its SHA-256, sent through the email outbox), accepting
  * it, changing a member's role and removing a member. A tenant always keeps one owner: the last
  * owner can be neither demoted nor removed (the owners are locked while a change is checked).
