@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/core/db.js';
 import { createPostgresDatabase, dropPostgresDatabase, ENGINE, TMP_DIR } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
+import { allCalls, ok as okAs, publishedAgents } from './crash-fixture.js';
 
 const ADMIN = 'crash-test-admin-token-0123456789';
 const AGENTS = 10;
@@ -36,20 +37,8 @@ async function start(env: Record<string, string | null>): Promise<ServerProcess>
   return server;
 }
 
-async function ok(server: ServerProcess, method: string, url: string, body?: unknown, token = ADMIN) {
-  const response = await server.request(method, url, { token, body });
-  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${response.raw}`);
-  return response.body.data;
-}
-
-async function allCalls(server: ServerProcess): Promise<Map<string, any>> {
-  const calls = new Map<string, any>();
-  for (let page = 1; ; page++) {
-    const response = await server.request('GET', `/admin/v1/calls?limit=100&page=${page}`, { token: ADMIN });
-    for (const call of response.body.data) calls.set(call.id, call);
-    if (!response.body.pagination.has_more) return calls;
-  }
-}
+const ok = (server: ServerProcess, method: string, url: string, body?: unknown, token = ADMIN) =>
+  okAs(server, method, url, body, token);
 
 describe(`crash safety (${ENGINE})`, () => {
   it('keeps every 202 call through a SIGKILL: each reaches a final state, dialled once', {
@@ -74,26 +63,12 @@ describe(`crash safety (${ENGINE})`, () => {
     const key = await ok(server, 'POST', `/admin/v1/tenants/${tenant.id}/api-keys`, {
       scopes: ['users:write'],
     });
-    const user = await ok(
-      server,
-      'POST',
-      '/api/v1/users',
-      { email: 'owner@example.com', name: 'Owner', password: 'correct horse' },
-      key.key,
-    );
-    await ok(server, 'POST', `/admin/v1/users/${user.id}/credits`, { minutes: 10_000 });
-    const webhooks: string[] = [];
-    for (let i = 0; i < AGENTS; i++) {
-      const agent = await ok(server, 'POST', `/admin/v1/tenants/${tenant.id}/agents`, {
-        user_id: user.id,
-        name: `Agent ${i}`,
-        phone_number: '+14155550199',
-        prompt: 'Call {name}.',
-        welcome_message: 'Hi {name}.',
-      });
-      await ok(server, 'POST', `/admin/v1/agents/${agent.id}/publish`);
-      webhooks.push(agent.webhook_id);
-    }
+    const webhooks = await publishedAgents(server, {
+      adminToken: ADMIN,
+      tenantId: tenant.id,
+      apiKey: key.key,
+      agents: AGENTS,
+    });
 
     // 200 requests, 8 at a time; SIGKILL once KILL_AFTER have been answered 202.
     const accepted = new Set<string>();
@@ -140,7 +115,7 @@ describe(`crash safety (${ENGINE})`, () => {
     let calls = new Map<string, any>();
     const deadline = Date.now() + 120_000;
     for (;;) {
-      calls = await allCalls(server);
+      calls = await allCalls(server, ADMIN);
       const pending = [...calls.values()].filter((call) => !FINAL.has(call.status));
       if (pending.length === 0 && [...accepted].every((id) => calls.has(id))) break;
       if (Date.now() > deadline)

@@ -6,6 +6,7 @@
  * distinct webhook-ids received are exactly the completed calls' events, none lost.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { allCalls, ok as okAs, publishedAgents } from '../calls/crash-fixture.js';
 import { emptyPostgresDatabase, postgresAvailable, warnWithoutPostgres } from '../operations/postgres.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 import { type Receiver, startReceiver } from './support.js';
@@ -33,20 +34,8 @@ afterAll(async () => {
   await drop?.();
 });
 
-async function ok(server: ServerProcess, method: string, url: string, body?: unknown, token = ADMIN) {
-  const response = await server.request(method, url, { token, body });
-  if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${response.raw}`);
-  return response.body.data;
-}
-
-async function allCalls(server: ServerProcess): Promise<Map<string, any>> {
-  const calls = new Map<string, any>();
-  for (let page = 1; ; page++) {
-    const response = await server.request('GET', `/admin/v1/calls?limit=100&page=${page}`, { token: ADMIN });
-    for (const call of response.body.data) calls.set(call.id, call);
-    if (!response.body.pagination.has_more) return calls;
-  }
-}
+const ok = (server: ServerProcess, method: string, url: string, body?: unknown, token = ADMIN) =>
+  okAs(server, method, url, body, token);
 
 /** Distinct call.completed events received: webhook-id → the call id in its body. */
 function completedEvents(from: Receiver): Map<string, string> {
@@ -93,26 +82,12 @@ describe.skipIf(!postgresAvailable)('event delivery through a SIGKILL (PostgreSQ
       key.key,
     );
     receiver.secret = endpoint.secret;
-    const user = await ok(
-      server,
-      'POST',
-      '/api/v1/users',
-      { email: 'owner@example.com', name: 'Owner', password: 'correct horse' },
-      key.key,
-    );
-    await ok(server, 'POST', `/admin/v1/users/${user.id}/credits`, { minutes: 10_000 });
-    const webhooks: string[] = [];
-    for (let i = 0; i < AGENTS; i++) {
-      const agent = await ok(server, 'POST', `/admin/v1/tenants/${tenant.id}/agents`, {
-        user_id: user.id,
-        name: `Agent ${i}`,
-        phone_number: '+14155550199',
-        prompt: 'Call {name}.',
-        welcome_message: 'Hi {name}.',
-      });
-      await ok(server, 'POST', `/admin/v1/agents/${agent.id}/publish`);
-      webhooks.push(agent.webhook_id);
-    }
+    const webhooks = await publishedAgents(server, {
+      adminToken: ADMIN,
+      tenantId: tenant.id,
+      apiKey: key.key,
+      agents: AGENTS,
+    });
 
     // 200 calls to numbers that answer, 8 requests at a time.
     let next = 0;
@@ -145,7 +120,7 @@ describe.skipIf(!postgresAvailable)('event delivery through a SIGKILL (PostgreSQ
     let completed: string[] = [];
     const deadline = Date.now() + 180_000;
     for (;;) {
-      calls = await allCalls(server);
+      calls = await allCalls(server, ADMIN);
       completed = [...calls.values()].filter((call) => call.status === 'completed').map((call) => call.id);
       const settled = [...calls.values()].every((call) => FINAL.has(call.status));
       const delivered = new Set(completedEvents(receiver).values());
