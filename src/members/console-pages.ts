@@ -22,7 +22,8 @@ import {
 } from './schemas.js';
 
 const ROLE_CHOICES = ROLES.map((role) => ({ value: role, label: role[0].toUpperCase() + role.slice(1) }));
-const ROLE_HINT = 'Owner: everything, including members. Admin: everything else. Viewer: read only.';
+const ROLE_HINT =
+  'Owner: everything, including members and email settings. Admin: everything else. Viewer: read only.';
 
 interface InviteForm {
   values?: { email?: string; role?: string };
@@ -61,7 +62,7 @@ function membersTable(request: FastifyRequest, reply: FastifyReply, members: Mem
       <td>${dateTime(member.created_at)}</td>
       ${
         owner &&
-        html`<td class="actions">
+        html`<td class="actions actions-stack">
         <form method="post" action="/console/members/${member.id}/role" class="inline-form">
           ${csrfField(reply)}
           <label class="visually-hidden" for="role-${member.id}">Role of ${member.email}</label>
