@@ -24,7 +24,7 @@ const STATIC_BODY = { status: 'ok', service: 'voiceplane', version: '1.0' };
 async function openPool(): Promise<{ pool: pg.Pool; close(): Promise<void> }> {
   const url = process.env.BASELINE_DATABASE_URL;
   if (url) {
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DB_POOL_SIZE) || 10 });
     pool.on('error', () => {});
     return { pool, close: () => pool.end() };
   }

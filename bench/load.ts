@@ -54,6 +54,8 @@ export interface LoadResult {
   errors: number;
   /** CPU milliseconds the answering process(es) spent per answered request (when measured). */
   cpu_ms_per_request: number | null;
+  /** CPU milliseconds the local PostgreSQL server's processes spent per answered request. */
+  db_cpu_ms_per_request?: number | null;
 }
 
 export interface LoadSpec {
@@ -72,6 +74,15 @@ export interface LoadSpec {
   request: RequestShape | (() => RequestShape);
   /** CPU seconds used so far by the process under test (to report CPU per request). */
   cpuSeconds?: () => number;
+  /** CPU seconds used so far by the local database server, null when it is not local. */
+  dbCpuSeconds?: () => number | null;
+}
+
+/** CPU ms per answered request between two readings (either meter may be absent). */
+function perRequest(before: number | null | undefined, after: number | null | undefined, answered: number) {
+  return before != null && after != null && answered > 0
+    ? Math.round(((after - before) * 1000 * 1000) / answered) / 1000
+    : null;
 }
 
 async function fire(spec: LoadSpec, duration: number): Promise<AutocannonResult> {
@@ -130,15 +141,15 @@ async function runOpenLoop(spec: LoadSpec & { overallRate: number }): Promise<Lo
     if (spec.cpuSeconds) await settle(spec.cpuSeconds);
   }
   const cpuBefore = spec.cpuSeconds?.();
+  const dbCpuBefore = spec.dbCpuSeconds?.();
   const result = await paced(spec.duration);
   const cpuAfter = spec.cpuSeconds?.();
+  const dbCpuAfter = spec.dbCpuSeconds?.();
   const answered = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
   return {
     ...result,
-    cpu_ms_per_request:
-      cpuBefore !== undefined && cpuAfter !== undefined && answered > 0
-        ? Math.round(((cpuAfter - cpuBefore) * 1000 * 1000) / answered) / 1000
-        : null,
+    cpu_ms_per_request: perRequest(cpuBefore, cpuAfter, answered),
+    db_cpu_ms_per_request: perRequest(dbCpuBefore, dbCpuAfter, answered),
   };
 }
 
@@ -150,8 +161,10 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     if (spec.cpuSeconds) await settle(spec.cpuSeconds);
   }
   const cpuBefore = spec.cpuSeconds?.();
+  const dbCpuBefore = spec.dbCpuSeconds?.();
   const result = await fire(spec, spec.duration);
   const cpuAfter = spec.cpuSeconds?.();
+  const dbCpuAfter = spec.dbCpuSeconds?.();
   const answered = result['2xx'] + result.non2xx;
   const statuses: Record<string, number> = {};
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {}))
@@ -164,9 +177,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     non2xx: result.non2xx + result.errors,
     statuses,
     errors: result.errors,
-    cpu_ms_per_request:
-      cpuBefore !== undefined && cpuAfter !== undefined && answered > 0
-        ? Math.round(((cpuAfter - cpuBefore) * 1000 * 1000) / answered) / 1000
-        : null,
+    cpu_ms_per_request: perRequest(cpuBefore, cpuAfter, answered),
+    db_cpu_ms_per_request: perRequest(dbCpuBefore, dbCpuAfter, answered),
   };
 }

@@ -6,7 +6,7 @@ import { serviceEnv } from './environment.js';
 import { cleanups, DIST_CLUSTER, log, ROOT } from './harness.js';
 import { type LoadResult, runLoad } from './load.js';
 import type { BenchOptions, ScenarioName } from './options.js';
-import { type Started, startProcess } from './processes.js';
+import { type Started, startPostgresCpuMeter, startProcess } from './processes.js';
 import { type BenchReport, type ClusterScenarioResult, toScenarioResult } from './report.js';
 import { describeError, send } from './requests.js';
 import type { Scenario, ScenarioContext } from './scenario-types.js';
@@ -20,6 +20,14 @@ export interface PhaseResult {
   compound: Map<ScenarioName, { ratio: number | null; details: Record<string, unknown> }>;
 }
 
+/** PostgreSQL's own CPU is measurable only when the server runs on this machine: its database then. */
+function localDatabaseName(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const parsed = new URL(url);
+  const local = ['', 'localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname);
+  return local ? decodeURIComponent(parsed.pathname.slice(1)) : undefined;
+}
+
 export async function runScenarios(
   scenarios: Scenario[],
   target: Started,
@@ -31,6 +39,27 @@ export async function runScenarios(
   afterEach?: (scenario: Scenario) => Promise<void>,
 ): Promise<PhaseResult> {
   const phase: PhaseResult = { results: new Map(), peaks: new Map(), skipped: [], compound: new Map() };
+  const dbCpu = localDatabaseName(context.databaseUrl);
+  const meter = dbCpu ? startPostgresCpuMeter(dbCpu) : undefined;
+  try {
+    await runEach(scenarios, target, context, options, label, earlier, phase, meter?.seconds, afterEach);
+  } finally {
+    meter?.stop();
+  }
+  return phase;
+}
+
+async function runEach(
+  scenarios: Scenario[],
+  target: Started,
+  context: ScenarioContext,
+  options: BenchOptions,
+  label: string,
+  earlier: Map<ScenarioName, LoadResult>,
+  phase: PhaseResult,
+  dbCpuSeconds: (() => number | null) | undefined,
+  afterEach?: (scenario: Scenario) => Promise<void>,
+): Promise<void> {
   for (const scenario of scenarios) {
     const reason = scenario.unavailable?.(context);
     if (reason) {
@@ -86,6 +115,7 @@ export async function runScenarios(
         openLoop: options.openLoop,
         request,
         cpuSeconds: () => target.cpuSeconds(),
+        dbCpuSeconds,
       });
     }
     phase.results.set(scenario.name, result);
@@ -94,7 +124,11 @@ export async function runScenarios(
     const odd = Object.entries(result.statuses).filter(([code]) => !code.startsWith('2'));
     log(
       `${result.rps.toLocaleString('en-US')} req/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, ` +
-        `${result.cpu_ms_per_request ?? '?'} CPU ms/req${peak === null ? '' : `, peak RSS ${peak} MB`}` +
+        `${result.cpu_ms_per_request ?? '?'} CPU ms/req` +
+        (result.db_cpu_ms_per_request == null
+          ? ''
+          : ` + ${result.db_cpu_ms_per_request} PostgreSQL CPU ms/req`) +
+        (peak === null ? '' : `, peak RSS ${peak} MB`) +
         (result.non2xx
           ? `, non-2xx ${result.non2xx} (${odd.map(([c, n]) => `${c}×${n}`).join(' ')}${result.errors ? ` errors×${result.errors}` : ''})`
           : ''),
@@ -103,7 +137,6 @@ export async function runScenarios(
     if (typeof factor === 'number') log(`    plans_list p99 beside users_create: ×${factor} its p99 alone`);
     await afterEach?.(scenario);
   }
-  return phase;
 }
 
 export function ratioOf(

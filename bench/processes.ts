@@ -38,6 +38,58 @@ function childPids(pid: number): number[] {
   }
 }
 
+const SHARED_POSTGRES_WORK = /^postgres: .*: (checkpointer|background writer|walwriter)\s*$/;
+
+/**
+ * CPU seconds used by a PostgreSQL server on this machine for one database: the backends serving
+ * it and its autovacuum (by their process titles), plus the WAL writer, checkpointer and
+ * background writer every database shares. Each process is read every 200 ms and its use since
+ * the previous reading added, so a backend that exits (an idle pooled connection closed) keeps
+ * what it used until its last reading instead of taking it away from the sum.
+ */
+export function startPostgresCpuMeter(database: string): { seconds(): number | null; stop(): void } {
+  const lastSeen = new Map<number, number>();
+  let total = 0;
+  let found = false;
+  // Processes already running when the meter starts count from then; later ones from their start.
+  const sample = (first = false) => {
+    const alive = new Set<number>();
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let title: string;
+      try {
+        title = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      } catch {
+        continue;
+      }
+      if (!title.startsWith('postgres: ')) continue;
+      if (
+        !title.includes(` ${database} `) &&
+        !title.endsWith(` ${database}`) &&
+        !SHARED_POSTGRES_WORK.test(title)
+      )
+        continue;
+      const pid = Number(entry);
+      const used = cpuSecondsOf(pid);
+      alive.add(pid);
+      found = true;
+      total += used - (lastSeen.get(pid) ?? (first ? used : 0));
+      lastSeen.set(pid, used);
+    }
+    for (const pid of lastSeen.keys()) if (!alive.has(pid)) lastSeen.delete(pid);
+  };
+  sample(true);
+  const timer = setInterval(sample, 200);
+  timer.unref();
+  return {
+    seconds() {
+      sample();
+      return found ? total : null;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
 /** VmHWM (peak RSS) in kB from /proc; undefined where /proc is not available. */
 function vmHwmKb(pid: number): number | undefined {
   try {

@@ -53,6 +53,11 @@ export interface BenchReport {
    * req/s it barely moves when other work shares the machine.
    */
   cpu_ms_per_request: Record<string, number | null>;
+  /**
+   * PostgreSQL only, when the server runs on this machine: CPU milliseconds all of the server's
+   * processes spent per request (its share of the machine; both share the 2 cores).
+   */
+  db_cpu_ms_per_request?: Record<string, number | null>;
   cluster: {
     processes: number;
     peak_rss_mb: number;
@@ -89,7 +94,9 @@ export function formatTable(
   rows: (ScenarioResult & { speedup?: number | null })[],
   skipped: { name: string; reason: string }[],
   cpu: Record<string, number | null> = {},
+  dbCpu: Record<string, number | null> = {},
 ): string {
+  const withDbCpu = Object.values(dbCpu).some((value) => value != null);
   const withSpeedup = rows.some((row) => row.speedup !== undefined);
   const header = [
     pad('scenario', 18, true),
@@ -99,6 +106,7 @@ export function formatTable(
     pad('non-2xx', 8),
     pad('ratio', 7),
     pad('CPU ms/req', 11),
+    ...(withDbCpu ? [pad('DB CPU ms/req', 14)] : []),
     ...(withSpeedup ? [pad('vs 1 proc', 10)] : []),
   ].join(' ');
   const lines = [title, header, '-'.repeat(header.length)];
@@ -112,6 +120,7 @@ export function formatTable(
         pad(String(row.non2xx), 8),
         pad(fmtRatio(row.ratio), 7),
         pad(cpu[row.name] == null ? '–' : cpu[row.name]!.toFixed(3), 11),
+        ...(withDbCpu ? [pad(dbCpu[row.name] == null ? '–' : dbCpu[row.name]!.toFixed(3), 14)] : []),
         ...(withSpeedup ? [pad(row.speedup == null ? '–' : `×${row.speedup.toFixed(2)}`, 10)] : []),
       ].join(' '),
     );

@@ -137,6 +137,8 @@ async function runStorage(
         ...(storage === 'postgres' ? { BASELINE_DATABASE_URL: location } : { BASELINE_DATA_DIR: location }),
         // The same hash as the service's, also when a run lowers it with --env.
         BASELINE_HASH_MEMORY_KIB: options.env.PASSWORD_HASH_MEMORY_KIB ?? '19456',
+        // The same connection pool as the service's, also when a run changes it with --env.
+        ...(options.env.DB_POOL_SIZE ? { DB_POOL_SIZE: options.env.DB_POOL_SIZE } : {}),
       },
       port,
       readyPath: '/static',
@@ -272,6 +274,13 @@ async function runStorage(
     cpu_ms_per_request: Object.fromEntries(
       [...results].map(([name, load]) => [name, load.cpu_ms_per_request]),
     ),
+    ...(storage === 'postgres'
+      ? {
+          db_cpu_ms_per_request: Object.fromEntries(
+            [...results].map(([name, load]) => [name, load.db_cpu_ms_per_request ?? null]),
+          ),
+        }
+      : {}),
     cluster,
     targets: [],
     notes,
@@ -360,6 +369,7 @@ async function main() {
         report.scenarios,
         report.skipped,
         report.cpu_ms_per_request,
+        report.db_cpu_ms_per_request,
       ),
     ];
     if (report.cluster) {

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Database } from '../src/core/db.js';
 import { randomBase62, sha256Hex } from '../src/core/ids.js';
 import { hashPassword } from '../src/core/passwords.js';
+import { seedCallHistory } from './seed-history.js';
 
 export const API_KEY_PREFIX = 'vp';
 export const BENCH_PASSWORD = 'bench-password';
@@ -393,6 +394,9 @@ export async function seedBench(
       }
     });
   }
+
+  await seedCallHistory(db, { tenantId, ownerUserId, salt, now });
+  mark('call history');
 
   await sql`
     CREATE TABLE IF NOT EXISTS bench_baseline_writes (

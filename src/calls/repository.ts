@@ -139,7 +139,7 @@ export async function insertQueuedCall(
         INSERT INTO call_events (tenant_id, call_id, status, at, detail)
         SELECT tenant_id, id, 'queued', created_at, '{}'::jsonb FROM queued
         RETURNING id, call_id, status, at, detail
-      ), ${recordCallEvents({ calls: 'queued', type: "'call.queued'", newEvents: 'queued_event', engine: '$3::text' })},
+      ), ${recordCallEvents({ calls: 'queued', type: "'call.queued'", newEvents: 'queued_event', engine: '$3::text', earlierTimeline: false })},
       new_job AS (
         SELECT queued.tenant_id, i.job_queue AS queue, i.job_payload AS payload, i.created_at AS run_at,
                i.job_max_attempts AS max_attempts, i.job_key AS singleton_key
@@ -230,8 +230,16 @@ export function recordCallEvents(options: {
   type: string;
   newEvents: string;
   engine: string;
+  /** False for calls the statement itself creates: they have no earlier timeline to read. */
+  earlierTimeline?: boolean;
 }): string {
   const { calls, type, newEvents, engine } = options;
+  const earlier =
+    options.earlierTimeline === false
+      ? ''
+      : `SELECT id, status, at, detail FROM call_events WHERE tenant_id = c.tenant_id AND call_id = c.id
+                     UNION ALL
+                     `;
   return `
   call_event AS (
     SELECT c.tenant_id, ${type} AS type, c.updated_at AS created_at,
@@ -248,9 +256,7 @@ export function recordCallEvents(options: {
              'events', coalesce((
                SELECT jsonb_agg(jsonb_build_object('status', e.status, 'at', ${isoTime('e.at')},
                                                    'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.id)
-               FROM (SELECT id, status, at, detail FROM call_events WHERE tenant_id = c.tenant_id AND call_id = c.id
-                     UNION ALL
-                     SELECT id, status, at, detail FROM ${newEvents} WHERE call_id = c.id) e), '[]'::jsonb))) AS data
+               FROM (${earlier}SELECT id, status, at, detail FROM ${newEvents} WHERE call_id = c.id) e), '[]'::jsonb))) AS data
     FROM ${calls} c
   ), ${recordEventsFrom('call_event', 'call_')}`;
 }

@@ -13,6 +13,8 @@ export interface Config {
   dataDir: string;
   /** Time limits of PostgreSQL queries (the embedded database has none). */
   databaseTimeouts: DatabaseTimeouts;
+  /** PostgreSQL connections this process opens at most (DB_POOL_SIZE); the embedded database has one. */
+  databasePoolSize: number;
   redisUrl: string | undefined;
   /** Prefix of every rate-limit key in Redis (several deployments, or test runs, can share one Redis). */
   redisKeyPrefix: string;
@@ -293,6 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dataDir: env.DATA_DIR || './data',
     databaseTimeouts: readDatabaseTimeouts(env),
+    databasePoolSize: readInteger(env, 'DB_POOL_SIZE', 10, 1, 1000),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: readRedisKeyPrefix(env),
     adminToken,

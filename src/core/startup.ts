@@ -31,6 +31,7 @@ export async function openAndMigrate(config: Config): Promise<{ database: Databa
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       timeouts: config.databaseTimeouts,
+      poolSize: config.databasePoolSize,
     });
   } catch (error) {
     if (error instanceof DirectoryLockedError) throw error;

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       telephony: 'simulated',
       seedDemo: true,
       databaseTimeouts: { statementMs: 10_000, queryMs: 15_000, connectMs: 5_000 },
+      databasePoolSize: 10,
     });
   });
 
@@ -38,6 +39,8 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'not a url'],
     ['REDIS_URL', 'http://localhost:6379'],
     ['REDIS_KEY_PREFIX', 'has space:'],
+    ['DB_POOL_SIZE', '0'],
+    ['DB_POOL_SIZE', 'ten'],
     ['JOB_RETENTION_DAYS', '0'],
     ['ADMIN_TOKEN', 'short'],
     ['API_KEY_PREFIX', 'VP'],
@@ -118,6 +121,7 @@ describe('loadConfig', () => {
     );
     expect(loadConfig({ HOST: '::1', PORT: '8080' }).publicBaseUrl).toBe('http://[::1]:8080');
     expect(loadConfig({ SEED_DEMO: 'false' }).seedDemo).toBe(false);
+    expect(loadConfig({ DB_POOL_SIZE: '30' }).databasePoolSize).toBe(30);
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);

@@ -1,0 +1,12 @@
+import pg from 'pg';
+import fs from 'node:fs';
+const [db, file, n = '3000'] = process.argv.slice(2);
+const c = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:5432/${db}` });
+await c.connect();
+await c.query('SET synchronous_commit = off');
+const text = fs.readFileSync(file, 'utf8');
+for (let i = 0; i < 300; i++) await c.query({ name: 's', text });
+const t = performance.now();
+for (let i = 0; i < Number(n); i++) await c.query({ name: 's', text });
+console.log(file, ((performance.now() - t) / Number(n)).toFixed(3), 'ms');
+await c.end();
