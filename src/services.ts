@@ -276,6 +276,7 @@ export function createServices(options: ServiceOptions): Services {
     handlers: jobHandlers,
     batchSize: config.jobBatchSize,
     concurrency: config.jobConcurrency,
+    wakeDelayMs: config.jobWakeDelayMs,
     limits: { [DELIVERY_QUEUE]: deliveryLimit },
     logger: options.logger,
   });

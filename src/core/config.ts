@@ -47,6 +47,8 @@ export interface Config {
   jobBatchSize: number;
   /** Jobs a process runs at once (JOB_CONCURRENCY), claimed as slots free. */
   jobConcurrency: number;
+  /** Milliseconds a job queued in this process waits so the next claim takes its neighbours too (JOB_WAKE_DELAY_MS). */
+  jobWakeDelayMs: number;
   /**
    * Which proxies' X-Forwarded-For to believe for the client address (per-IP rate limits, logs):
    * false (the socket's address), a hop count, or proxy addresses / CIDR ranges.
@@ -328,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobRetentionDays: readInteger(env, 'JOB_RETENTION_DAYS', 7, 1, 3650),
     jobBatchSize: readInteger(env, 'JOB_BATCH_SIZE', 25, 1, 500),
     jobConcurrency: readInteger(env, 'JOB_CONCURRENCY', 50, 1, 2000),
+    jobWakeDelayMs: readInteger(env, 'JOB_WAKE_DELAY_MS', 5, 0, 1000),
     rateLimits: {
       partner: {
         perSecond: readInteger(env, 'RATE_LIMIT_PARTNER_PER_SECOND', 100, 1, 1_000_000_000),

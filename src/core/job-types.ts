@@ -101,6 +101,11 @@ export interface JobRunnerOptions {
   /** A handed-back job runs again about this much later (not counted as an attempt). */
   keyDeferMs?: number;
   pollIntervalMs?: number;
+  /**
+   * A wake (a job just queued in this process) claims this much later, so the jobs queued
+   * meanwhile share one claim and one statement per step instead of one each; default 5 ms, 0 claims at once.
+   */
+  wakeDelayMs?: number;
   /** How long a claim holds before another job runner may take the job over; renewed while it runs. */
   leaseMs?: number;
   /** Back-off before attempt n+1: base * 2^(n-1), capped. */
