@@ -42,16 +42,23 @@ export interface DeliverySuccess {
   responseCode: number;
 }
 
-/** Marks the deliveries succeeded, in one statement. */
+/**
+ * Marks the deliveries succeeded, in one statement whose commit does not wait for its WAL flush
+ * (synchronous_commit off for its transaction): only the delivery job's handler calls it, and the
+ * job's acknowledgement, a synchronous commit written after it, flushes the WAL up to and past it.
+ * A database crash before that acknowledgement loses both, and the job sends the event again
+ * (at-least-once, the same webhook-id).
+ */
 export async function markDeliveriesSucceeded(db: Executor, successes: DeliverySuccess[]): Promise<void> {
   await runPrepared(db, {
     name: 'events_mark_deliveries_succeeded',
     text: `
+      WITH commit_without_flush AS (SELECT set_config('synchronous_commit', 'off', true))
       UPDATE event_deliveries d
       SET status = 'succeeded', attempts = s.attempts, last_attempt_at = s.at,
           last_response_code = s.response_code, next_attempt_at = NULL
       FROM unnest($1::text[], $2::text[], $3::integer[], $4::timestamptz[], $5::integer[])
-        AS s(tenant_id, id, attempts, at, response_code)
+        AS s(tenant_id, id, attempts, at, response_code), commit_without_flush
       WHERE d.tenant_id = s.tenant_id AND d.id = s.id`,
     values: [
       successes.map((s) => s.tenantId),
