@@ -6,7 +6,7 @@
  * statement through the service's own outbox SQL (src/events/repository.ts recordEventsFrom),
  * then the service's job runner delivers them. The row: events delivered per second, from the
  * commit of the backlog to the last distinct webhook-id received; p50/p99: from the event's
- * created_at to its first arrival.
+ * created_at to its first arrival; CPU ms/req: the service's CPU time meanwhile per event delivered.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -108,10 +108,13 @@ export async function runEventDelivery(run: ScenarioRun): Promise<CompoundResult
       [run.context.fixture.tenantId, count],
     );
     const committed = Date.now();
+    const cpuBefore = run.cpuSeconds();
     run.log('');
     run.log(`    ${count} events recorded for endpoint ${endpointId}; delivering …`);
     const timeoutMs = Math.max(60, run.options.duration * DELIVERY_TIMEOUT_FACTOR) * 1000;
     const complete = await receiver.waitFor(count, timeoutMs);
+    // The service's CPU (every thread) while it delivered: the job runner's claims and acknowledgements included.
+    const cpuMs = (run.cpuSeconds() - cpuBefore) * 1000;
     const arrivals = [...receiver.arrivals.values()];
     const last = arrivals.length ? Math.max(...arrivals) : Date.now();
     const seconds = Math.max(0.001, (last - committed) / 1000);
@@ -131,7 +134,9 @@ export async function runEventDelivery(run: ScenarioRun): Promise<CompoundResult
       non2xx: count - receiver.arrivals.size,
       statuses: { '200': receiver.requests },
       errors: 0,
-      cpu_ms_per_request: null,
+      cpu_ms_per_request: receiver.arrivals.size
+        ? Math.round((cpuMs / receiver.arrivals.size) * 1000) / 1000
+        : null,
     };
     return {
       load,

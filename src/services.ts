@@ -227,7 +227,7 @@ export function createServices(options: ServiceOptions): Services {
   const pipeline = createCallPipeline({ db, clock, telephony });
   const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
   const events = createEventService({ ...eventOptions, onQueued: () => jobRunner?.wake() });
-  const deliverEvent = createEventDelivery(eventOptions);
+  const eventDelivery = createEventDelivery(eventOptions);
   const members = createMemberService({
     db,
     clock,
@@ -247,7 +247,7 @@ export function createServices(options: ServiceOptions): Services {
     [RECONCILE_QUEUE]: (job) => subscriptions.reconcile(job.tenantId ?? '', job.payload.operation_id),
     [PROCESSOR_CANCEL_QUEUE]: (job) =>
       subscriptions.cancelAtProcessor(job.payload.subscription_id, job.payload.provider_subscription_id),
-    [DELIVERY_QUEUE]: (job) => deliverEvent(job as Job<DeliveryJobPayload>),
+    [DELIVERY_QUEUE]: (job) => eventDelivery.deliver(job as Job<DeliveryJobPayload>),
     [PURGE_QUEUE]: async (job) => {
       await idempotency.purgeExpired();
       await scheduleNext(db, job, new Date(clock.now().getTime() + PURGE_EVERY_MS));
@@ -306,6 +306,7 @@ export function createServices(options: ServiceOptions): Services {
     jobHandlers,
     jobRunner,
     async close() {
+      eventDelivery.close();
       await mailSender.close();
       await rateLimits.close();
     },

@@ -1,14 +1,23 @@
-/** Loading what one delivery attempt needs (./delivery.ts), in one query. */
+/**
+ * The statements of delivery attempts (./delivery.ts), each for every attempt of a batch at once:
+ * loading what they need, and recording their successes.
+ */
 import { type Executor, runPrepared } from '../core/db.js';
 import type { DeliveryRow, EndpointRow, EventRow } from './repository.js';
 
-/** What one attempt needs: the delivery, its endpoint (live or not) and its event, in one query. */
-export async function loadDeliveryAttempt(
+export interface DeliveryAttempt {
+  delivery: DeliveryRow;
+  endpoint: EndpointRow;
+  event: EventRow;
+}
+
+/** What each attempt needs: the delivery, its endpoint (live or not) and its event; by delivery id. */
+export async function loadDeliveryAttempts(
   db: Executor,
-  deliveryId: string,
-): Promise<{ delivery: DeliveryRow; endpoint: EndpointRow; event: EventRow } | undefined> {
-  const [row] = await runPrepared<AttemptRow>(db, {
-    name: 'events_load_delivery_attempt',
+  deliveryIds: string[],
+): Promise<Map<string, DeliveryAttempt>> {
+  const rows = await runPrepared<AttemptRow>(db, {
+    name: 'events_load_delivery_attempts',
     text: `
       SELECT d.id, d.tenant_id, d.endpoint_id, d.event_id, d.status, d.attempts, d.last_attempt_at,
              d.last_response_code, d.next_attempt_at, d.created_at,
@@ -19,10 +28,49 @@ export async function loadDeliveryAttempt(
       FROM event_deliveries d
       JOIN webhook_endpoints w ON w.tenant_id = d.tenant_id AND w.id = d.endpoint_id
       JOIN events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
-      WHERE d.id = $1`,
-    values: [deliveryId],
+      WHERE d.id = ANY($1::text[])`,
+    values: [deliveryIds],
   });
-  if (!row) return undefined;
+  return new Map(rows.map((row) => [row.id, attemptOf(row)]));
+}
+
+export interface DeliverySuccess {
+  tenantId: string;
+  deliveryId: string;
+  attempts: number;
+  at: Date;
+  responseCode: number;
+}
+
+/**
+ * Marks the deliveries succeeded, in one statement whose commit does not wait for its WAL flush
+ * (synchronous_commit off for its transaction): only the delivery job's handler calls it, and the
+ * job's acknowledgement, a synchronous commit written after it, flushes the WAL up to and past it.
+ * A database crash before that acknowledgement loses both, and the job sends the event again
+ * (at-least-once, the same webhook-id).
+ */
+export async function markDeliveriesSucceeded(db: Executor, successes: DeliverySuccess[]): Promise<void> {
+  await runPrepared(db, {
+    name: 'events_mark_deliveries_succeeded',
+    text: `
+      WITH commit_without_flush AS (SELECT set_config('synchronous_commit', 'off', true))
+      UPDATE event_deliveries d
+      SET status = 'succeeded', attempts = s.attempts, last_attempt_at = s.at,
+          last_response_code = s.response_code, next_attempt_at = NULL
+      FROM unnest($1::text[], $2::text[], $3::integer[], $4::timestamptz[], $5::integer[])
+        AS s(tenant_id, id, attempts, at, response_code), commit_without_flush
+      WHERE d.tenant_id = s.tenant_id AND d.id = s.id`,
+    values: [
+      successes.map((s) => s.tenantId),
+      successes.map((s) => s.deliveryId),
+      successes.map((s) => s.attempts),
+      successes.map((s) => s.at),
+      successes.map((s) => s.responseCode),
+    ],
+  });
+}
+
+function attemptOf(row: AttemptRow): DeliveryAttempt {
   return {
     delivery: {
       id: row.id,

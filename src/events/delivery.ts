@@ -6,17 +6,26 @@
  *
  * Signing follows Standard Webhooks with the `standardwebhooks` package itself, so partners
  * verify with it (or svix) unchanged. `webhook-id` is the event id on every attempt.
+ *
+ * The job runner starts a claim's jobs in the same turn, so their loads are one query and their
+ * successes one UPDATE (`coalesce`); the POSTs go over kept-alive connections (./connections.ts).
  */
-import http from 'node:http';
-import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
+import { coalesce } from '../core/batching.js';
+import { BoundedMap } from '../core/bounded-map.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type Job, type JobKeyLimit, RetryJobError } from '../core/jobs.js';
 import type { SecretBox } from '../core/secrets.js';
-import { loadDeliveryAttempt } from './attempt-repository.js';
+import {
+  type DeliveryAttempt,
+  type DeliverySuccess,
+  loadDeliveryAttempts,
+  markDeliveriesSucceeded,
+} from './attempt-repository.js';
+import { createEndpointConnections, type PostOutcome } from './connections.js';
 import { type EndpointRow, type EventRow, updateDelivery, updateEndpoint } from './repository.js';
-import { checkWebhookUrl, type HostResolver, lookupFor, type ResolvedAddress } from './ssrf.js';
+import { checkWebhookUrl, type HostResolver } from './ssrf.js';
 
 /** Delays before retries 1 … 7 (platform contract §3); after the 8th attempt the delivery fails. */
 export const RETRY_SCHEDULE_MS = [
@@ -31,8 +40,6 @@ export const RETRY_SCHEDULE_MS = [
 /** An endpoint failing for this long is disabled. */
 export const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
 export const DELIVERY_TIMEOUT_MS = 10_000;
-/** The most of an answer read: only its status matters. */
-const MAX_ANSWER_BYTES = 4096;
 
 export interface DeliveryJobPayload {
   delivery_id: string;
@@ -43,9 +50,12 @@ export interface DeliveryJobPayload {
 /**
  * Deliveries to one endpoint in flight at once in one process. More of them wait in line while
  * the endpoint answers, and go back to the queue for a little later when it does not (a dead or
- * hanging endpoint): it holds this many of the job runner's slots, never all of them.
+ * hanging endpoint): it holds this many of the job runner's slots, never all of them. 16 of the
+ * default 50: one endpoint's rate is this over a delivery's round trip (load, POST, success
+ * write), and 10 fell short of the bench target; two hung endpoints still leave 18 slots to the
+ * rest (docs/events.md).
  */
-export const ENDPOINT_CONCURRENCY = 10;
+export const ENDPOINT_CONCURRENCY = 16;
 
 /** The job runner's limit for the delivery queue: by endpoint (src/core/key-gate.ts). */
 export const deliveryLimit: JobKeyLimit = {
@@ -66,59 +76,6 @@ export function eventBody(event: EventRow): string {
   });
 }
 
-/** The signing secrets in force: the current one, and the previous one until it expires. */
-export function signingSecrets(endpoint: EndpointRow, secrets: SecretBox, now: Date): string[] {
-  const current = [secrets.open(endpoint.secret_sealed, secretContext(endpoint.id, 'current'))];
-  if (
-    endpoint.previous_secret_sealed &&
-    endpoint.previous_secret_expires_at &&
-    endpoint.previous_secret_expires_at > now
-  ) {
-    current.push(secrets.open(endpoint.previous_secret_sealed, secretContext(endpoint.id, 'previous')));
-  }
-  return current;
-}
-
-type Outcome = { status: number } | { error: string };
-
-/** One POST to the checked addresses: no redirects, a deadline, at most 4 KiB of the answer read. */
-function post(
-  url: URL,
-  addresses: ResolvedAddress[],
-  headers: Record<string, string>,
-  body: string,
-  timeoutMs: number,
-): Promise<Outcome> {
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve) => {
-    let settled = false;
-    const finish = (outcome: Outcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      request.destroy();
-      resolve(outcome);
-    };
-    const request = client.request(
-      url,
-      { method: 'POST', headers, lookup: lookupFor(addresses), agent: false },
-      (response) => {
-        const status = response.statusCode ?? 0;
-        let received = 0;
-        response.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received >= MAX_ANSWER_BYTES) finish({ status });
-        });
-        response.on('end', () => finish({ status }));
-        response.on('error', () => finish({ status }));
-      },
-    );
-    const timer = setTimeout(() => finish({ error: `no answer within ${timeoutMs} ms` }), timeoutMs);
-    request.on('error', (error) => finish({ error: error.message }));
-    request.end(body);
-  });
-}
-
 export interface EventDeliveryDeps {
   db: Db;
   clock: Clock;
@@ -128,11 +85,57 @@ export interface EventDeliveryDeps {
   timeoutMs?: number;
 }
 
-export function createEventDelivery(deps: EventDeliveryDeps) {
+export interface EventDelivery {
+  /** The `events.deliver` job handler. */
+  deliver(job: Job<DeliveryJobPayload>): Promise<void>;
+  /** Closes the kept-alive connections (idle ones now, busy ones when their request ends). */
+  close(): void;
+  /** Connection agents held (one per endpoint and checked address set): for tests. */
+  readonly connectionAgents: number;
+}
+
+/** Opened secrets kept as signers, by place and sealed value: a rotation's new value is a new key. */
+const MAX_SIGNERS = 1000;
+
+export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
   const { db, clock, secrets } = deps;
   const timeoutMs = deps.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const connections = createEndpointConnections({ maxSockets: ENDPOINT_CONCURRENCY });
+  const signers = new BoundedMap<string, Webhook>({ maxEntries: MAX_SIGNERS, order: 'use' });
 
-  async function attempt(endpoint: EndpointRow, event: EventRow): Promise<Outcome> {
+  const loadAttempt = coalesce(async (deliveryIds: string[]) => {
+    const loaded = await loadDeliveryAttempts(db, deliveryIds);
+    return deliveryIds.map((id): DeliveryAttempt | undefined => loaded.get(id));
+  });
+  const markSucceeded = coalesce(async (successes: DeliverySuccess[]) => {
+    await markDeliveriesSucceeded(db, successes);
+    return successes.map(() => undefined);
+  });
+
+  function signer(sealed: string, context: string): Webhook {
+    const key = `${context}\n${sealed}`;
+    let found = signers.get(key);
+    if (!found) {
+      found = new Webhook(secrets.open(sealed, context));
+      signers.set(key, found);
+    }
+    return found;
+  }
+
+  /** The signers in force: the current secret's, and the previous one's until it expires. */
+  function signersOf(endpoint: EndpointRow, now: Date): Webhook[] {
+    const current = [signer(endpoint.secret_sealed, secretContext(endpoint.id, 'current'))];
+    if (
+      endpoint.previous_secret_sealed &&
+      endpoint.previous_secret_expires_at &&
+      endpoint.previous_secret_expires_at > now
+    ) {
+      current.push(signer(endpoint.previous_secret_sealed, secretContext(endpoint.id, 'previous')));
+    }
+    return current;
+  }
+
+  async function attempt(endpoint: EndpointRow, event: EventRow): Promise<PostOutcome> {
     // Checked again at each attempt: the name may resolve elsewhere since the endpoint was saved.
     const checked = await checkWebhookUrl(endpoint.url, {
       allowPrivate: deps.allowPrivate,
@@ -142,8 +145,8 @@ export function createEventDelivery(deps: EventDeliveryDeps) {
     const body = eventBody(event);
     // The signature's timestamp is the wall clock: receivers compare it with theirs.
     const sentAt = systemClock.now();
-    const signature = signingSecrets(endpoint, secrets, clock.now())
-      .map((secret) => new Webhook(secret).sign(event.id, sentAt, body))
+    const signature = signersOf(endpoint, clock.now())
+      .map((webhook) => webhook.sign(event.id, sentAt, body))
       .join(' ');
     const headers = {
       'content-type': 'application/json',
@@ -152,11 +155,18 @@ export function createEventDelivery(deps: EventDeliveryDeps) {
       'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
       'webhook-signature': signature,
     };
-    return post(checked.url, checked.addresses, headers, body, timeoutMs);
+    return connections.post({
+      endpointId: endpoint.id,
+      url: checked.url,
+      addresses: checked.addresses,
+      headers,
+      body,
+      timeoutMs,
+    });
   }
 
-  return async function deliver(job: Job<DeliveryJobPayload>): Promise<void> {
-    const loaded = await loadDeliveryAttempt(db, job.payload.delivery_id);
+  async function deliver(job: Job<DeliveryJobPayload>): Promise<void> {
+    const loaded = await loadAttempt(job.payload.delivery_id);
     if (loaded?.delivery.status !== 'pending') return;
     const { delivery, endpoint, event } = loaded;
     const tenantId = delivery.tenant_id;
@@ -169,20 +179,16 @@ export function createEventDelivery(deps: EventDeliveryDeps) {
     const attempts = delivery.attempts + 1;
     const code = 'status' in outcome ? outcome.status : null;
     if (code !== null && code >= 200 && code < 300) {
-      const succeeded = {
-        status: 'succeeded',
-        attempts,
-        last_attempt_at: at,
-        last_response_code: code,
-        next_attempt_at: null,
-      } as const;
-      // The usual case is one statement; an endpoint answering again also clears its failing_since.
+      // The usual case is one statement for the batch; an endpoint answering again also clears
+      // its failing_since.
       if (!endpoint.failing_since) {
-        await updateDelivery(db, tenantId, delivery.id, succeeded);
+        await markSucceeded({ tenantId, deliveryId: delivery.id, attempts, at, responseCode: code });
         return;
       }
       await db.transaction().execute(async (tx) => {
-        await updateDelivery(tx, tenantId, delivery.id, succeeded);
+        await markDeliveriesSucceeded(tx, [
+          { tenantId, deliveryId: delivery.id, attempts, at, responseCode: code },
+        ]);
         await updateEndpoint(tx, tenantId, endpoint.id, { failing_since: null });
       });
       return;
@@ -209,5 +215,13 @@ export function createEventDelivery(deps: EventDeliveryDeps) {
       const reason = 'status' in outcome ? `HTTP ${outcome.status}` : outcome.error;
       throw new RetryJobError(`event delivery ${delivery.id} attempt ${attempts}: ${reason}`, delay);
     }
+  }
+
+  return {
+    deliver,
+    close: () => connections.close(),
+    get connectionAgents() {
+      return connections.agents;
+    },
   };
 }

@@ -38,6 +38,10 @@ async function deliveries(endpointId: string) {
 }
 
 describe('a hanging endpoint beside a healthy one', () => {
+  it('the per-endpoint cap is at most a third of the default window: two hung endpoints leave a third', () => {
+    expect(3 * ENDPOINT_CONCURRENCY).toBeLessThanOrEqual(t.config.jobConcurrency);
+  });
+
   it('the healthy endpoint gets all its events while the hung one holds only its own slots', {
     timeout: 60_000,
   }, async () => {

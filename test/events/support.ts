@@ -19,6 +19,11 @@ export interface Receiver {
   /** The secret deliveries are verified with (set after the endpoint is created). */
   secret: string;
   answer: Answer;
+  /** The answer's body (longer than the 4 KiB a delivery reads, unless a test shortens it). */
+  answerBody: string;
+  /** TCP connections accepted so far, and those still open. */
+  connections: number;
+  openConnections: number;
   /** Resolves when `count` deliveries have arrived. */
   waitFor(count: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -31,6 +36,9 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
     received: [],
     secret: '',
     answer: () => 200,
+    answerBody: 'x'.repeat(10_000),
+    connections: 0,
+    openConnections: 0,
     waitFor(count) {
       if (receiver.received.length >= count) return Promise.resolve(receiver.received);
       return new Promise((resolve) => waiters.push({ count, resolve: () => resolve(receiver.received) }));
@@ -58,7 +66,14 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
         waiter.resolve();
       }
       const status = await receiver.answer(entry);
-      response.writeHead(status, { 'content-type': 'text/plain' }).end('x'.repeat(10_000));
+      response.writeHead(status, { 'content-type': 'text/plain' }).end(receiver.answerBody);
+    });
+  });
+  server.on('connection', (socket) => {
+    receiver.connections += 1;
+    receiver.openConnections += 1;
+    socket.on('close', () => {
+      receiver.openConnections -= 1;
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
