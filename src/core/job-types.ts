@@ -103,7 +103,9 @@ export interface JobRunnerOptions {
   pollIntervalMs?: number;
   /**
    * A wake (a job just queued in this process) claims this much later, so the jobs queued
-   * meanwhile share one claim and one statement per step instead of one each; default 5 ms, 0 claims at once.
+   * meanwhile share one claim and one statement per step instead of one each: at a few hundred
+   * calls a second every trigger would otherwise claim its own dispatch job. Default 5 ms; 0
+   * claims at once.
    */
   wakeDelayMs?: number;
   /** How long a claim holds before another job runner may take the job over; renewed while it runs. */

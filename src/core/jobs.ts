@@ -88,11 +88,7 @@ const ACK_DELAY_MS = 50;
  * when one lingers). `runOnce()`/`drain()` claim a batch and wait for all of it, as tests expect.
  * A queue with a limit (`limits`) runs at most `max` jobs per key at once (key-gate.ts).
  */
-/**
- * How long a wake waits before it claims. At a few hundred calls a second every trigger would
- * otherwise claim its own dispatch job, and each claim costs the same statements (and WAL
- * flushes) for one job as for 25; 5 ms adds at most that to a job's start.
- */
+/** A claim's statements cost as much for one job as for 25 (JobRunnerOptions.wakeDelayMs). */
 export const DEFAULT_WAKE_DELAY_MS = 5;
 
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
