@@ -1,5 +1,6 @@
 /** The service's environment during a bench run, and the operator token the harness uses. */
 import crypto from 'node:crypto';
+import { RECOMMENDED_MMAP_THRESHOLD } from '../src/core/memory.js';
 import type { BenchOptions, Storage } from './options.js';
 import { API_KEY_PREFIX } from './seed.js';
 
@@ -45,8 +46,7 @@ export function serviceEnv(
     WEB_CONCURRENCY: '',
     // The production setting the README recommends (section "Memory"): without it glibc keeps a
     // freed password-hash buffer per libuv thread, ~60 MB of peak RSS after users_create.
-    // src/cluster.ts RECOMMENDED_MMAP_THRESHOLD (importing cluster.ts would start a cluster).
-    MALLOC_MMAP_THRESHOLD_: '1048576',
+    MALLOC_MMAP_THRESHOLD_: String(RECOMMENDED_MMAP_THRESHOLD),
     // call_pipeline: calls are over as soon as the simulated carrier answers them.
     SIMULATED_CALL_SECONDS: '0',
     // event_delivery: the receiver is a server in the bench process, on 127.0.0.1.

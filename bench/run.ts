@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { openDatabase } from '../src/core/db.js';
+import { heapLimitArgv } from '../src/core/memory.js';
 import { migrate } from '../src/core/migrate.js';
 import { freePort } from '../test/support/server-process.js';
 import { adminQuery, postgresAdminUrl, postgresAnswers, queueBacklog, withDatabase } from './database.js';
@@ -170,7 +171,12 @@ async function runStorage(
     );
     const service = await startProcess({
       name: 'service',
-      args: [...(options.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), DIST_SERVER],
+      args: [
+        ...(options.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
+        // The production setting of the README's "Memory" note (src/cluster.ts sets it for its workers).
+        ...heapLimitArgv([], options.env.NODE_OPTIONS),
+        DIST_SERVER,
+      ],
       env: serviceEnv(options, storage, location, port, rateLimits.env),
       port,
       readyPath: '/readyz',

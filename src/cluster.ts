@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Config, ConfigError, loadConfig } from './core/config.js';
 import { openDatabase } from './core/db.js';
+import { heapLimitArgv, RECOMMENDED_MMAP_THRESHOLD } from './core/memory.js';
 import { migrate } from './core/migrate.js';
 
 const MAX_PROCESSES = 64;
@@ -20,9 +21,6 @@ const MAX_PROCESSES = 64;
 const EARLY_EXIT_MS = 10_000;
 const MAX_EARLY_EXITS = 5;
 const SHUTDOWN_TIMEOUT_MS = 30_000;
-
-/** Bytes: allocations from this size up are mmapped and unmapped on free (glibc). */
-export const RECOMMENDED_MMAP_THRESHOLD = 1024 * 1024;
 
 /** WEB_CONCURRENCY: the number of server processes; defaults to the number of CPUs. */
 export function webConcurrency(env: Record<string, string | undefined> = process.env): number {
@@ -91,7 +89,10 @@ async function runPrimary(): Promise<void> {
   // raised its mmap threshold; a fixed threshold returns it to the system (README, "Memory").
   // Read by glibc when a process starts, so it is set here for the workers.
   process.env.MALLOC_MMAP_THRESHOLD_ ??= String(RECOMMENDED_MMAP_THRESHOLD);
-  cluster.setupPrimary({ exec: serverEntry() });
+  cluster.setupPrimary({
+    exec: serverEntry(),
+    execArgv: heapLimitArgv(process.execArgv, process.env.NODE_OPTIONS),
+  });
   let stopping = false;
   const startedAt = new Map<Worker, number>();
   let earlyExits = 0;
