@@ -38,7 +38,7 @@ function childPids(pid: number): number[] {
   }
 }
 
-const SHARED_POSTGRES_WORK = /^postgres: .*: (checkpointer|background writer|walwriter)\s*$/;
+const SHARED_POSTGRES_WORK = /^postgres: (?:.*: )?(checkpointer|background writer|walwriter)\s*$/;
 
 /**
  * CPU seconds used by a PostgreSQL server on this machine for one database: the backends serving

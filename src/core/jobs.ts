@@ -79,6 +79,9 @@ interface InHand {
 /** A group's acknowledgement waits at most this long for the group's slowest job. */
 const ACK_DELAY_MS = 50;
 
+/** A claim's statements cost as much for one job as for 25 (JobRunnerOptions.wakeDelayMs). */
+export const DEFAULT_WAKE_DELAY_MS = 5;
+
 /**
  * `start()` runs a sliding window over the queue: up to `concurrency` jobs in hand, and as slots
  * free the runner claims again (at most `batchSize` a statement), so a job that takes long (a
@@ -88,9 +91,6 @@ const ACK_DELAY_MS = 50;
  * when one lingers). `runOnce()`/`drain()` claim a batch and wait for all of it, as tests expect.
  * A queue with a limit (`limits`) runs at most `max` jobs per key at once (key-gate.ts).
  */
-/** A claim's statements cost as much for one job as for 25 (JobRunnerOptions.wakeDelayMs). */
-export const DEFAULT_WAKE_DELAY_MS = 5;
-
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { db, clock, handlers } = options;
   const id = `wrk_${randomBase62(12)}`;

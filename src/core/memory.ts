@@ -16,7 +16,7 @@ export const RECOMMENDED_OLD_SPACE_MB = 512;
 /** Node flags for a server process: the recommended heap limit added, unless one is already given. */
 export function heapLimitArgv(execArgv: string[], nodeOptions = ''): string[] {
   const given = [...execArgv, ...nodeOptions.split(/\s+/)].some((flag) =>
-    /^--max-old-space-size(=|$)/.test(flag),
+    /^--max[-_]old[-_]space[-_]size(=|$)/.test(flag),
   );
   return given ? execArgv : [...execArgv, `--max-old-space-size=${RECOMMENDED_OLD_SPACE_MB}`];
 }

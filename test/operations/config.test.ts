@@ -41,6 +41,8 @@ describe('loadConfig', () => {
     ['REDIS_KEY_PREFIX', 'has space:'],
     ['DB_POOL_SIZE', '0'],
     ['DB_POOL_SIZE', 'ten'],
+    ['JOB_WAKE_DELAY_MS', '-1'],
+    ['JOB_WAKE_DELAY_MS', '1001'],
     ['JOB_RETENTION_DAYS', '0'],
     ['ADMIN_TOKEN', 'short'],
     ['API_KEY_PREFIX', 'VP'],
@@ -122,6 +124,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ HOST: '::1', PORT: '8080' }).publicBaseUrl).toBe('http://[::1]:8080');
     expect(loadConfig({ SEED_DEMO: 'false' }).seedDemo).toBe(false);
     expect(loadConfig({ DB_POOL_SIZE: '30' }).databasePoolSize).toBe(30);
+    expect(loadConfig({}).jobWakeDelayMs).toBe(5);
+    expect(loadConfig({ JOB_WAKE_DELAY_MS: '0' }).jobWakeDelayMs).toBe(0);
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);

@@ -18,6 +18,7 @@ describe('memory settings', () => {
     ]);
     expect(heapLimitArgv(['--max-old-space-size=2048'])).toEqual(['--max-old-space-size=2048']);
     expect(heapLimitArgv([], '--max-old-space-size=1024 --no-warnings')).toEqual([]);
+    expect(heapLimitArgv([], '--max_old_space_size=1024')).toEqual([]);
   });
 
   it('limits the heap of a process started with those flags, and npm start passes them', () => {
