@@ -20,6 +20,29 @@ export interface PhaseResult {
   compound: Map<ScenarioName, { ratio: number | null; details: Record<string, unknown> }>;
 }
 
+const DATABASE_SETTLE_LIMIT_MS = 60_000;
+
+/**
+ * Waits (at most a minute) until the local PostgreSQL is nearly idle: the work an earlier scenario
+ * left behind (autovacuum of the rows it churned, a checkpoint) must not be measured as this one's.
+ */
+async function databaseSettled(dbCpuSeconds: () => number | null, name: string): Promise<void> {
+  const started = Date.now();
+  let before = dbCpuSeconds();
+  while (before !== null && Date.now() - started < DATABASE_SETTLE_LIMIT_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = dbCpuSeconds();
+    if (now === null || now - before < 0.5 * 0.1) {
+      const waited = Date.now() - started;
+      if (waited > 1_000)
+        log(`  (PostgreSQL busy with earlier work: ${name} waited ${(waited / 1000).toFixed(1)} s)`);
+      return;
+    }
+    before = now;
+  }
+  log(`  (PostgreSQL still busy after ${DATABASE_SETTLE_LIMIT_MS / 1000} s: ${name} starts anyway)`);
+}
+
 /** PostgreSQL's own CPU is measurable only when the server runs on this machine: its database then. */
 function localDatabaseName(url: string | undefined): string | undefined {
   if (!url) return undefined;
@@ -61,6 +84,7 @@ async function runEach(
   afterEach?: (scenario: Scenario) => Promise<void>,
 ): Promise<void> {
   for (const scenario of scenarios) {
+    if (dbCpuSeconds) await databaseSettled(dbCpuSeconds, scenario.name);
     const reason = scenario.unavailable?.(context);
     if (reason) {
       log(`  ${scenario.name}: skipped (${reason})`);
