@@ -65,24 +65,30 @@ export async function runScenarios(
   const dbCpu = localDatabaseName(context.databaseUrl);
   const meter = dbCpu ? startPostgresCpuMeter(dbCpu) : undefined;
   try {
-    await runEach(scenarios, target, context, options, label, earlier, phase, meter?.seconds, afterEach);
+    await runEach({ scenarios, target, context, options, label, earlier, afterEach }, phase, meter?.seconds);
   } finally {
     meter?.stop();
   }
   return phase;
 }
 
+/** runScenarios' arguments, as it was called. */
+interface PhaseInputs {
+  scenarios: Scenario[];
+  target: Started;
+  context: ScenarioContext;
+  options: BenchOptions;
+  label: string;
+  earlier: Map<ScenarioName, LoadResult>;
+  afterEach?: (scenario: Scenario) => Promise<void>;
+}
+
 async function runEach(
-  scenarios: Scenario[],
-  target: Started,
-  context: ScenarioContext,
-  options: BenchOptions,
-  label: string,
-  earlier: Map<ScenarioName, LoadResult>,
+  inputs: PhaseInputs,
   phase: PhaseResult,
   dbCpuSeconds: (() => number | null) | undefined,
-  afterEach?: (scenario: Scenario) => Promise<void>,
 ): Promise<void> {
+  const { scenarios, target, context, options, label, earlier, afterEach } = inputs;
   for (const scenario of scenarios) {
     if (dbCpuSeconds) await databaseSettled(dbCpuSeconds, scenario.name);
     const reason = scenario.unavailable?.(context);
