@@ -15,8 +15,6 @@
  * code's time step is accepted once per member (no replay); and the accepted code ends the
  * half-open session and starts a fresh one under a new token (no session fixation).
  */
-import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
 import { isUniqueViolation } from '../core/db.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { newId, sha256Hex } from '../core/ids.js';
@@ -46,7 +44,7 @@ import {
   type StartedSession,
   startMemberSession,
 } from './session-start.js';
-import { createTeamFunctions, type InvitationMailer } from './team.js';
+import { createTeamFunctions, type TeamDeps } from './team.js';
 
 export { ABSOLUTE_MS, SECOND_FACTOR_MS };
 
@@ -106,17 +104,7 @@ export const emailTaken = () =>
 const totpContext = (memberId: string) => `members.totp:${memberId}`;
 const lockUntil = (now: Date) => new Date(now.getTime() + LOCK_MS);
 
-export function createMemberService(deps: {
-  db: Db;
-  clock: Clock;
-  secrets: SecretBox;
-  passwordHashMemoryKib: number;
-  /** Base of the invitation links (PUBLIC_BASE_URL). */
-  publicBaseUrl: string;
-  /** Writes invitation emails into the outbox. */
-  mailer: InvitationMailer;
-  onQueued?: () => void;
-}) {
+export function createMemberService(deps: TeamDeps & { secrets: SecretBox }) {
   const { db, clock } = deps;
 
   return {

@@ -66,15 +66,20 @@ const usable = (row: InvitationRow, now: Date) => !row.accepted_at && !row.revok
 const lastOwner = () =>
   new ApiError('conflict', 'An agency needs at least one owner: make another member an owner first.');
 
-export function createTeamFunctions(deps: {
+/** What the team functions need; the member service passes its own dependencies. */
+export interface TeamDeps {
   db: Db;
   clock: Clock;
   passwordHashMemoryKib: number;
+  /** Base of the invitation links (PUBLIC_BASE_URL). */
   publicBaseUrl: string;
+  /** Writes invitation emails into the outbox. */
   mailer: InvitationMailer;
   /** Wakes the job runner once an invitation email is written. */
   onQueued?: () => void;
-}) {
+}
+
+export function createTeamFunctions(deps: TeamDeps) {
   const { db, clock } = deps;
 
   /** Refuses a change that would leave the tenant without an owner (call inside the change's transaction). */
