@@ -4,6 +4,7 @@
  * dispatch job until its call may start.
  */
 import { type Executor, runPrepared } from '../core/db.js';
+import { STILL_RUNNING_TEXT } from '../core/job-statements.js';
 import type { CallStep } from './dispatch-repository.js';
 import { dispatchKeyOf } from './repository.js';
 
@@ -59,7 +60,7 @@ export async function parkDispatchJob(
     name: 'calls_park_dispatch_job',
     text: `
       UPDATE jobs SET status = 'queued', run_at = $2, attempts = attempts - 1, locked_by = NULL, locked_until = NULL
-      WHERE id = $1 AND status = 'running' AND (singleton_key = $3 OR singleton_key IS NULL)`,
+      WHERE id = $1 AND ${STILL_RUNNING_TEXT} AND (singleton_key = $3 OR singleton_key IS NULL)`,
     values: [jobId, runAt, dispatchKeyOf(callId)],
   });
 }

@@ -20,6 +20,7 @@
  */
 import type { AgentSettings } from '../agents/settings.js';
 import { type Db, type Executor, runPrepared } from '../core/db.js';
+import { STILL_RUNNING_TEXT } from '../core/job-statements.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
 import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';
 
@@ -318,7 +319,7 @@ export async function requeueForRetry(
         ), ${wakeWaiting('$4::timestamptz')},
         parked AS (
           UPDATE jobs SET status = 'queued', run_at = $3, attempts = attempts - 1, locked_by = NULL, locked_until = NULL
-          WHERE id = $5 AND status = 'running' AND EXISTS (SELECT 1 FROM requeued)
+          WHERE id = $5 AND ${STILL_RUNNING_TEXT} AND EXISTS (SELECT 1 FROM requeued)
         )
         SELECT id FROM requeued`,
       // The event shows the time as the API does (ISO 8601 with milliseconds, UTC).

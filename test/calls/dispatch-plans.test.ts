@@ -8,8 +8,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markInProgress, startDialing } from '../../src/calls/dispatch-repository.js';
-import type { Executor } from '../../src/core/db.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { genericPlan as planOf, statementOf } from '../support/plans.js';
 import { type AgentFixture, agentFixture } from './helpers.js';
 
 let t: TestApp;
@@ -31,42 +31,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** The statement `run` sends, as text and values, without running it. */
-async function statementOf(run: (executor: Executor) => Promise<unknown>) {
-  let captured: { sql: string; parameters: readonly unknown[] } | undefined;
-  const capture = {
-    executeQuery: async (query: { sql: string; parameters: readonly unknown[] }) => {
-      captured = query;
-      return { rows: [] };
-    },
-  } as unknown as Executor;
-  await run(capture);
-  if (!captured) throw new Error('no statement was sent');
-  return captured;
-}
-
-/** A value as an SQL literal (EXECUTE takes no bound parameters). */
-function literal(value: unknown): string {
-  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`;
-  if (value instanceof Date) return `'${value.toISOString()}'`;
-  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
-  return `'${String(value).replaceAll("'", "''")}'`;
-}
-
-let probes = 0;
-
-/** The generic plan (the one a prepared statement keeps) of `text` for these parameter types. */
-async function genericPlan(text: string, types: string[], values: readonly unknown[]): Promise<string> {
-  const name = `dispatch_plan_probe_${++probes}`;
-  const args = values.map((value, i) => `${literal(value)}::${types[i]}`).join(', ');
-  return t.services.database.db.transaction().execute(async (tx) => {
-    await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(tx);
-    await sql.raw(`PREPARE ${name}(${types.join(', ')}) AS ${text}`).execute(tx);
-    const rows = await sql.raw<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}(${args})`).execute(tx);
-    await sql.raw(`DEALLOCATE ${name}`).execute(tx);
-    return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
-  });
-}
+const genericPlan = (text: string, types: string[], values: readonly unknown[]) =>
+  planOf(t.services.database.db, text, types, values);
 
 const steps = (n: number) =>
   Array.from({ length: n }, (_, i) => ({
