@@ -329,7 +329,7 @@ export function loadConfig(env: Env = process.env): Config {
     http: readHttpLimits(env),
     jobRetentionDays: readInteger(env, 'JOB_RETENTION_DAYS', 7, 1, 3650),
     jobBatchSize: readInteger(env, 'JOB_BATCH_SIZE', 25, 1, 500),
-    jobConcurrency: readInteger(env, 'JOB_CONCURRENCY', 50, 1, 2000),
+    jobConcurrency: readInteger(env, 'JOB_CONCURRENCY', 100, 1, 2000),
     jobWakeDelayMs: readInteger(env, 'JOB_WAKE_DELAY_MS', 5, 0, 1000),
     rateLimits: {
       partner: {

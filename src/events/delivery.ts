@@ -50,12 +50,12 @@ export interface DeliveryJobPayload {
 /**
  * Deliveries to one endpoint in flight at once in one process. More of them wait in line while
  * the endpoint answers, and go back to the queue for a little later when it does not (a dead or
- * hanging endpoint): it holds this many of the job runner's slots, never all of them. 16 of the
- * default 50: one endpoint's rate is this over a delivery's round trip (load, POST, success
- * write), and 10 fell short of the bench target; two hung endpoints still leave 18 slots to the
- * rest (docs/events.md).
+ * hanging endpoint): it holds this many of the job runner's slots, never all of them. 32 of the
+ * default 100: one endpoint's rate is this over a delivery's round trip (load, POST, success
+ * write), and 16 gave two thirds of 32's rate on the bench; two hung endpoints still leave 36
+ * slots to the rest (docs/events.md).
  */
-export const ENDPOINT_CONCURRENCY = 16;
+export const ENDPOINT_CONCURRENCY = 32;
 
 /** The job runner's limit for the delivery queue: by endpoint (src/core/key-gate.ts). */
 export const deliveryLimit: JobKeyLimit = {
