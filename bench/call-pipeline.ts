@@ -11,9 +11,9 @@ import { type LoadResult, type RequestShape, runLoad } from './load.js';
 import type { CompoundResult, ScenarioRun } from './scenario-types.js';
 
 export const LAG_P99_LIMIT_MS = 1000;
-/** Fractions of baseline_db_write tried, from 25 % up; 10 % only when 25 % misses. */
+/** Fractions of baseline_db_write tried, from 25 % up; when 25 % misses, down until one is met. */
 const FRACTIONS = [0.25, 0.4, 0.55, 0.7, 0.85, 1];
-const FALLBACK_FRACTION = 0.1;
+const FALLBACK_FRACTIONS = [0.2, 0.15, 0.1, 0.05];
 /** Rates (req/s) when baseline_db_write was not measured in this run. */
 const FALLBACK_BASE_RPS = 4000;
 
@@ -181,11 +181,14 @@ export async function runCallPipeline(
       if (!tried.step.met) break;
       best = tried;
     }
-    if (!best) {
-      const tried = await measureRate(run, client, trigger, Math.round(baseRps * FALLBACK_FRACTION), seconds);
+    for (const fraction of best ? [] : FALLBACK_FRACTIONS) {
+      const tried = await measureRate(run, client, trigger, Math.round(baseRps * fraction), seconds);
       steps.push(tried.step);
       lowest = tried;
-      if (tried.step.met) best = tried;
+      if (tried.step.met) {
+        best = tried;
+        break;
+      }
     }
   } finally {
     await client.end().catch(() => {});
