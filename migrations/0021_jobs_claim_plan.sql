@@ -4,9 +4,9 @@
 -- its statistics say the queue (or the table) is nearly empty, as they do in a calm hour or on a
 -- new install, and a prepared statement keeps its plan: a burst of 60,000 jobs was then read whole
 -- by every claim of 25 (20-40 ms each, against ~1 ms) until autovacuum next analyzed the table
--- (bench/README.md, "Stale queue plans"). The claim therefore runs in this function, planned at
--- each call with those ways disabled, so the walk and the primary key are its plan whatever the
--- statistics say.
+-- (bench/README.md, "Stale queue plans"). The claim therefore runs in this function, whose
+-- statement is planned under settings that disable those ways, so the walk and the primary key
+-- are its plan whatever the statistics say.
 CREATE FUNCTION claim_jobs(runner text, lease_until timestamptz, queues text[], due_by timestamptz, max_jobs integer)
 RETURNS TABLE (id bigint, tenant_id text, queue text, payload jsonb, attempts integer, max_attempts integer)
 LANGUAGE sql

@@ -82,7 +82,7 @@ export type JobHandler = (job: Job) => Promise<void>;
 export interface JobKeyLimit {
   /** The key a job counts against, or undefined for none. */
   key(job: Job): string | undefined;
-  /** Jobs of one key running at once. */
+  /** Jobs of one key running at once; never more than a third of the runner's `concurrency`. */
   max: number;
 }
 

@@ -60,9 +60,10 @@ describe('a hanging endpoint beside a healthy one', () => {
     try {
       const healthyId = await endpointFor(healthy, ['user.deleted']);
 
-      // 30 events for the hung endpoint, queued first; then 10 for the healthy one, behind them.
+      // More events for the hung endpoint than its cap, queued first; then 10 for the healthy one.
+      const hungEvents = ENDPOINT_CONCURRENCY + 10;
       const users = [];
-      for (let i = 0; i < 30; i++) users.push(await createUser(a));
+      for (let i = 0; i < hungEvents; i++) users.push(await createUser(a));
       clock.advance(1000);
       for (const user of users.slice(0, 10)) {
         expect((await a.request('DELETE', `/api/v1/users/${user.id}`)).status).toBe(200);
@@ -75,12 +76,11 @@ describe('a hanging endpoint beside a healthy one', () => {
         .toEqual(Array(10).fill('succeeded'));
       expect(healthy.received.every((r) => r.error === undefined)).toBe(true);
 
-      // Meanwhile the hung endpoint has its capped number of requests open, none answered.
+      // Meanwhile the hung endpoint has exactly its cap of requests open, none answered.
+      await expect.poll(() => hung.received.length, { timeout: 10_000 }).toBe(ENDPOINT_CONCURRENCY);
       expect(answered).toBe(0);
-      expect(hung.received.length).toBeGreaterThan(0);
-      expect(hung.received.length).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
       const stuck = await deliveries(hungId);
-      expect(stuck).toHaveLength(30);
+      expect(stuck).toHaveLength(hungEvents);
       expect(stuck.every((d) => d.status === 'pending' && d.attempts === 0)).toBe(true);
     } finally {
       // Cutting the hung requests fails those attempts: they are retried on the §3 schedule.

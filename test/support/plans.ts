@@ -42,26 +42,37 @@ async function withPrepared<T>(
   return result;
 }
 
+class RolledBack<T> extends Error {
+  constructor(readonly value: T) {
+    super('rolled back on purpose');
+  }
+}
+
 /** The generic plan (the one a prepared statement keeps) of `text` for these parameter types. */
 export async function genericPlan(
   db: Db,
   text: string,
   types: string[],
   values: readonly unknown[],
+  meanwhile?: (tx: Executor) => Promise<void>,
 ): Promise<string> {
-  return db.transaction().execute(async (tx) => {
-    await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(tx);
-    return withPrepared(tx, text, types, values, async (execute) => {
-      const rows = await sql.raw<{ 'QUERY PLAN': string }>(`EXPLAIN ${execute}`).execute(tx);
-      return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+  return db
+    .transaction()
+    .execute(async (tx) => {
+      await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(tx);
+      // Rows written here first are seen by the planner (the table's size), and undone afterwards.
+      await meanwhile?.(tx);
+      const plan = await withPrepared(tx, text, types, values, async (execute) => {
+        const rows = await sql.raw<{ 'QUERY PLAN': string }>(`EXPLAIN ${execute}`).execute(tx);
+        return rows.rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+      if (meanwhile) throw new RolledBack(plan);
+      return plan;
+    })
+    .catch((error: unknown) => {
+      if (error instanceof RolledBack) return error.value as string;
+      throw error;
     });
-  });
-}
-
-class RolledBack<T> extends Error {
-  constructor(readonly value: T) {
-    super('rolled back on purpose');
-  }
 }
 
 /**
