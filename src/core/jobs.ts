@@ -16,7 +16,7 @@ import {
   PermanentJobError,
   RetryJobError,
 } from './job-types.js';
-import { KeyGate } from './key-gate.js';
+import { capKeyLimits, KeyGate } from './key-gate.js';
 
 export * from './job-types.js';
 
@@ -103,11 +103,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const leaseMs = options.leaseMs ?? 15_000;
   const backoffBaseMs = options.backoffBaseMs ?? 1_000;
   const backoffMaxMs = options.backoffMaxMs ?? 15 * 60_000;
-  const limits = options.limits ?? {};
-  // A key holds at most a third of the window whatever JOB_CONCURRENCY is: two stuck keys (hung
-  // endpoints) always leave a third of the slots to everything else.
-  const keyMax = (queue: string) =>
-    Math.max(1, Math.min(limits[queue]?.max ?? 1, Math.floor(concurrency / 3)));
+  const limits = capKeyLimits(options.limits ?? {}, concurrency);
   const keyPatienceMs = options.keyPatienceMs ?? 1_000;
   const keyDeferMs = options.keyDeferMs ?? 1_000;
   const gate = new KeyGate<InHand>(keyPatienceMs);
@@ -230,7 +226,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const nowMs = clock.now().getTime();
     const back = entries.map((entry) => ({
       id: entry.job.id,
-      runAt: new Date(gate.deferUntil(entry.key ?? '', nowMs, keyDeferMs, keyMax(entry.job.queue))),
+      runAt: new Date(gate.deferUntil(entry.key ?? '', nowMs, keyDeferMs, limits[entry.job.queue]?.max ?? 1)),
     }));
     for (const entry of entries) finished({ ...entry, key: undefined }, false);
     handBackJobs(db, id, back).then(
@@ -265,8 +261,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         reject,
       };
       inHand.set(job.id, entry);
-      const admission =
-        entry.key === undefined || !limit ? 'run' : gate.admit(entry.key, keyMax(job.queue), entry);
+      const admission = entry.key === undefined || !limit ? 'run' : gate.admit(entry.key, limit.max, entry);
       if (admission === 'run') launch(entry);
       else if (admission === 'defer') deferred.push(entry);
       return done;

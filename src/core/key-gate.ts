@@ -7,6 +7,22 @@
  * jobs plus, for at most `patienceMs`, a few waiting ones, and the rest of the window stays free
  * for other keys. Pure bookkeeping: no database, no timers.
  */
+import type { JobKeyLimit } from './job-types.js';
+
+/**
+ * The queues' per-key limits as a runner of `concurrency` slots applies them: never more than a
+ * third of its window, whatever a limit or JOB_CONCURRENCY says, so two stuck keys (hung
+ * endpoints) always leave a third of the slots to everything else.
+ */
+export function capKeyLimits(
+  limits: Record<string, JobKeyLimit>,
+  concurrency: number,
+): Record<string, JobKeyLimit> {
+  const share = Math.max(1, Math.floor(concurrency / 3));
+  return Object.fromEntries(
+    Object.entries(limits).map(([queue, limit]) => [queue, { ...limit, max: Math.min(limit.max, share) }]),
+  );
+}
 
 interface KeyState<T> {
   running: number;
