@@ -16,7 +16,7 @@ import { ApiError, notFound, validationFailed } from '../core/errors.js';
 import type { IdempotencyStore } from '../core/idempotency.js';
 import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
 import { newId } from '../core/ids.js';
-import { MAX_SAFE, offsetOf, paginationBlock } from '../core/pagination.js';
+import { listPageCountedApart } from '../core/pagination.js';
 import { checkStorable } from '../core/validation.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { nextOpening } from './calling-hours.js';
@@ -244,18 +244,18 @@ export function createCallService(deps: {
     };
   }
 
-  async function page<Item>(
+  function page<Item>(
     request: { page: number; limit: number },
     filter: CallFilter,
     order: 'asc' | 'desc',
     toListItem: (row: CallRow) => Item,
   ) {
-    const offset = offsetOf(request);
-    const rows = offset <= MAX_SAFE ? await listCalls(db, filter, request.limit, offset, order) : [];
-    // The count only when the page does not tell it (a short page that is not empty or the first).
-    const total =
-      rows.length > 0 && rows.length < request.limit ? offset + rows.length : await countCalls(db, filter);
-    return { data: rows.map(toListItem), pagination: paginationBlock(request, total) };
+    return listPageCountedApart(
+      request,
+      (limit, offset) => listCalls(db, filter, limit, offset, order),
+      () => countCalls(db, filter),
+      toListItem,
+    );
   }
 
   return {

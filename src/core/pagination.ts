@@ -65,3 +65,20 @@ export async function listPage<Row, Item>(
   const total = rows.length > 0 ? rows[0].total : await count();
   return { data: rows.map(toItem), pagination: paginationBlock(pageRequest, total) };
 }
+
+/**
+ * The same for lists that grow long (calls, events): the page is read alone and the total counted
+ * apart, only when the page does not tell it (a page neither empty nor full ends the list). A
+ * window count reads every matching row in full; a count of its own can use an index alone.
+ */
+export async function listPageCountedApart<Row, Item>(
+  pageRequest: PageRequest,
+  fetchPage: (limit: number, offset: number) => Promise<Row[]>,
+  count: () => Promise<number>,
+  toItem: (row: Row) => Item,
+) {
+  const offset = offsetOf(pageRequest);
+  const rows = offset <= Number.MAX_SAFE_INTEGER ? await fetchPage(pageRequest.limit, offset) : [];
+  const total = rows.length > 0 && rows.length < pageRequest.limit ? offset + rows.length : await count();
+  return { data: rows.map(toItem), pagination: paginationBlock(pageRequest, total) };
+}

@@ -339,13 +339,20 @@ export async function listEvents(
   limit: number,
   offset: number,
 ) {
-  return eventsOf(db, tenantId, filter.since, filter.type)
-    .selectAll()
-    .select(sql<number>`count(*) over ()`.as('total'))
+  // The page's ids first, from events_tenant_created, then only those rows: a deep page skips
+  // index entries, not events. The total is counted apart (countEvents, from the index alone).
+  const page = eventsOf(db, tenantId, filter.since, filter.type)
+    .select(['id', 'created_at'])
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
-    .offset(offset)
+    .offset(offset);
+  return db
+    .selectFrom(page.as('page'))
+    .innerJoin('events', 'events.id', 'page.id')
+    .selectAll('events')
+    .orderBy('page.created_at', 'desc')
+    .orderBy('page.id', 'desc')
     .execute();
 }
 

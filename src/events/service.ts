@@ -8,7 +8,7 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listPage } from '../core/pagination.js';
+import { listPage, listPageCountedApart } from '../core/pagination.js';
 import type { SecretBox } from '../core/secrets.js';
 import { secretContext } from './delivery.js';
 import {
@@ -214,7 +214,7 @@ export function createEventService(deps: {
 
     async listEvents(tenantId: string, query: ListEventsQuery) {
       const filter = { since: new Date(clock.now().getTime() - EVENT_RETENTION_MS), type: query.type };
-      return listPage(
+      return listPageCountedApart(
         query,
         (limit, offset) => listEvents(db, tenantId, filter, limit, offset),
         () => countEvents(db, tenantId, filter),

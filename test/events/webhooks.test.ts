@@ -316,4 +316,24 @@ describe('GET /api/v1/events', () => {
     expect(created.body.data.map((e: any) => e.type)).toEqual(['user.created']);
     expectInvalidFields(await tenant.request('GET', '/api/v1/events?type=nope'), ['type']);
   });
+
+  it('pages through them with the same total on a full page, the last one and past the end', async () => {
+    const tenant = await createTenant(t, { name: 'Paged events' });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await createUser(tenant)).id);
+      clock.advance(1000);
+    }
+    const pages = await Promise.all(
+      [1, 2, 3, 4].map((page) => tenant.request('GET', `/api/v1/events?limit=2&page=${page}`)),
+    );
+    expect(pages.map((page) => page.body.data.map((e: any) => e.data.object.id))).toEqual([
+      [ids[4], ids[3]],
+      [ids[2], ids[1]],
+      [ids[0]],
+      [],
+    ]);
+    for (const page of pages) expect(page.body.pagination).toMatchObject({ total: 5, pages: 3, limit: 2 });
+    expect(pages.map((page) => page.body.pagination.has_more)).toEqual([true, true, false, false]);
+  });
 });
