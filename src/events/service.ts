@@ -188,7 +188,7 @@ export function createEventService(deps: {
 
     async listDeliveries(tenantId: string, endpointId: string, query: ListDeliveriesQuery) {
       await endpointOf(tenantId, endpointId);
-      return listPage(
+      return listPageCountedApart(
         query,
         (limit, offset) => listDeliveries(db, tenantId, endpointId, limit, offset),
         () => countDeliveries(db, tenantId, endpointId),

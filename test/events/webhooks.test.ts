@@ -317,8 +317,13 @@ describe('GET /api/v1/events', () => {
     expectInvalidFields(await tenant.request('GET', '/api/v1/events?type=nope'), ['type']);
   });
 
-  it('pages through them with the same total on a full page, the last one and past the end', async () => {
+  it('pages through them and the delivery log with the same total on a full page, the last one and past the end', async () => {
     const tenant = await createTenant(t, { name: 'Paged events' });
+    const endpoint = await tenant.request('POST', '/api/v1/webhook-endpoints', {
+      url: 'https://hooks.example.com/paged',
+      events: ['user.created'],
+    });
+    expect(endpoint.status).toBe(201);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       ids.push((await createUser(tenant)).id);
@@ -335,5 +340,19 @@ describe('GET /api/v1/events', () => {
     ]);
     for (const page of pages) expect(page.body.pagination).toMatchObject({ total: 5, pages: 3, limit: 2 });
     expect(pages.map((page) => page.body.pagination.has_more)).toEqual([true, true, false, false]);
+
+    const log = await Promise.all(
+      [1, 2, 3, 4].map((page) =>
+        tenant.request(
+          'GET',
+          `/api/v1/webhook-endpoints/${endpoint.body.data.id}/deliveries?limit=2&page=${page}`,
+        ),
+      ),
+    );
+    expect(log.map((page) => page.body.data.length)).toEqual([2, 2, 1, 0]);
+    expect(log.flatMap((page) => page.body.data.map((d: any) => d.event_type))).toEqual(
+      Array(5).fill('user.created'),
+    );
+    for (const page of log) expect(page.body.pagination).toMatchObject({ total: 5, pages: 3, limit: 2 });
   });
 });
