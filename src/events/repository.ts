@@ -358,7 +358,8 @@ export async function listEvents(
   offset: number,
 ) {
   // The page's ids first, from events_tenant_created, then only those rows: a deep page skips
-  // index entries, not events. The total is counted apart (countEvents, from the index alone).
+  // index entries, not events. The total is counted apart (countEvents: from the index alone
+  // unless filtered by type).
   const page = eventsOf(db, tenantId, filter.since, filter.type)
     .select(['id', 'created_at'])
     .orderBy('created_at', 'desc')
