@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { recordEventsFrom } from '../src/events/repository.js';
 import type { LoadResult } from './load.js';
+import { ratioBetween } from './report.js';
 import type { CompoundResult, ScenarioRun } from './scenario-types.js';
 
 /** Events recorded when baseline_db_write was not measured in this run (per measured second). */
@@ -140,7 +141,7 @@ export async function runEventDelivery(run: ScenarioRun): Promise<CompoundResult
     };
     return {
       load,
-      ratio: Math.round((rps / baseRps) * 100) / 100,
+      ratio: ratioBetween(rps, baseRps),
       details: {
         events: count,
         delivered: receiver.arrivals.size,

@@ -7,7 +7,7 @@ import { cleanups, DIST_CLUSTER, log, ROOT } from './harness.js';
 import { type LoadResult, runLoad } from './load.js';
 import type { BenchOptions, ScenarioName } from './options.js';
 import { type Started, startPostgresCpuMeter, startProcess } from './processes.js';
-import { type BenchReport, type ClusterScenarioResult, toScenarioResult } from './report.js';
+import { type BenchReport, type ClusterScenarioResult, ratioBetween, toScenarioResult } from './report.js';
 import { describeError, send } from './requests.js';
 import type { Scenario, ScenarioContext } from './scenario-types.js';
 
@@ -177,7 +177,7 @@ export function ratioOf(
   if (!scenario.ratioTo) return null;
   const base = baselines.get(scenario.ratioTo);
   if (!base || base.rps === 0) return null;
-  return Math.round((load.rps / base.rps) * 100) / 100;
+  return ratioBetween(load.rps, base.rps);
 }
 
 export async function runCluster(

@@ -87,7 +87,20 @@ export function toScenarioResult(
 
 const pad = (value: string, width: number, left = false) =>
   left ? value.padEnd(width) : value.padStart(width);
-const fmtRatio = (ratio: number | null) => (ratio === null ? '–' : `${Math.round(ratio * 100)} %`);
+/**
+ * A rate over its baseline, kept to four decimals: a target is judged on this value, never on the
+ * percentage shown (9.6 % printed as "10 %" once passed a 10 % target).
+ */
+export function ratioBetween(rps: number, baseRps: number): number {
+  return Math.round((rps / baseRps) * 10_000) / 10_000;
+}
+
+/** Whole percent from 100 % up, one decimal below it, so a near miss reads as one. */
+const fmtRatio = (ratio: number | null) => {
+  if (ratio === null) return '–';
+  const percent = ratio * 100;
+  return `${percent >= 100 ? Math.round(percent) : Math.round(percent * 10) / 10} %`;
+};
 
 export function formatTable(
   title: string,

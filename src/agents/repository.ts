@@ -60,15 +60,18 @@ export async function findAgent(
   return query.executeTakeFirst();
 }
 
-/** Operator API only: the tenant of a live agent (operator paths name no tenant). */
-export async function findAgentTenant(db: Executor, agentId: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('agents')
-    .select('tenant_id')
-    .where('id', '=', agentId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return row?.tenant_id;
+/**
+ * Operator API only: the tenant of a live agent (operator paths name no tenant), or of any agent
+ * ever created with `{ deleted: 'include' }` (its calls outlive it).
+ */
+export async function findAgentTenant(
+  db: Executor,
+  agentId: string,
+  options: { deleted?: 'include' } = {},
+): Promise<string | undefined> {
+  let query = db.selectFrom('agents').select('tenant_id').where('id', '=', agentId);
+  if (options.deleted !== 'include') query = query.where('deleted_at', 'is', null);
+  return (await query.executeTakeFirst())?.tenant_id;
 }
 
 export interface AgentListQuery {

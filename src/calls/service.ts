@@ -9,7 +9,12 @@
  * stored in the transaction that stores the call, so a retry replays it and never calls twice.
  */
 
-import { findAgentTarget, findWebhookTarget, type WebhookTarget } from '../agents/repository.js';
+import {
+  findAgentTarget,
+  findAgentTenant,
+  findWebhookTarget,
+  type WebhookTarget,
+} from '../agents/repository.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db.js';
 import { ApiError, notFound, validationFailed } from '../core/errors.js';
@@ -359,9 +364,24 @@ export function createCallService(deps: {
       return call;
     },
 
-    /** Operator list (every tenant, or one). */
+    /**
+     * Operator list (every tenant, or one). An agent belongs to one tenant for good, so an agent
+     * filter is read as that tenant's (the (tenant, agent, created_at) index serves it; there is
+     * no index by agent alone, migration 0022); an agent never created lists nothing.
+     */
     async list(query: ListCallsQuery) {
-      const filter = { tenantId: query.tenant_id, agentId: query.agent_id, status: query.status };
+      let tenantId = query.tenant_id;
+      if (query.agent_id !== undefined && tenantId === undefined) {
+        tenantId = await findAgentTenant(db, query.agent_id, { deleted: 'include' });
+        if (tenantId === undefined)
+          return listPageCountedApart(
+            query,
+            async () => [],
+            async () => 0,
+            toCall,
+          );
+      }
+      const filter = { tenantId, agentId: query.agent_id, status: query.status };
       return page(query, filter, 'desc', toCall);
     },
 

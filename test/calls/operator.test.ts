@@ -156,6 +156,21 @@ describe('calls', () => {
     expect(past.body).toMatchObject({ data: [], pagination: { total: 5, pages: 1, has_more: false } });
     expect((await t.admin('GET', '/admin/v1/calls?status=ringing')).status).toBe(422);
     expect((await t.admin('GET', '/admin/v1/calls?limit=101')).status).toBe(422);
+
+    // The agent filter is read through the agent's tenant: another tenant named with it lists
+    // nothing, an agent never created lists nothing, and a deleted agent's calls stay listed.
+    const wrongTenant = await t.admin(
+      'GET',
+      `/admin/v1/calls?agent_id=${a.agent.id}&tenant_id=${b.tenant.id}`,
+    );
+    expect(wrongTenant.body).toMatchObject({ data: [], pagination: { total: 0 } });
+    const unknown = await t.admin('GET', '/admin/v1/calls?agent_id=agt_neverCreated');
+    expect(unknown.status).toBe(200);
+    expect(unknown.body).toMatchObject({ data: [], pagination: { total: 0, pages: 0, has_more: false } });
+    const removed = await t.partner(a.tenant.key, 'DELETE', `/api/v1/agents/${a.agent.id}`);
+    expect(removed.status).toBe(200);
+    const afterDelete = await t.admin('GET', `/admin/v1/calls?agent_id=${a.agent.id}&limit=100`);
+    expect(afterDelete.body.data.map((c: any) => c.id)).toEqual(listed);
   });
 
   it('reads one call with every field, and 404 for an unknown id', async () => {
