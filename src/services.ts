@@ -27,6 +27,7 @@ import {
   type JobLogger,
   type JobRunner,
 } from './core/jobs.js';
+import { type HostResolver, systemResolver } from './core/outbound-addresses.js';
 import { createSecretBox, type SecretBox } from './core/secrets.js';
 import { createDoNotCallService, type DoNotCallService } from './do-not-call/service.js';
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
@@ -38,7 +39,6 @@ import { recordEvent } from './events/record.js';
 import { DELIVERY_QUEUE } from './events/repository.js';
 import { purgeExpiredEvents } from './events/retention.js';
 import { createEventService, EVENT_RETENTION_MS, type EventService } from './events/service.js';
-import { type HostResolver, systemResolver } from './events/ssrf.js';
 import { createInsightService, type InsightService } from './insights/service.js';
 import { purgeEndedMemberRecords } from './members/retention.js';
 import { createMemberService, type MemberService } from './members/service.js';
@@ -166,10 +166,13 @@ export function createServices(options: ServiceOptions): Services {
   const idempotency = createIdempotencyStore({ db, clock });
   // Without configured keys (memory://, tests) a key for this process's lifetime only.
   const secrets = createSecretBox(config.secretKeys ?? { current: crypto.randomBytes(32), previous: [] });
+  // A tenant's SMTP host: checked when the settings are saved and again before every send.
+  const smtpOutbound = { allowPrivate: config.smtpAllowPrivate, resolve: resolveHost };
   const tenants = createTenantService({
     db,
     clock,
     secrets,
+    smtpOutbound,
     partnerLimitDefault: config.rateLimits.partner,
   });
   const plans = createPlanService({ db, clock });
@@ -186,6 +189,7 @@ export function createServices(options: ServiceOptions): Services {
     secrets,
     templates: createTemplateStore(),
     sender: mailSender,
+    outbound: smtpOutbound,
     platformEmail: config.platformEmail,
     onQueued: () => jobRunner?.wake(),
   });

@@ -30,6 +30,8 @@ export interface Config {
   seedDemo: boolean;
   /** Event webhooks may target http:// and private, loopback or link-local addresses (tests, on-premises). */
   webhookAllowPrivate: boolean;
+  /** Tenants' SMTP servers may be loopback, private, link-local or metadata addresses (development, on-premises). */
+  smtpAllowPrivate: boolean;
   /**
    * The platform's own SMTP server (PLATFORM_SMTP_URL, PLATFORM_EMAIL_FROM): sends console member
    * invitations of tenants without email settings of their own. Undefined: such invitations are
@@ -314,6 +316,7 @@ export function loadConfig(env: Env = process.env): Config {
     simulatedRealtime: readBoolean(env, 'SIMULATED_REALTIME', false),
     seedDemo: readBoolean(env, 'SEED_DEMO', true),
     webhookAllowPrivate: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    smtpAllowPrivate: readBoolean(env, 'SMTP_ALLOW_PRIVATE', false),
     platformEmail: readPlatformEmail(env),
     logLevel: readEnum(
       env,

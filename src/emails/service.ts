@@ -12,6 +12,7 @@ import type { Db, Tx } from '../core/db.js';
 import { unprocessable } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { enqueueJob, type Job, PermanentJobError, RetryJobError } from '../core/jobs.js';
+import { checkHost, type HostResolver } from '../core/outbound-addresses.js';
 import { listPage } from '../core/pagination.js';
 import type { SecretBox } from '../core/secrets.js';
 import { findTenant, type TenantRow } from '../tenants/repository.js';
@@ -102,6 +103,8 @@ export function createEmailService(deps: {
   sender: SmtpSender;
   /** Opens the tenant's sealed SMTP password. */
   secrets: SecretBox;
+  /** How a tenant's SMTP host is checked before each send (SMTP_ALLOW_PRIVATE, the resolver). */
+  outbound: { allowPrivate: boolean; resolve: HostResolver };
   /** The platform's SMTP server, for invitations of tenants without settings (PLATFORM_SMTP_URL). */
   platformEmail?: { smtpUrl: string; from: string };
   /** Wakes this process's job runner after an email is queued outside a user's request. */
@@ -303,18 +306,40 @@ export function createEmailService(deps: {
         if (!user || user.deleted_at) return giveUp('the user was deleted before the email was sent');
       }
 
+      // A tenant names its server: it is reached only at an address the outbound guard accepts,
+      // checked at every send (the name may resolve elsewhere since the settings were saved).
+      let address: string | undefined;
+      if (row.sender === 'tenant' && !deps.outbound.allowPrivate) {
+        const host = await checkHost(new URL(smtpUrl).hostname, deps.outbound);
+        if (!host.ok && host.reason === 'forbidden') return giveUp(`the SMTP server ${host.issue}`);
+        if (!host.ok) {
+          // DNS may answer on a later attempt, as a connection that fails may succeed.
+          if (row.attempts >= MAX_SEND_ATTEMPTS || job.attempt >= job.maxAttempts) {
+            return giveUp(`gave up after ${row.attempts} attempts: ${host.issue}`);
+          }
+          await end('pending', host.issue);
+          throw new RetryJobError(host.issue, retryDelayMs(row.attempts));
+        }
+        address = host.addresses[0].address;
+      }
+
       try {
         // The platform's server has one pool of its own, apart from every tenant's.
-        await sender.send(row.sender === 'platform' ? 'platform' : tenantId, smtpUrl, {
-          from,
-          to: row.to_name ? { name: row.to_name, address: row.to_address } : row.to_address,
-          subject: row.subject,
-          text: row.text_body,
-          html: row.html_body,
-          messageId: row.message_id,
-          date: clock.now(),
-          headers: { 'Auto-Submitted': 'auto-generated' },
-        });
+        await sender.send(
+          row.sender === 'platform' ? 'platform' : tenantId,
+          smtpUrl,
+          {
+            from,
+            to: row.to_name ? { name: row.to_name, address: row.to_address } : row.to_address,
+            subject: row.subject,
+            text: row.text_body,
+            html: row.html_body,
+            messageId: row.message_id,
+            date: clock.now(),
+            headers: { 'Auto-Submitted': 'auto-generated' },
+          },
+          address,
+        );
       } catch (error) {
         const reason = describeSmtpFailure(error, smtpUrl);
         if (isPermanentSmtpFailure(error)) return giveUp(reason);

@@ -4,6 +4,7 @@
  * caller needs: which failures are worth retrying, and how to describe one without the password.
  */
 
+import { isIP } from 'node:net';
 import type { SendMailOptions } from 'nodemailer';
 import nodemailer from 'nodemailer';
 import { BoundedMap } from '../core/bounded-map.js';
@@ -16,21 +17,30 @@ export const SEND_DEADLINE_MS = 45_000;
 const MAX_CACHED_TRANSPORTS = 200;
 
 export interface SmtpSender {
-  /** Sends one message through the tenant's SMTP server; rejects with nodemailer's error. */
-  send(tenantId: string, smtpUrl: string, message: SendMailOptions): Promise<void>;
+  /**
+   * Sends one message through the SMTP server of `smtpUrl` (one pool per `poolKey`, a tenant or the
+   * platform); rejects with nodemailer's error. With `address`, connects to that checked address
+   * (the outbound guard's) instead of resolving the host again; TLS still verifies the host name.
+   */
+  send(poolKey: string, smtpUrl: string, message: SendMailOptions, address?: string): Promise<void>;
   /** Closes every cached transport (app shutdown). */
   close(): Promise<void>;
 }
 
-/** nodemailer options from an smtp:// or smtps:// URL (user and password percent-encoded in it). */
-export function transportOptions(smtpUrl: string) {
+/**
+ * nodemailer options from an smtp:// or smtps:// URL (user and password percent-encoded in it),
+ * connecting to `address` when given, with the URL's host name for SNI and the certificate check.
+ */
+export function transportOptions(smtpUrl: string, address?: string) {
   const url = new URL(smtpUrl);
   const secure = url.protocol === 'smtps:';
   const user = decodeURIComponent(url.username);
   const pass = decodeURIComponent(url.password);
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
   return {
     pool: true as const,
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    host: address ?? hostname,
+    ...(address && !isIP(hostname) ? { servername: hostname } : {}),
     port: url.port ? Number(url.port) : secure ? 465 : 587,
     secure,
     auth: user || pass ? { user, pass } : undefined,
@@ -50,7 +60,7 @@ export function transportOptions(smtpUrl: string) {
 }
 
 export function createSmtpSender(): SmtpSender {
-  type Cached = { smtpUrl: string; transport: ReturnType<typeof nodemailer.createTransport> };
+  type Cached = { target: string; transport: ReturnType<typeof nodemailer.createTransport> };
   // The tenant that sent least recently loses its pool first; a pool dropped finishes what it is sending.
   const cache = new BoundedMap<string, Cached>({
     maxEntries: MAX_CACHED_TRANSPORTS,
@@ -58,23 +68,24 @@ export function createSmtpSender(): SmtpSender {
     onEvict: (oldest) => oldest.transport.close(),
   });
 
-  function transportFor(tenantId: string, smtpUrl: string) {
-    const cached = cache.get(tenantId);
-    if (cached && cached.smtpUrl === smtpUrl) return cached.transport;
-    // Settings changed: the old pool finishes what it is sending, then closes.
+  function transportFor(poolKey: string, smtpUrl: string, address: string | undefined) {
+    const target = `${address ?? ''} ${smtpUrl}`;
+    const cached = cache.get(poolKey);
+    if (cached && cached.target === target) return cached.transport;
+    // Settings (or the checked address) changed: the old pool finishes what it is sending, then closes.
     cached?.transport.close();
-    const transport = nodemailer.createTransport(transportOptions(smtpUrl));
-    cache.set(tenantId, { smtpUrl, transport });
+    const transport = nodemailer.createTransport(transportOptions(smtpUrl, address));
+    cache.set(poolKey, { target, transport });
     return transport;
   }
 
   let closed = false;
 
   return {
-    async send(tenantId, smtpUrl, message) {
+    async send(poolKey, smtpUrl, message, address) {
       if (closed)
         throw Object.assign(new Error('the email sender is shutting down'), { code: 'ECONNECTION' });
-      const transport = transportFor(tenantId, smtpUrl);
+      const transport = transportFor(poolKey, smtpUrl, address);
       await transport.sendMail({ ...message, signal: AbortSignal.timeout(SEND_DEADLINE_MS) });
     },
     async close() {

@@ -16,6 +16,7 @@ import { BoundedMap } from '../core/bounded-map.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type Job, type JobKeyLimit, RetryJobError } from '../core/jobs.js';
+import type { HostResolver } from '../core/outbound-addresses.js';
 import type { SecretBox } from '../core/secrets.js';
 import {
   type DeliveryAttempt,
@@ -25,7 +26,7 @@ import {
 } from './attempt-repository.js';
 import { createEndpointConnections, type PostOutcome } from './connections.js';
 import { type EndpointRow, type EventRow, updateDelivery, updateEndpoint } from './repository.js';
-import { checkWebhookUrl, type HostResolver } from './ssrf.js';
+import { checkWebhookUrl } from './ssrf.js';
 
 /** Delays before retries 1 … 7 (platform contract §3); after the 8th attempt the delivery fails. */
 export const RETRY_SCHEDULE_MS = [

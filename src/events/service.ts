@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import type { HostResolver } from '../core/outbound-addresses.js';
 import { listPage, listPageCountedApart } from '../core/pagination.js';
 import type { SecretBox } from '../core/secrets.js';
 import { secretContext } from './delivery.js';
@@ -40,7 +41,7 @@ import type {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
 } from './schemas.js';
-import { checkWebhookUrl, type HostResolver } from './ssrf.js';
+import { checkWebhookUrl } from './ssrf.js';
 
 /** How long the old secret keeps signing beside the new one after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;

@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { checkHost, type HostResolver } from '../core/outbound-addresses.js';
 import { listPage } from '../core/pagination.js';
 import type { SecretBox } from '../core/secrets.js';
 import {
@@ -104,20 +105,30 @@ export function createTenantService(deps: {
   partnerLimitDefault: PartnerLimitDefault;
   /** Seals the SMTP password before it is stored. */
   secrets: SecretBox;
+  /** Where a tenant's SMTP server may be (SMTP_ALLOW_PRIVATE, the resolver). */
+  smtpOutbound: { allowPrivate: boolean; resolve: HostResolver };
 }) {
   const { db, clock } = deps;
 
-  function emailColumns(tenantId: string, email: EmailSettingsInput | null) {
+  async function emailColumns(tenantId: string, email: EmailSettingsInput | null) {
     if (email === null) return { email_smtp_url: null, email_smtp_password_sealed: null, email_from: null };
     const issues = checkEmailSettings(email);
     if (issues.length > 0) throw validationFailed(issues);
+    // A host that does not resolve yet is kept (DNS may be set up after the settings); one that
+    // is or resolves to an address of the platform's own network is refused.
+    if (!deps.smtpOutbound.allowPrivate) {
+      const host = await checkHost(new URL(email.smtp_url).hostname, deps.smtpOutbound);
+      if (!host.ok && host.reason === 'forbidden') {
+        throw validationFailed([{ field: 'email.smtp_url', issue: host.issue }]);
+      }
+    }
     return { ...smtpColumns(deps.secrets, tenantId, email.smtp_url), email_from: email.from.trim() };
   }
 
   async function update(tenantId: string, input: UpdateTenantBody): Promise<Tenant> {
     const changes = {
       ...(input.name !== undefined ? { name: input.name } : {}),
-      ...(input.email !== undefined ? emailColumns(tenantId, input.email) : {}),
+      ...(input.email !== undefined ? await emailColumns(tenantId, input.email) : {}),
       ...(input.rate_limit !== undefined
         ? {
             rate_limit_per_second: input.rate_limit?.requests_per_second ?? null,
@@ -198,7 +209,7 @@ export function createTenantService(deps: {
       const row = await insertTenant(db, {
         id,
         name: input.name,
-        ...emailColumns(id, input.email ?? null),
+        ...(await emailColumns(id, input.email ?? null)),
         created_at: now,
         updated_at: now,
       });

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { isForbiddenAddress, type ResolvedAddress } from '../../src/events/ssrf.js';
+import { isForbiddenAddress, type ResolvedAddress } from '../../src/core/outbound-addresses.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { expectInvalidFields } from '../support/expect.js';
 

@@ -38,7 +38,7 @@ describe.skipIf(ENGINE === 'postgres')(
         token: ADMIN_TOKEN,
         body: {
           name: 'Keyed',
-          email: { smtp_url: 'smtp://mailer:pw-123@127.0.0.1:2525', from: 'a@b.example' },
+          email: { smtp_url: 'smtp://mailer:pw-123@203.0.113.9:2525', from: 'a@b.example' },
         },
       });
       expect(created.status, created.raw).toBe(201);
