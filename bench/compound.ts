@@ -44,8 +44,9 @@ export async function runMixedCreateRead(
     cpuSeconds,
   });
   const creating = await background;
-  // autocannon reports whole milliseconds: a p99 of 0 alone is taken as 1 ms.
-  const factor = Math.round((mixed.p99_ms / Math.max(1, alone.p99_ms)) * 100) / 100;
+  // autocannon reports whole milliseconds: a p99 of 0 alone is taken as 1 ms. Rounded up, so the
+  // ≤ 3× target is never met by rounding.
+  const factor = Math.ceil((mixed.p99_ms / Math.max(1, alone.p99_ms)) * 100) / 100;
   const load: LoadResult = {
     ...mixed,
     non2xx: alone.non2xx + mixed.non2xx + creating.non2xx,

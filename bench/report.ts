@@ -88,18 +88,18 @@ export function toScenarioResult(
 const pad = (value: string, width: number, left = false) =>
   left ? value.padEnd(width) : value.padStart(width);
 /**
- * A rate over its baseline, kept to four decimals: a target is judged on this value, never on the
- * percentage shown (9.6 % printed as "10 %" once passed a 10 % target).
+ * A rate over its baseline, cut (never rounded up) to four decimals: a target is judged on this
+ * value, never on the percentage shown (9.6 % printed as "10 %" once passed a 10 % target).
  */
 export function ratioBetween(rps: number, baseRps: number): number {
-  return Math.round((rps / baseRps) * 10_000) / 10_000;
+  return Math.floor((rps / baseRps) * 10_000) / 10_000;
 }
 
-/** Whole percent from 100 % up, one decimal below it, so a near miss reads as one. */
+/** Whole percent from 100 % up, one decimal below it, cut rather than rounded: a near miss reads as one. */
 const fmtRatio = (ratio: number | null) => {
   if (ratio === null) return '–';
   const percent = ratio * 100;
-  return `${percent >= 100 ? Math.round(percent) : Math.round(percent * 10) / 10} %`;
+  return `${percent >= 100 ? Math.floor(percent) : (Math.floor(percent * 10) / 10).toFixed(1)} %`;
 };
 
 export function formatTable(

@@ -75,7 +75,7 @@ export interface Adapters {
   rateLimits: RateLimits;
   /** SMTP delivery of emails. */
   mailSender: SmtpSender;
-  /** Resolves event webhook hosts for the SSRF guard (DNS). */
+  /** Resolves the hosts tenants and partners name (event webhooks, SMTP servers) for the outbound guard (DNS). */
   resolveHost: HostResolver;
 }
 

@@ -320,7 +320,7 @@ function filteredCalls(db: Executor, filter: CallFilter) {
 
 /**
  * A page of calls, newest first unless `order` is asc, ties broken by id. The page's ids are
- * found first, from the listing indexes alone (migration 0012), and only those rows are read
+ * found first, from the listing indexes alone (migration 0014), and only those rows are read
  * from the table: rows skipped by a deep page cost an index entry each, not a table read. The
  * total is counted apart (countCalls): a window count would read every matching row.
  */

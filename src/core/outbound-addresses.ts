@@ -45,6 +45,9 @@ for (const [network, prefix] of [
   // Unique-local, which holds the EC2 metadata address fd00:ec2::254.
   ['fc00::', 7],
   ['ff00::', 8],
+  // 6to4 and Teredo carry an IPv4 address (Teredo's obfuscated) that may be a private one.
+  ['2002::', 16],
+  ['2001::', 32],
 ] as const) {
   blocked.addSubnet(network, prefix, 'ipv6');
 }

@@ -308,7 +308,7 @@ export function createEmailService(deps: {
 
       // A tenant names its server: it is reached only at an address the outbound guard accepts,
       // checked at every send (the name may resolve elsewhere since the settings were saved).
-      let address: string | undefined;
+      let addresses: string[] | undefined;
       if (row.sender === 'tenant' && !deps.outbound.allowPrivate) {
         const host = await checkHost(new URL(smtpUrl).hostname, deps.outbound);
         if (!host.ok && host.reason === 'forbidden') return giveUp(`the SMTP server ${host.issue}`);
@@ -320,7 +320,7 @@ export function createEmailService(deps: {
           await end('pending', host.issue);
           throw new RetryJobError(host.issue, retryDelayMs(row.attempts));
         }
-        address = host.addresses[0].address;
+        addresses = host.addresses.map((a) => a.address);
       }
 
       try {
@@ -338,7 +338,7 @@ export function createEmailService(deps: {
             date: clock.now(),
             headers: { 'Auto-Submitted': 'auto-generated' },
           },
-          address,
+          addresses,
         );
       } catch (error) {
         const reason = describeSmtpFailure(error, smtpUrl);

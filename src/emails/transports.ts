@@ -19,10 +19,15 @@ const MAX_CACHED_TRANSPORTS = 200;
 export interface SmtpSender {
   /**
    * Sends one message through the SMTP server of `smtpUrl` (one pool per `poolKey`, a tenant or the
-   * platform); rejects with nodemailer's error. With `address`, connects to that checked address
-   * (the outbound guard's) instead of resolving the host again; TLS still verifies the host name.
+   * platform); rejects with nodemailer's error. With `addresses` (the outbound guard's, checked),
+   * connects to one of them instead of resolving the host again; TLS still verifies the host name.
    */
-  send(poolKey: string, smtpUrl: string, message: SendMailOptions, address?: string): Promise<void>;
+  send(
+    poolKey: string,
+    smtpUrl: string,
+    message: SendMailOptions,
+    addresses?: readonly string[],
+  ): Promise<void>;
   /** Closes every cached transport (app shutdown). */
   close(): Promise<void>;
 }
@@ -60,7 +65,12 @@ export function transportOptions(smtpUrl: string, address?: string) {
 }
 
 export function createSmtpSender(): SmtpSender {
-  type Cached = { target: string; transport: ReturnType<typeof nodemailer.createTransport> };
+  type Cached = {
+    smtpUrl: string;
+    /** The checked address the pool connects to, or undefined when nodemailer resolves the host. */
+    address: string | undefined;
+    transport: ReturnType<typeof nodemailer.createTransport>;
+  };
   // The tenant that sent least recently loses its pool first; a pool dropped finishes what it is sending.
   const cache = new BoundedMap<string, Cached>({
     maxEntries: MAX_CACHED_TRANSPORTS,
@@ -68,24 +78,31 @@ export function createSmtpSender(): SmtpSender {
     onEvict: (oldest) => oldest.transport.close(),
   });
 
-  function transportFor(poolKey: string, smtpUrl: string, address: string | undefined) {
-    const target = `${address ?? ''} ${smtpUrl}`;
+  function transportFor(poolKey: string, smtpUrl: string, addresses: readonly string[] | undefined) {
     const cached = cache.get(poolKey);
-    if (cached && cached.target === target) return cached.transport;
-    // Settings (or the checked address) changed: the old pool finishes what it is sending, then closes.
+    // A pool is kept while its address is still among those the host resolves to (a name whose
+    // records rotate keeps its pool and its open connections).
+    const stillValid =
+      cached?.smtpUrl === smtpUrl &&
+      (addresses === undefined
+        ? cached.address === undefined
+        : cached.address !== undefined && addresses.includes(cached.address));
+    if (cached && stillValid) return cached.transport;
+    // Settings (or the host's addresses) changed: the old pool finishes what it is sending, then closes.
     cached?.transport.close();
+    const address = addresses?.[0];
     const transport = nodemailer.createTransport(transportOptions(smtpUrl, address));
-    cache.set(poolKey, { target, transport });
+    cache.set(poolKey, { smtpUrl, address, transport });
     return transport;
   }
 
   let closed = false;
 
   return {
-    async send(poolKey, smtpUrl, message, address) {
+    async send(poolKey, smtpUrl, message, addresses) {
       if (closed)
         throw Object.assign(new Error('the email sender is shutting down'), { code: 'ECONNECTION' });
-      const transport = transportFor(poolKey, smtpUrl, address);
+      const transport = transportFor(poolKey, smtpUrl, addresses);
       await transport.sendMail({ ...message, signal: AbortSignal.timeout(SEND_DEADLINE_MS) });
     },
     async close() {

@@ -8,7 +8,7 @@
 import type { SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { createSmtpSender, type SmtpSender } from '../../src/emails/transports.js';
+import { createSmtpSender, type SmtpSender, transportOptions } from '../../src/emails/transports.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createSmtpServer } from './smtp.js';
 import { createEmailTenant, operatorEmails, postUser } from './support.js';
@@ -27,11 +27,15 @@ const resolveHost = async (host: string) => {
   return addresses.map((address) => ({ address, family: 4 }));
 };
 
-const sent: { poolKey: string; smtpUrl: string; address: string | undefined; message: SendMailOptions }[] =
-  [];
+const sent: {
+  poolKey: string;
+  smtpUrl: string;
+  addresses: readonly string[] | undefined;
+  message: SendMailOptions;
+}[] = [];
 const recordingSender: SmtpSender = {
-  async send(poolKey, smtpUrl, message, address) {
-    sent.push({ poolKey, smtpUrl, address, message });
+  async send(poolKey, smtpUrl, message, addresses) {
+    sent.push({ poolKey, smtpUrl, addresses, message });
   },
   async close() {},
 };
@@ -99,7 +103,7 @@ describe('sending through a tenant SMTP server', () => {
     await t.services.jobRunner.drain();
     const mine = sent.filter((s) => s.poolKey === tenant.id);
     expect(mine).toHaveLength(1);
-    expect(mine[0]).toMatchObject({ smtpUrl: 'smtp://smtp.public.test:587', address: PUBLIC_ADDRESS });
+    expect(mine[0]).toMatchObject({ smtpUrl: 'smtp://smtp.public.test:587', addresses: [PUBLIC_ADDRESS] });
     expect(mine[0].message.to).toMatchObject({ address: user.email });
     const emails = await operatorEmails(t, tenant.id);
     expect(emails.data[0]).toMatchObject({ status: 'sent', last_error: null });
@@ -153,12 +157,53 @@ describe('the real sender', () => {
         'pinned',
         `smtp://mail.guard-test.invalid:${smtp.port}`,
         { from: 'a@acme.example', to: 'b@client.example', subject: 'Pinned', text: 'hello' },
-        '127.0.0.1',
+        ['127.0.0.1'],
       );
       expect(smtp.messages.map((m) => m.headers.subject)).toEqual(['Pinned']);
+      // The host's records rotate but still hold the pool's address: the open connection is kept.
+      await sender.send(
+        'pinned',
+        `smtp://mail.guard-test.invalid:${smtp.port}`,
+        { from: 'a@acme.example', to: 'b@client.example', subject: 'Again', text: 'hello' },
+        ['127.0.0.2', '127.0.0.1'],
+      );
+      expect(smtp.messages.map((m) => m.headers.subject)).toEqual(['Pinned', 'Again']);
+      expect(smtp.connections).toHaveLength(1);
+      // The pool's address is gone from the host's records: a new pool connects to the checked one
+      // (where the test server does not listen), never to the old address.
+      await expect(
+        sender.send(
+          'pinned',
+          `smtp://mail.guard-test.invalid:${smtp.port}`,
+          { from: 'a@acme.example', to: 'b@client.example', subject: 'Moved', text: 'hello' },
+          ['127.0.0.3'],
+        ),
+      ).rejects.toThrow(`ECONNREFUSED 127.0.0.3:${smtp.port}`);
+      expect(smtp.connections).toHaveLength(1);
     } finally {
       await sender.close();
       await smtp.stop();
     }
+  });
+});
+
+describe('transport options', () => {
+  it('connect to the checked address and verify TLS against the URL host name', () => {
+    expect(transportOptions('smtps://mailer:pw@smtp.public.test:465', PUBLIC_ADDRESS)).toMatchObject({
+      host: PUBLIC_ADDRESS,
+      servername: 'smtp.public.test',
+      port: 465,
+      secure: true,
+      auth: { user: 'mailer', pass: 'pw' },
+    });
+    // An IP literal (IPv6 in brackets) is its own name: no servername to send.
+    const v6 = transportOptions('smtp://[2606:2800:220:1::1]:587', '2606:2800:220:1::1');
+    expect(v6).toMatchObject({ host: '2606:2800:220:1::1', port: 587, secure: false });
+    expect(v6).not.toHaveProperty('servername');
+    // Without a checked address (SMTP_ALLOW_PRIVATE, the platform's server) nodemailer resolves.
+    expect(transportOptions('smtp://smtp.public.test')).toMatchObject({
+      host: 'smtp.public.test',
+      port: 587,
+    });
   });
 });

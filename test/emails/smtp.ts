@@ -18,6 +18,8 @@ export interface TestSmtpServer {
   messages: ReceivedMessage[];
   /** Authentication attempts, with the password the client sent. */
   logins: { user: string; pass: string }[];
+  /** The client address of every connection opened, in order. */
+  connections: string[];
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -51,6 +53,7 @@ export async function createSmtpServer(behaviour: SmtpBehaviour = {}): Promise<T
   const port = await freePort();
   const messages: ReceivedMessage[] = [];
   const logins: { user: string; pass: string }[] = [];
+  const connections: string[] = [];
   let server: SMTPServer | undefined;
 
   const options: SMTPServerOptions = {
@@ -61,6 +64,10 @@ export async function createSmtpServer(behaviour: SmtpBehaviour = {}): Promise<T
     logger: false,
     // stop() ends open (pooled, idle) client connections at once instead of after 30 s.
     closeTimeout: 100,
+    onConnect(session, callback) {
+      connections.push(session.remoteAddress);
+      callback();
+    },
     onAuth(auth, _session, callback) {
       logins.push({ user: auth.username ?? '', pass: auth.password ?? '' });
       if (behaviour.users && auth.username && behaviour.users[auth.username] === auth.password) {
@@ -102,6 +109,7 @@ export async function createSmtpServer(behaviour: SmtpBehaviour = {}): Promise<T
       `smtp://${user !== undefined ? `${encodeURIComponent(user)}:${encodeURIComponent(pass ?? '')}@` : ''}127.0.0.1:${port}`,
     messages,
     logins,
+    connections,
     async start() {
       server = new SMTPServer(options);
       await new Promise<void>((resolve, reject) => {

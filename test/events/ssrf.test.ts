@@ -143,6 +143,8 @@ describe('SSRF guard', () => {
       '::ffff:7f00:1',
       '::ffff:10.0.0.1',
       '64:ff9b::a9fe:a9fe',
+      '2002:7f00:1::1',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2',
       'not an address',
     ]) {
       expect(isForbiddenAddress(address), address).toBe(true);
