@@ -124,7 +124,7 @@ async function openPostgres(
     survivesConnectionLoss(client);
     wrapQueries(client, timeouts.queryMs);
   });
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const db = kyselyOver(pool);
   const probe = createProbe(connection);
   return {
     engine: 'postgres',
@@ -221,7 +221,7 @@ async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | und
     });
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
     pool.on('connect', (client) => wrapQueries(client, 0));
-    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+    const db = kyselyOver(pool);
     return {
       engine: 'embedded',
       db,
@@ -285,6 +285,20 @@ export interface PreparedStatement {
   values: unknown[];
 }
 
+/**
+ * The pool under each root Kysely instance. A prepared statement outside a transaction (the read
+ * of nearly every GET) goes to the pool directly: Kysely's connection provider and executor layers
+ * were ~7 % of the CPU profile of GET /api/v1/subscriptions/{id} (bench/README.md), for a query
+ * that needs none of them. Transactions still run through Kysely, on their own connection.
+ */
+const poolsOf = new WeakMap<object, pg.Pool>();
+
+function kyselyOver(pool: pg.Pool): Kysely<Tables> {
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  poolsOf.set(db, pool);
+  return db;
+}
+
 /** Statement names by SQL text: what `wrapQueries` sends each text as. */
 const statementNames = new Map<string, string>();
 /** How many texts have been prepared under each name. */
@@ -299,6 +313,16 @@ export async function runPrepared<Row>(executor: Executor, statement: PreparedSt
     const shape = (shapesPerName.get(name) ?? 0) + 1;
     shapesPerName.set(name, shape);
     statementNames.set(text, shape === 1 ? name : `${name}/${shape}`);
+  }
+  const pool = poolsOf.get(executor);
+  if (pool) {
+    // As Kysely does: a failed statement leaves the connection usable (pool.query would drop it).
+    const client = await pool.connect();
+    try {
+      return (await client.query<Row & pg.QueryResultRow>(text, values)).rows;
+    } finally {
+      client.release();
+    }
   }
   return (await executor.executeQuery<Row>(CompiledQuery.raw(text, values))).rows;
 }
