@@ -295,6 +295,14 @@ export function createEmailService(deps: {
         await end('failed', reason);
         throw new PermanentJobError(reason);
       };
+      // A failure another attempt may not meet (a connection, DNS, a 4xx), until the attempts run out.
+      const retryLater = async (reason: string): Promise<never> => {
+        if (row.attempts >= MAX_SEND_ATTEMPTS || job.attempt >= job.maxAttempts) {
+          return giveUp(`gave up after ${row.attempts} attempts: ${reason}`);
+        }
+        await end('pending', reason);
+        throw new RetryJobError(reason, retryDelayMs(row.attempts));
+      };
 
       const tenant = await findTenant(db, tenantId);
       if (!tenant) return giveUp('the tenant no longer exists');
@@ -312,14 +320,7 @@ export function createEmailService(deps: {
       if (row.sender === 'tenant' && !deps.outbound.allowPrivate) {
         const host = await checkHost(new URL(smtpUrl).hostname, deps.outbound);
         if (!host.ok && host.reason === 'forbidden') return giveUp(`the SMTP server ${host.issue}`);
-        if (!host.ok) {
-          // DNS may answer on a later attempt, as a connection that fails may succeed.
-          if (row.attempts >= MAX_SEND_ATTEMPTS || job.attempt >= job.maxAttempts) {
-            return giveUp(`gave up after ${row.attempts} attempts: ${host.issue}`);
-          }
-          await end('pending', host.issue);
-          throw new RetryJobError(host.issue, retryDelayMs(row.attempts));
-        }
+        if (!host.ok) return retryLater(host.issue);
         addresses = host.addresses.map((a) => a.address);
       }
 
@@ -342,12 +343,7 @@ export function createEmailService(deps: {
         );
       } catch (error) {
         const reason = describeSmtpFailure(error, smtpUrl);
-        if (isPermanentSmtpFailure(error)) return giveUp(reason);
-        if (row.attempts >= MAX_SEND_ATTEMPTS || job.attempt >= job.maxAttempts) {
-          return giveUp(`gave up after ${row.attempts} attempts: ${reason}`);
-        }
-        await end('pending', reason);
-        throw new RetryJobError(reason, retryDelayMs(row.attempts));
+        return isPermanentSmtpFailure(error) ? giveUp(reason) : retryLater(reason);
       }
       await end('sent', null);
     },
