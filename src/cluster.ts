@@ -85,7 +85,7 @@ async function runPrimary(): Promise<void> {
     await database.close();
   }
 
-  // glibc keeps a freed 19 MiB password-hash buffer in each libuv thread's malloc arena once it has
+  // glibc keeps a freed 19 MiB password-hash buffer in each hashing thread's malloc arena once it has
   // raised its mmap threshold; a fixed threshold returns it to the system (README, "Memory").
   // Read by glibc when a process starts, so it is set here for the workers.
   process.env.MALLOC_MMAP_THRESHOLD_ ??= String(RECOMMENDED_MMAP_THRESHOLD);

@@ -1,15 +1,14 @@
 /**
  * Password hashes: Argon2id at OWASP's first recommendation (m = 19 MiB, t = 2, p = 1) through
- * @node-rs/argon2, whose async functions run on libuv's thread pool, so hashing never blocks the
- * event loop. Stored in the PHC format (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), which names
- * its own parameters. Hashes written before (`scrypt$N$r$p$salt$hash`, N = 2^14, below OWASP's
+ * @node-rs/argon2, on threads of their own below the event loop's priority (password-threads.ts),
+ * so hashing never blocks the event loop. Stored in the PHC format
+ * (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), which names its own parameters. Hashes written before (`scrypt$N$r$p$salt$hash`, N = 2^14, below OWASP's
  * minimum for scrypt) still verify with their own parameters; `needsRehash` tells the sign-in to
  * replace them.
  */
 import crypto from 'node:crypto';
-import os from 'node:os';
-import { promisify } from 'node:util';
-import { hash as argon2Hash, verify as argon2Verify, parseOptions } from '@node-rs/argon2';
+import { parseOptions } from '@node-rs/argon2';
+import { runHashJob } from './password-threads.js';
 
 /** OWASP Password Storage Cheat Sheet, Argon2id, first configuration. */
 export const DEFAULT_PASSWORD_MEMORY_KIB = 19456;
@@ -18,44 +17,13 @@ const PARALLELISM = 1;
 // The binding's enum is a `const enum` in a .d.ts, which isolatedModules cannot read.
 const ARGON2ID = 2;
 
-/**
- * At most one hash per core at a time: more would not finish sooner (each is pure CPU), but each
- * holds its memory (19 MiB by default) and a libuv thread that file and DNS work also need.
- */
-const MAX_CONCURRENT_HASHES = Math.max(1, os.availableParallelism());
-let hashing = 0;
-const waiting: (() => void)[] = [];
-
-async function oneAtATimePerCore<T>(work: () => Promise<T>): Promise<T> {
-  // A finishing hash hands its slot straight to the next waiter, so the count never overshoots.
-  if (hashing >= MAX_CONCURRENT_HASHES) await new Promise<void>((resolve) => waiting.push(resolve));
-  else hashing++;
-  try {
-    return await work();
-  } finally {
-    const next = waiting.shift();
-    if (next) next();
-    else hashing--;
-  }
-}
-
-const scryptOnPool = promisify(crypto.scrypt) as (
-  password: string,
-  salt: Buffer,
-  keylen: number,
-  options: crypto.ScryptOptions,
-) => Promise<Buffer>;
-
 /** A new Argon2id hash; `memoryKib` is the one knob (tests lower it, see PASSWORD_HASH_MEMORY_KIB). */
 export function hashPassword(password: string, memoryKib = DEFAULT_PASSWORD_MEMORY_KIB): Promise<string> {
-  return oneAtATimePerCore(() =>
-    argon2Hash(password, {
-      algorithm: ARGON2ID,
-      memoryCost: memoryKib,
-      timeCost: TIME_COST,
-      parallelism: PARALLELISM,
-    }),
-  );
+  return runHashJob({
+    op: 'argon2-hash',
+    password,
+    options: { algorithm: ARGON2ID, memoryCost: memoryKib, timeCost: TIME_COST, parallelism: PARALLELISM },
+  });
 }
 
 async function verifyLegacyScrypt(password: string, stored: string): Promise<boolean> {
@@ -66,9 +34,13 @@ async function verifyLegacyScrypt(password: string, stored: string): Promise<boo
   if (expected.length === 0) return false;
   const options = { N, r: Number(r), p: Number(p), maxmem: 256 * N * Number(r) };
   try {
-    const actual = await oneAtATimePerCore(() =>
-      scryptOnPool(password, Buffer.from(salt, 'base64'), expected.length, options),
-    );
+    const actual = await runHashJob({
+      op: 'scrypt',
+      password,
+      salt: Buffer.from(salt, 'base64'),
+      keylen: expected.length,
+      options,
+    });
     return crypto.timingSafeEqual(actual, expected);
   } catch {
     // Parameters scrypt refuses: a corrupt stored string matches no password.
@@ -81,7 +53,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (stored.startsWith('scrypt$')) return verifyLegacyScrypt(password, stored);
   if (!stored.startsWith('$argon2id$')) return false;
   try {
-    return await oneAtATimePerCore(() => argon2Verify(stored, password));
+    return await runHashJob({ op: 'argon2-verify', stored, password });
   } catch {
     // A malformed stored string matches no password.
     return false;

@@ -1,6 +1,5 @@
 import { type ColumnType, type Selectable, sql, type Updateable } from 'kysely';
 import { type Executor, runPrepared } from '../core/db.js';
-import { newId } from '../core/ids.js';
 import { INSERT_NEW_JOBS } from '../core/jobs.js';
 
 export interface WebhookEndpointsTable {
@@ -70,58 +69,20 @@ export interface NewEvent {
 
 /**
  * Writes the event, one pending delivery per enabled endpoint of the tenant subscribed to its
- * type (or to "*"), and one job per delivery, in the caller's transaction. Returns the event id.
+ * type (or to "*"), and one job per delivery, in the caller's transaction: one statement, a
+ * single round trip whatever the endpoints. Returns the event id.
  */
 export async function insertEvent(tx: Executor, event: NewEvent): Promise<string> {
-  const id = newId('evt');
-  const endpoints = await runPrepared<{ id: string }>(tx, {
-    name: 'events_subscribed_endpoints',
+  const [recorded] = await runPrepared<{ id: string }>(tx, {
+    name: 'events_insert_one',
     text: `
-      SELECT id FROM webhook_endpoints
-      WHERE tenant_id = $1 AND deleted_at IS NULL AND enabled
-        AND (events @> jsonb_build_array($2::text) OR events @> '["*"]'::jsonb)`,
-    values: [event.tenantId, event.type],
+      WITH source AS (
+        SELECT $1::text AS tenant_id, $2::text AS type, $3::timestamptz AS created_at, $4::jsonb AS data
+      ), ${recordEventsFrom('source')}
+      SELECT id FROM recorded_event`,
+    values: [event.tenantId, event.type, event.at, JSON.stringify({ object: event.object })],
   });
-  const data = JSON.stringify({ object: event.object });
-  if (endpoints.length === 0) {
-    await runPrepared(tx, {
-      name: 'events_insert',
-      text: 'INSERT INTO events (id, tenant_id, type, created_at, data) VALUES ($1, $2, $3, $4, $5::jsonb)',
-      values: [id, event.tenantId, event.type, event.at, data],
-    });
-    return id;
-  }
-  await runPrepared(tx, {
-    name: 'events_insert_with_deliveries',
-    text: `
-      WITH inserted_event AS (
-        INSERT INTO events (id, tenant_id, type, created_at, data) VALUES ($1, $2, $3, $4, $5::jsonb)
-        RETURNING id
-      ), delivery AS (
-        INSERT INTO event_deliveries (id, tenant_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
-        SELECT planned.delivery_id, $2, planned.endpoint_id, inserted_event.id, 'pending', 0, $4, $4
-        FROM unnest($6::text[], $7::text[]) AS planned(delivery_id, endpoint_id), inserted_event
-        RETURNING id, endpoint_id
-      ), new_job AS (
-        SELECT $2::text AS tenant_id, $8::text AS queue,
-               jsonb_build_object('delivery_id', id, 'endpoint_id', endpoint_id) AS payload,
-               $4::timestamptz AS run_at, $9::integer AS max_attempts, 'event-delivery:' || id AS singleton_key
-        FROM delivery
-      )
-      ${INSERT_NEW_JOBS}`,
-    values: [
-      id,
-      event.tenantId,
-      event.type,
-      event.at,
-      data,
-      endpoints.map(() => newId('del')),
-      endpoints.map((e) => e.id),
-      DELIVERY_QUEUE,
-      DELIVERY_JOB_MAX_ATTEMPTS,
-    ],
-  });
-  return id;
+  return recorded.id;
 }
 
 /**

@@ -291,15 +291,25 @@ export async function findLiveUserByEmail(db: Executor, tenantId: string, email:
     .executeTakeFirst();
 }
 
+/** The user and its membership in one statement (one round trip of a user creation's transaction). */
 export async function insertUser(
   db: Executor,
   row: Omit<UsersTable, 'credit_balance_minutes' | 'deleted_at'>,
 ): Promise<UserRow> {
-  const user = await db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
-  await db
-    .insertInto('memberships')
-    .values({ tenant_id: row.tenant_id, user_id: row.id, created_at: row.created_at })
-    .execute();
+  const { id, tenant_id, email, name, phone, status, password_hash, created_at, updated_at } = row;
+  const [user] = await runPrepared<UserRow>(db, {
+    name: 'users_insert_with_membership',
+    text: `
+      WITH inserted AS (
+        INSERT INTO users (id, tenant_id, email, name, phone, status, password_hash, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        RETURNING *
+      ), membership AS (
+        INSERT INTO memberships (tenant_id, user_id, created_at) SELECT tenant_id, id, created_at FROM inserted
+      )
+      SELECT * FROM inserted`,
+    values: [id, tenant_id, email, name, phone, status, password_hash, created_at, updated_at],
+  });
   return user;
 }
 

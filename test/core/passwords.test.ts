@@ -2,7 +2,9 @@
  * Password hashes: Argon2id (OWASP's m = 19 MiB, t = 2, p = 1 by default), self-describing,
  * correct under concurrency; legacy scrypt hashes still verify and are marked for rehashing.
  */
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import { describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_PASSWORD_MEMORY_KIB,
   decoyPasswordHash,
@@ -11,6 +13,22 @@ import {
   verifyPassword,
 } from '../../src/core/passwords.js';
 import { legacyScryptHash } from '../support/passwords.js';
+
+/** The nice value of one of this process's threads (Linux: /proc/self/task/<tid>/stat, field 19). */
+function niceOf(task: string): number {
+  const stat = fs.readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+function lowestPriorityThreads(): string[] {
+  return fs.readdirSync('/proc/self/task').filter((task) => {
+    try {
+      return niceOf(task) === 19;
+    } catch {
+      return false; // the thread ended between the listing and the read
+    }
+  });
+}
 
 describe('password hashes', () => {
   it('store Argon2id with its parameters and verify only the right password', async () => {
@@ -69,5 +87,42 @@ describe('password hashes', () => {
     } finally {
       clearInterval(timer);
     }
+  });
+
+  it.skipIf(process.platform !== 'linux')(
+    'hash on threads of their own at the lowest priority, at most one per core, the event loop left at its own',
+    async () => {
+      await Promise.all(Array.from({ length: 8 }, (_, i) => hashPassword(`password-${i}`, 1024)));
+      const hashing = lowestPriorityThreads();
+      expect(hashing.length).toBeGreaterThan(0);
+      expect(hashing.length).toBeLessThanOrEqual(os.availableParallelism());
+      expect(niceOf(String(process.pid))).not.toBe(19);
+    },
+  );
+
+  it.skipIf(process.platform !== 'linux')(
+    'stop idle hashing threads, and start them again for the next hash',
+    async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        // Every thread gets work, so each one's idle timer is set on the fake clock.
+        await Promise.all(Array.from({ length: 8 }, (_, i) => hashPassword(`before the pause ${i}`, 1024)));
+        expect(lowestPriorityThreads().length).toBeGreaterThan(0);
+        vi.advanceTimersByTime(30_000);
+        await vi.waitFor(() => expect(lowestPriorityThreads()).toHaveLength(0), {
+          interval: 10,
+          timeout: 5_000,
+        });
+      } finally {
+        vi.useRealTimers();
+      }
+      expect(await verifyPassword('after the pause', await hashPassword('after the pause', 1024))).toBe(true);
+    },
+  );
+
+  it('a hash the binding refuses rejects with its reason, and the threads keep serving', async () => {
+    // Argon2 needs at least 8 KiB per lane; the configuration check (1,024 KiB minimum) is bypassed here.
+    await expect(hashPassword('too little memory', 1)).rejects.toThrow(/memory/i);
+    expect(await verifyPassword('still works', await hashPassword('still works', 1024))).toBe(true);
   });
 });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
 import { listUsers } from '../../src/users/repository.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
+import { ENGINE } from '../support/databases.js';
 import { recordStatements } from '../support/statements.js';
 
 let t: TestApp;
@@ -103,6 +104,40 @@ describe('user list totals remembered per users_version', () => {
       }
     }
   });
+
+  // PGlite has one connection: a second session to take the lock from exists on PostgreSQL only.
+  it.skipIf(ENGINE !== 'postgres')(
+    "bumps the tenant's users_version at commit: an open user creation does not hold the tenant row",
+    async () => {
+      const tenant = await createTenant(t);
+      const { db } = t.services.database;
+      const versionOf = async () =>
+        (await sql<{ v: string }>`SELECT users_version AS v FROM tenants WHERE id = ${tenant.id}`.execute(db))
+          .rows[0].v;
+      const before = await versionOf();
+      await db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('users')
+          .values({
+            id: newId('usr'),
+            tenant_id: tenant.id,
+            email: 'held@example.com',
+            name: 'Held Open',
+            phone: null,
+            status: 'active',
+            password_hash: null,
+            created_at: new Date(),
+            updated_at: new Date(),
+          })
+          .execute();
+        // Another session can take the lock a counter update needs at once (NOWAIT fails when not):
+        // the transaction's later statements no longer queue other writers of this tenant's users.
+        await sql`SELECT 1 FROM tenants WHERE id = ${tenant.id} FOR NO KEY UPDATE NOWAIT`.execute(db);
+        expect(await versionOf()).toBe(before);
+      });
+      expect(BigInt(await versionOf())).toBe(BigInt(before) + 1n);
+    },
+  );
 
   it('uses a remembered total only while the users are unchanged (proved by hiding a change from the counter)', async () => {
     const tenant = await createTenant(t);
