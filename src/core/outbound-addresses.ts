@@ -92,6 +92,13 @@ export function isForbiddenAddress(address: string): boolean {
   return blocked.check(address.replace(/%.*$/, ''), 'ipv6');
 }
 
+/**
+ * A host name's lookup is given up after this long and treated as not resolving (a save is
+ * refused, a send retried later): a tenant-chosen name whose DNS never answers must not hold a
+ * request, or a job, for the resolver's own timeouts (tens of seconds).
+ */
+export const RESOLVE_TIMEOUT_MS = 5_000;
+
 export type HostCheck =
   | { ok: true; addresses: ResolvedAddress[] }
   /** `unresolved` may pass later (DNS); `forbidden` stays refused. */
@@ -103,17 +110,26 @@ export type HostCheck =
  */
 export async function checkHost(
   host: string,
-  options: { allowPrivate: boolean; resolve: HostResolver },
+  options: { allowPrivate: boolean; resolve: HostResolver; timeoutMs?: number },
 ): Promise<HostCheck> {
   const bare = host.replace(/^\[(.*)\]$/, '$1');
   let addresses: ResolvedAddress[];
   if (isIP(bare)) {
     addresses = [{ address: bare, family: isIP(bare) }];
   } else {
+    const timeoutMs = options.timeoutMs ?? RESOLVE_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      addresses = await options.resolve(bare);
+      addresses = await Promise.race([
+        options.resolve(bare),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+        }),
+      ]);
     } catch {
       return { ok: false, reason: 'unresolved', issue: `the host ${bare} does not resolve.` };
+    } finally {
+      clearTimeout(timer);
     }
     if (addresses.length === 0) {
       return { ok: false, reason: 'unresolved', issue: `the host ${bare} does not resolve.` };

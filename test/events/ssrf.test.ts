@@ -7,7 +7,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { isForbiddenAddress, type ResolvedAddress } from '../../src/core/outbound-addresses.js';
+import {
+  isForbiddenAddress,
+  RESOLVE_TIMEOUT_MS,
+  type ResolvedAddress,
+} from '../../src/core/outbound-addresses.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { expectInvalidFields } from '../support/expect.js';
 
@@ -23,6 +27,8 @@ const names: Record<string, ResolvedAddress[]> = {
   'mapped.example': [{ address: '::ffff:127.0.0.1', family: 6 }],
 };
 const resolveHost = async (host: string) => {
+  // A name whose DNS never answers.
+  if (host === 'silent-dns.example') return new Promise<never>(() => {});
   const found = names[host];
   if (!found) throw new Error(`ENOTFOUND ${host}`);
   return found;
@@ -114,6 +120,18 @@ describe('SSRF guard', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('gives up on a name whose DNS never answers after RESOLVE_TIMEOUT_MS: 422 on url, nothing stored', async () => {
+    const tenant = await createTenant(guarded, { name: 'Silent DNS' });
+    const started = Date.now();
+    const response = await tenant.request('POST', '/api/v1/webhook-endpoints', {
+      url: 'https://silent-dns.example/hook',
+      events: ['*'],
+    });
+    expectInvalidFields(response, ['url']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(RESOLVE_TIMEOUT_MS - 50);
+    expect((await tenant.request('GET', '/api/v1/webhook-endpoints')).body.pagination.total).toBe(0);
   });
 
   it('WEBHOOK_ALLOW_PRIVATE=true allows them (and http)', async () => {
