@@ -6,8 +6,11 @@
  *   GET  /read/:id   one SELECT … WHERE id = $1 on the seeded users
  *   POST /write      one single-row INSERT in its own transaction
  *   POST /hash       one password hash as the service computes it (Argon2id, t = 2, p = 1, at
- *                    BASELINE_HASH_MEMORY_KIB, default 19456), on libuv's pool, nothing else
- * Environment: PORT, BASELINE_DATABASE_URL (postgres://…) or BASELINE_DATA_DIR (embedded).
+ *                    BASELINE_HASH_MEMORY_KIB, default 19456) on the service's own hashing
+ *                    threads (one per core, nice 19: BASELINE_HASH_THREADS_MODULE names the
+ *                    built dist/core/password-threads.js), nothing else
+ * Environment: PORT, BASELINE_DATABASE_URL (postgres://…) or BASELINE_DATA_DIR (embedded),
+ * BASELINE_HASH_THREADS_MODULE.
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
@@ -15,7 +18,6 @@ import { PGlite } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { hash } from '@node-rs/argon2';
 import Fastify from 'fastify';
 import pg from 'pg';
 
@@ -79,13 +81,17 @@ async function main() {
   });
 
   const memoryCost = Number(process.env.BASELINE_HASH_MEMORY_KIB || 19456);
+  // The same threads as the service's, so users_create's ratio to this measures everything a
+  // creation does besides its hash, not a better or worse way of hashing.
+  const threadsModule = process.env.BASELINE_HASH_THREADS_MODULE;
+  if (!threadsModule) throw new Error('BASELINE_HASH_THREADS_MODULE must name dist/core/password-threads.js');
+  const { runHashJob } = (await import(threadsModule)) as typeof import('../src/core/password-threads.js');
   app.post<{ Body: { password: string } }>('/hash', async (request, reply) => {
     // algorithm 2: Argon2id (the binding's const enum does not survive transpilation).
-    const stored = await hash(request.body.password, {
-      algorithm: 2,
-      memoryCost,
-      timeCost: 2,
-      parallelism: 1,
+    const stored = await runHashJob({
+      op: 'argon2-hash',
+      password: request.body.password,
+      options: { algorithm: 2, memoryCost, timeCost: 2, parallelism: 1 },
     });
     return reply.code(201).send({ length: stored.length });
   });

@@ -70,6 +70,9 @@ parentPort.on('message', (job) => {
 /** An idle thread is stopped after this long (its isolate and arena, ~30 MB, given back). */
 const IDLE_THREAD_MS = 30_000;
 
+/** The binding refused the job's input (a malformed stored hash, parameters out of range). */
+export class HashInputError extends Error {}
+
 interface HashThread {
   worker: Worker;
   pending: Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>;
@@ -107,7 +110,7 @@ function startThread(): HashThread {
         void worker.terminate();
       }, IDLE_THREAD_MS).unref();
     }
-    if (outcome.failed) job.reject(new Error(outcome.result));
+    if (outcome.failed) job.reject(new HashInputError(outcome.result));
     else job.resolve(outcome.result);
   });
   worker.on('error', retire);
@@ -130,7 +133,10 @@ function leastBusyThread(): HashThread {
   return started;
 }
 
-/** Runs `job` on a hashing thread; rejects with the thread's error message. */
+/**
+ * Runs `job` on a hashing thread. Rejects with HashInputError when the binding refuses the
+ * input, with another Error when the thread itself failed (the job may not have run).
+ */
 export function runHashJob(job: Extract<HashJob, { op: 'argon2-hash' }>): Promise<string>;
 export function runHashJob(job: Extract<HashJob, { op: 'argon2-verify' }>): Promise<boolean>;
 export function runHashJob(job: Extract<HashJob, { op: 'scrypt' }>): Promise<Buffer>;

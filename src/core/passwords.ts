@@ -8,7 +8,7 @@
  */
 import crypto from 'node:crypto';
 import { parseOptions } from '@node-rs/argon2';
-import { runHashJob } from './password-threads.js';
+import { HashInputError, runHashJob } from './password-threads.js';
 
 /** OWASP Password Storage Cheat Sheet, Argon2id, first configuration. */
 export const DEFAULT_PASSWORD_MEMORY_KIB = 19456;
@@ -42,9 +42,11 @@ async function verifyLegacyScrypt(password: string, stored: string): Promise<boo
       options,
     });
     return crypto.timingSafeEqual(actual, expected);
-  } catch {
-    // Parameters scrypt refuses: a corrupt stored string matches no password.
-    return false;
+  } catch (error) {
+    // Parameters scrypt refuses: a corrupt stored string matches no password. A failed hashing
+    // thread is not an answer about the password.
+    if (error instanceof HashInputError) return false;
+    throw error;
   }
 }
 
@@ -54,9 +56,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (!stored.startsWith('$argon2id$')) return false;
   try {
     return await runHashJob({ op: 'argon2-verify', stored, password });
-  } catch {
+  } catch (error) {
     // A malformed stored string matches no password.
-    return false;
+    if (error instanceof HashInputError) return false;
+    throw error;
   }
 }
 
@@ -82,6 +85,8 @@ export function decoyPasswordHash(memoryKib = DEFAULT_PASSWORD_MEMORY_KIB): Prom
   if (!decoy) {
     decoy = hashPassword(crypto.randomBytes(16).toString('hex'), memoryKib);
     decoys.set(memoryKib, decoy);
+    // A failed hash is not kept: the next sign-in makes the decoy again.
+    decoy.catch(() => decoys.delete(memoryKib));
   }
   return decoy;
 }

@@ -291,6 +291,9 @@ export async function findLiveUserByEmail(db: Executor, tenantId: string, email:
     .executeTakeFirst();
 }
 
+const USER_COLUMNS = `id, tenant_id, email, name, phone, status, password_hash, credit_balance_minutes,
+  created_at, updated_at, deleted_at`;
+
 /** The user and its membership in one statement (one round trip of a user creation's transaction). */
 export async function insertUser(
   db: Executor,
@@ -302,12 +305,11 @@ export async function insertUser(
     text: `
       WITH inserted AS (
         INSERT INTO users (id, tenant_id, email, name, phone, status, password_hash, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-        RETURNING *
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${USER_COLUMNS}
       ), membership AS (
         INSERT INTO memberships (tenant_id, user_id, created_at) SELECT tenant_id, id, created_at FROM inserted
       )
-      SELECT * FROM inserted`,
+      SELECT ${USER_COLUMNS} FROM inserted`,
     values: [id, tenant_id, email, name, phone, status, password_hash, created_at, updated_at],
   });
   return user;
