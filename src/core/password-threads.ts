@@ -1,13 +1,15 @@
 /**
  * Password hashing threads: one worker thread per core, each running its hashes one after the
- * other at a lower scheduling priority than the event loop and the database.
+ * other at a lower scheduling priority than the event loop.
  *
  * Why not libuv's pool (the binding's async functions): its threads run at the event loop's
  * priority, so while users are created both cores hash and every other request waits its turn
  * for a core; and a finished hash's slot was handed on through the event loop, so a busy loop
  * left the cores idle between hashes. Here each thread takes its next job from its own queue,
  * and lowers its own nice value (Linux keeps one per thread: /proc/thread-self names the thread),
- * so the kernel runs requests first and hashes with what is left. bench/README.md, "Hashing
+ * so the kernel runs the event loop first and hashes with what is left (nice ranks threads of one
+ * scheduling group: a process in another autogroup or cgroup is not ranked below, README
+ * "Password hashing"). bench/README.md, "Hashing
  * threads below the event loop", has the measurements.
  */
 import { createRequire } from 'node:module';
@@ -15,8 +17,8 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /**
- * Nice value of a hashing thread: the lowest, so a hash gets what requests and PostgreSQL leave
- * of the cores (CFS weighs nice 19 at ~1.5 % of nice 0). Under a load that saturates every core
+ * Nice value of a hashing thread: the lowest, so a hash gets what the event loop leaves of the
+ * cores (the scheduler weighs nice 19 at ~1.5 % of nice 0). Under a load that saturates every core
  * hashes slow to a crawl while the rest of the API keeps its latency: the trade issue 12's
  * mixed_create_read asks for. Nice 10 left plans_list's p99 beside users_create at ×4 of its p99
  * alone, nice 19 at ×3, SCHED_IDLE (`chrt --idle`) also ×3 with fewer users created.
