@@ -44,8 +44,8 @@ export async function runMixedCreateRead(
     cpuSeconds,
   });
   const creating = await background;
-  // autocannon reports whole milliseconds: a p99 of 0 alone is taken as 1 ms. Rounded up, so the
-  // ≤ 3× target is never met by rounding.
+  // p99s to the hundredth of a millisecond (load.ts); one under 1 ms alone counts as 1 ms, a
+  // difference no user notices. Rounded up, so the ≤ 3× target is never met by rounding.
   const factor = Math.ceil((mixed.p99_ms / Math.max(1, alone.p99_ms)) * 100) / 100;
   const load: LoadResult = {
     ...mixed,
