@@ -15,6 +15,7 @@
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { ApiError } from './errors.js';
 
 /**
  * Nice value of a hashing thread: the lowest, so a hash gets what the event loop leaves of the
@@ -72,6 +73,20 @@ parentPort.on('message', (job) => {
 /** An idle thread is stopped after this long (its isolate and arena, ~30 MB, given back). */
 const IDLE_THREAD_MS = 30_000;
 
+/** A job lost with its thread: 503, retried like any other moment of unavailability. */
+function hashingUnavailable(reason: string): ApiError {
+  const error = new ApiError(
+    'service_unavailable',
+    'The service is temporarily unavailable; retry with backoff.',
+    undefined,
+    {
+      headers: { 'retry-after': '1' },
+    },
+  );
+  error.cause = reason;
+  return error;
+}
+
 /** The binding refused the job's input (a malformed stored hash, parameters out of range). */
 export class HashInputError extends Error {}
 
@@ -94,7 +109,8 @@ function startThread(): HashThread {
   // does (a script awaiting a hash).
   worker.unref();
   const thread: HashThread = { worker, pending: new Map() };
-  const retire = (error: Error) => {
+  const retire = (reason: string) => {
+    const error = hashingUnavailable(reason);
     clearTimeout(thread.idleTimer);
     const index = threads.indexOf(thread);
     if (index >= 0) threads.splice(index, 1);
@@ -108,15 +124,15 @@ function startThread(): HashThread {
     if (thread.pending.size === 0) {
       worker.unref();
       thread.idleTimer = setTimeout(() => {
-        retire(new Error('the password hashing thread was stopped'));
+        retire('the password hashing thread was stopped');
         void worker.terminate();
       }, IDLE_THREAD_MS).unref();
     }
     if (outcome.failed) job.reject(new HashInputError(outcome.result));
     else job.resolve(outcome.result);
   });
-  worker.on('error', retire);
-  worker.on('exit', (code) => retire(new Error(`the password hashing thread exited (code ${code})`)));
+  worker.on('error', (error) => retire(`the password hashing thread failed: ${error.message}`));
+  worker.on('exit', (code) => retire(`the password hashing thread exited (code ${code})`));
   return thread;
 }
 
@@ -137,7 +153,7 @@ function leastBusyThread(): HashThread {
 
 /**
  * Runs `job` on a hashing thread. Rejects with HashInputError when the binding refuses the
- * input, with another Error when the thread itself failed (the job may not have run).
+ * input, with a 503 ApiError when the thread itself failed (the job may not have run).
  */
 export function runHashJob(job: Extract<HashJob, { op: 'argon2-hash' }>): Promise<string>;
 export function runHashJob(job: Extract<HashJob, { op: 'argon2-verify' }>): Promise<boolean>;
@@ -156,4 +172,9 @@ export function runHashJob(job: HashJob): Promise<unknown> {
     }
     thread.worker.postMessage({ ...job, id });
   });
+}
+
+/** Stops every hashing thread; their jobs fail with 503 and the next job starts a new thread. */
+export async function stopHashThreads(): Promise<void> {
+  await Promise.all(threads.map((thread) => thread.worker.terminate()));
 }

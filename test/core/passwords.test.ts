@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it, vi } from 'vitest';
+import { stopHashThreads } from '../../src/core/password-threads.js';
 import {
   DEFAULT_PASSWORD_MEMORY_KIB,
   decoyPasswordHash,
@@ -125,6 +126,25 @@ describe('password hashes', () => {
       expect(await verifyPassword('after the pause', await hashPassword('after the pause', 1024))).toBe(true);
     },
   );
+
+  it('a hash lost with its thread fails as 503 (never as a wrong password), and the next one gets a new thread', async () => {
+    const stored = await hashPassword('right password');
+    // Several full-cost checks queued on each thread: the last ones are surely still waiting.
+    const checks = Array.from({ length: 4 * os.availableParallelism() }, () =>
+      verifyPassword('right password', stored).then(
+        (match) => ({ match }),
+        (error: { code?: string; status?: number }) => ({ error }),
+      ),
+    );
+    await stopHashThreads();
+    const outcomes = await Promise.all(checks);
+    expect(outcomes.at(-1)).toMatchObject({ error: { code: 'service_unavailable', status: 503 } });
+    for (const outcome of outcomes) {
+      if ('match' in outcome) expect(outcome.match).toBe(true);
+      else expect(outcome.error).toMatchObject({ code: 'service_unavailable', status: 503 });
+    }
+    expect(await verifyPassword('right password', stored)).toBe(true);
+  });
 
   it('a hash the binding refuses rejects with its reason, and the threads keep serving', async () => {
     // Argon2 needs at least 8 KiB per lane; the configuration check (1,024 KiB minimum) is bypassed here.
