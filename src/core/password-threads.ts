@@ -9,8 +9,8 @@
  * and lowers its own nice value (Linux keeps one per thread: /proc/thread-self names the thread),
  * so the kernel runs the event loop first and hashes with what is left (nice ranks threads of one
  * scheduling group: a process in another autogroup or cgroup is not ranked below, README
- * "Password hashing"). bench/README.md, "Hashing
- * threads below the event loop", has the measurements.
+ * "Password hashing"). bench/README.md, "Hashing threads below the event loop", has the
+ * measurements.
  */
 import { createRequire } from 'node:module';
 import os from 'node:os';

@@ -2,9 +2,9 @@
  * Password hashes: Argon2id at OWASP's first recommendation (m = 19 MiB, t = 2, p = 1) through
  * @node-rs/argon2, on threads of their own below the event loop's priority (password-threads.ts),
  * so hashing never blocks the event loop. Stored in the PHC format
- * (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), which names its own parameters. Hashes written before (`scrypt$N$r$p$salt$hash`, N = 2^14, below OWASP's
- * minimum for scrypt) still verify with their own parameters; `needsRehash` tells the sign-in to
- * replace them.
+ * (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), which names its own parameters. Hashes written
+ * before (`scrypt$N$r$p$salt$hash`, N = 2^14, below OWASP's minimum for scrypt) still verify with
+ * their own parameters; `needsRehash` tells the sign-in to replace them.
  */
 import crypto from 'node:crypto';
 import { parseOptions } from '@node-rs/argon2';
