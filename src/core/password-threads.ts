@@ -41,6 +41,7 @@ export type HashJob =
     };
 
 type Outcome =
+  | { id: number; failed: false; expired: true }
   | { id: number; failed: false; result: string | boolean | Uint8Array }
   | { id: number; failed: true; result: string };
 
@@ -58,6 +59,10 @@ try {
   // Not Linux, or no /proc: the thread keeps the process's priority.
 }
 parentPort.on('message', (job) => {
+  if (Date.now() > job.deadline) {
+    parentPort.postMessage({ id: job.id, failed: false, expired: true });
+    return;
+  }
   try {
     let result;
     if (job.op === 'argon2-hash') result = argon2.hashSync(job.password, job.options);
@@ -69,6 +74,13 @@ parentPort.on('message', (job) => {
   }
 });
 `;
+
+/**
+ * A job still queued after this long is dropped with a 503 instead of run: by then its client has
+ * likely given up (a sign-in waiting half a minute), and on a machine too busy to hash, running it
+ * anyway only delays the jobs behind it.
+ */
+export const HASH_QUEUE_DEADLINE_MS = 30_000;
 
 /** An idle thread is stopped after this long (its isolate and arena, ~30 MB, given back). */
 const IDLE_THREAD_MS = 30_000;
@@ -129,6 +141,7 @@ function startThread(): HashThread {
       }, IDLE_THREAD_MS).unref();
     }
     if (outcome.failed) job.reject(new HashInputError(outcome.result));
+    else if ('expired' in outcome) job.reject(hashingUnavailable('waited too long for a hashing thread'));
     else job.resolve(outcome.result);
   });
   worker.on('error', (error) => retire(`the password hashing thread failed: ${error.message}`));
@@ -153,12 +166,19 @@ function leastBusyThread(): HashThread {
 
 /**
  * Runs `job` on a hashing thread. Rejects with HashInputError when the binding refuses the
- * input, with a 503 ApiError when the thread itself failed (the job may not have run).
+ * input, with a 503 ApiError when the thread itself failed (the job may not have run) or the job
+ * waited longer than `deadlineMs` for its turn.
  */
-export function runHashJob(job: Extract<HashJob, { op: 'argon2-hash' }>): Promise<string>;
-export function runHashJob(job: Extract<HashJob, { op: 'argon2-verify' }>): Promise<boolean>;
-export function runHashJob(job: Extract<HashJob, { op: 'scrypt' }>): Promise<Buffer>;
-export function runHashJob(job: HashJob): Promise<unknown> {
+export function runHashJob(
+  job: Extract<HashJob, { op: 'argon2-hash' }>,
+  deadlineMs?: number,
+): Promise<string>;
+export function runHashJob(
+  job: Extract<HashJob, { op: 'argon2-verify' }>,
+  deadlineMs?: number,
+): Promise<boolean>;
+export function runHashJob(job: Extract<HashJob, { op: 'scrypt' }>, deadlineMs?: number): Promise<Buffer>;
+export function runHashJob(job: HashJob, deadlineMs = HASH_QUEUE_DEADLINE_MS): Promise<unknown> {
   const thread = leastBusyThread();
   const id = nextJobId++;
   return new Promise((resolve, reject) => {
@@ -170,7 +190,7 @@ export function runHashJob(job: HashJob): Promise<unknown> {
       clearTimeout(thread.idleTimer);
       thread.worker.ref();
     }
-    thread.worker.postMessage({ ...job, id });
+    thread.worker.postMessage({ ...job, id, deadline: Date.now() + deadlineMs });
   });
 }
 

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it, vi } from 'vitest';
-import { stopHashThreads } from '../../src/core/password-threads.js';
+import { runHashJob, stopHashThreads } from '../../src/core/password-threads.js';
 import {
   DEFAULT_PASSWORD_MEMORY_KIB,
   decoyPasswordHash,
@@ -144,6 +144,15 @@ describe('password hashes', () => {
       else expect(outcome.error).toMatchObject({ code: 'service_unavailable', status: 503 });
     }
     expect(await verifyPassword('right password', stored)).toBe(true);
+  });
+
+  it('a job that waited past its deadline for a thread is dropped with a 503, not run', async () => {
+    const stored = await hashPassword('some password', 1024);
+    // Every thread busy with two full-cost hashes, then a job allowed to wait 1 ms behind them.
+    const busy = Array.from({ length: 2 * os.availableParallelism() }, (_, i) => hashPassword(`busy ${i}`));
+    const late = runHashJob({ op: 'argon2-verify', stored, password: 'some password' }, 1);
+    await expect(late).rejects.toMatchObject({ code: 'service_unavailable', status: 503 });
+    expect(await Promise.all(busy)).toHaveLength(2 * os.availableParallelism());
   });
 
   it('a hash the binding refuses rejects with its reason, and the threads keep serving', async () => {
