@@ -69,3 +69,13 @@ export const validationFailed = (details: FieldIssue[]) =>
   new ApiError('validation_failed', 'The request has invalid fields.', details);
 export const invalidRequest = (message: string, status = 400) =>
   new ApiError('invalid_request', message, undefined, { status });
+/** A fault that passes by itself (the database, a worker thread): 503, retry after a second. */
+export const temporarilyUnavailable = () =>
+  new ApiError(
+    'service_unavailable',
+    'The service is temporarily unavailable; retry with backoff.',
+    undefined,
+    {
+      headers: { 'retry-after': '1' },
+    },
+  );

@@ -5,7 +5,13 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, codeToStatus, type ErrorCode, type ErrorDetails } from './errors.js';
+import {
+  ApiError,
+  codeToStatus,
+  type ErrorCode,
+  type ErrorDetails,
+  temporarilyUnavailable,
+} from './errors.js';
 import { MAX_HEADER_BYTES } from './http-server.js';
 import { newRequestId } from './ids.js';
 
@@ -49,12 +55,7 @@ export function toApiError(error: unknown): { apiError: ApiError; unexpected: bo
     /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(e?.message ?? '')
   ) {
     return {
-      apiError: new ApiError(
-        'service_unavailable',
-        'The service is temporarily unavailable; retry with backoff.',
-        undefined,
-        { headers: { 'retry-after': '1' } },
-      ),
+      apiError: temporarilyUnavailable(),
       unexpected: true,
     };
   }

@@ -15,7 +15,7 @@
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { ApiError } from './errors.js';
+import { type ApiError, temporarilyUnavailable } from './errors.js';
 
 /**
  * Nice value of a hashing thread: the lowest, so a hash gets what the event loop leaves of the
@@ -87,14 +87,7 @@ const IDLE_THREAD_MS = 30_000;
 
 /** A job lost with its thread: 503, retried like any other moment of unavailability. */
 function hashingUnavailable(reason: string): ApiError {
-  const error = new ApiError(
-    'service_unavailable',
-    'The service is temporarily unavailable; retry with backoff.',
-    undefined,
-    {
-      headers: { 'retry-after': '1' },
-    },
-  );
+  const error = temporarilyUnavailable();
   error.cause = reason;
   return error;
 }
