@@ -1,5 +1,7 @@
 /** The benchmark's PostgreSQL: where it is, a fresh database per run, the job backlog. */
+import { sql } from 'kysely';
 import pg from 'pg';
+import type { Database } from '../src/core/db.js';
 
 const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -44,4 +46,10 @@ export async function queueBacklog(url: string): Promise<number> {
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/** The server runs without autovacuum (a CI server's setting): the service then vacuums its own tables. */
+export async function autovacuumIsOff(database: Database): Promise<boolean> {
+  const result = await sql<{ autovacuum: string }>`SHOW autovacuum`.execute(database.db);
+  return result.rows[0]?.autovacuum === 'off';
 }

@@ -15,7 +15,14 @@ import { openDatabase } from '../src/core/db.js';
 import { heapLimitArgv } from '../src/core/memory.js';
 import { migrate } from '../src/core/migrate.js';
 import { freePort } from '../test/support/server-process.js';
-import { adminQuery, postgresAdminUrl, postgresAnswers, queueBacklog, withDatabase } from './database.js';
+import {
+  adminQuery,
+  autovacuumIsOff,
+  postgresAdminUrl,
+  postgresAnswers,
+  queueBacklog,
+  withDatabase,
+} from './database.js';
 import { rateLimitEnv, serviceEnv } from './environment.js';
 import { cleanups, DIST_CLUSTER, DIST_SERVER, log, RESULTS_DIR, ROOT } from './harness.js';
 import type { LoadResult } from './load.js';
@@ -97,6 +104,11 @@ async function runStorage(
     // 1,000,000 calls only when calls_list runs: they take a while to seed.
     const calls = options.only.includes('calls_list') ? CALLS_LIST_CALLS : 0;
     fixture = await seedBench(database, { users: options.users, calls });
+    if (storage === 'postgres' && (await autovacuumIsOff(database))) {
+      notes.push(
+        'the server runs with autovacuum = off: the service vacuums its tables itself, every 15 s (src/core/table-maintenance.ts)',
+      );
+    }
   } finally {
     await database.close();
   }

@@ -29,6 +29,7 @@ import {
 } from './core/jobs.js';
 import { type HostResolver, systemResolver } from './core/outbound-addresses.js';
 import { createSecretBox, type SecretBox } from './core/secrets.js';
+import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from './core/table-maintenance.js';
 import { createDoNotCallService, type DoNotCallService } from './do-not-call/service.js';
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';
@@ -273,6 +274,12 @@ export function createServices(options: ServiceOptions): Services {
       const { more } = await purgeEndedMemberRecords(db, { now });
       await scheduleNext(db, job, new Date(now.getTime() + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
     },
+    [VACUUM_QUEUE]: async (job) => {
+      await maintainTables(database, (table, err) =>
+        options.logger?.warn({ err, table }, 'vacuum of a table failed (autovacuum does not run here)'),
+      );
+      await scheduleNext(db, job, new Date(clock.now().getTime() + VACUUM_EVERY_MS));
+    },
   };
   jobRunner = createJobRunner({
     db,
@@ -334,7 +341,7 @@ function scheduleNext(db: Executor, job: Job, runAt: Date) {
 /** Schedules the recurring maintenance jobs (idempotent across processes). */
 export async function scheduleMaintenance(services: Services): Promise<void> {
   const { db } = services.database;
-  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE, MEMBER_PURGE_QUEUE]) {
+  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE, MEMBER_PURGE_QUEUE, VACUUM_QUEUE]) {
     await scheduleRecurring(db, queue, 'a', services.clock.now());
   }
 }

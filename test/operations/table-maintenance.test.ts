@@ -1,0 +1,138 @@
+/**
+ * Where autovacuum does not run (PGlite always; a server with `autovacuum = off`, or a table with
+ * `autovacuum_enabled = false`), a recurring job vacuums the tables (src/core/table-maintenance.ts),
+ * so a table whose rows keep changing stops growing once its dead row versions can be reused.
+ */
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import {
+  maintainTables,
+  tablesDue,
+  VACUUM_EVERY_MS,
+  VACUUM_QUEUE,
+} from '../../src/core/table-maintenance.js';
+import { scheduleMaintenance } from '../../src/services.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { ENGINE } from '../support/databases.js';
+
+const ROWS = 2_000;
+const ROUNDS = 8;
+
+describe('table maintenance where autovacuum does not run', () => {
+  let t: TestApp;
+  const clock = new ManualClock('2026-03-10T12:00:00.000Z');
+
+  beforeAll(async () => {
+    t = await startTestApp({ clock });
+  });
+  afterAll(() => t.close());
+
+  const database = () => t.services.database;
+  const db = () => database().db as Kysely<any>;
+
+  /** A table autovacuum leaves alone on every server: `autovacuum_enabled = false`. */
+  async function createProbe(name: string, autovacuum = false) {
+    await sql`
+      CREATE TABLE ${sql.table(name)} (id integer PRIMARY KEY, payload text NOT NULL)
+      ${autovacuum ? sql`` : sql`WITH (autovacuum_enabled = false)`}`.execute(db());
+    await sql`
+      INSERT INTO ${sql.table(name)} SELECT g, repeat('x', 120) FROM generate_series(1, ${ROWS}) g`.execute(
+      db(),
+    );
+  }
+
+  /**
+   * Rewrites every row of `name` on one connection and has its statistics published at once
+   * (a server otherwise publishes a busy session's counts up to 10 s later).
+   */
+  async function churn(name: string) {
+    await db()
+      .connection()
+      .execute(async (connection) => {
+        await sql`UPDATE ${sql.table(name)} SET payload = payload`.execute(connection);
+        if (ENGINE === 'postgres') await sql`SELECT pg_stat_force_next_flush()`.execute(connection);
+      });
+  }
+
+  const sizeOf = async (name: string) =>
+    Number(
+      (await sql<{ size: string }>`SELECT pg_relation_size(${name}::regclass) AS size`.execute(db())).rows[0]
+        .size,
+    );
+
+  /** The server's statistics arrive asynchronously: waits until `name` shows as due (PGlite: at once). */
+  async function dueSoon(name: string) {
+    for (let tries = 0; tries < 100; tries++) {
+      const due = await tablesDue(database());
+      const work = due.find((w) => w.table === name);
+      if (work?.vacuum) return due;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`${name} never became due for a vacuum`);
+  }
+
+  it('a table whose rows keep changing stops growing once it is maintained, and grows without it', async () => {
+    await createProbe('probe_unmaintained');
+    const unmaintainedStart = await sizeOf('probe_unmaintained');
+    for (let round = 0; round < ROUNDS; round++) await churn('probe_unmaintained');
+    const unmaintainedGrowth = (await sizeOf('probe_unmaintained')) / unmaintainedStart;
+
+    await createProbe('probe_maintained');
+    const maintainedStart = await sizeOf('probe_maintained');
+    for (let round = 0; round < ROUNDS; round++) {
+      await churn('probe_maintained');
+      await dueSoon('probe_maintained');
+      const done = await maintainTables(database());
+      expect(done.map((w) => w.table)).toContain('probe_maintained');
+    }
+    const maintainedGrowth = (await sizeOf('probe_maintained')) / maintainedStart;
+
+    // Every round leaves a dead version of every row: nothing reuses their space without a vacuum.
+    expect(unmaintainedGrowth).toBeGreaterThan(ROUNDS - 1);
+    expect(maintainedGrowth).toBeLessThanOrEqual(2.5);
+  });
+
+  it.runIf(ENGINE === 'postgres')(
+    'on a server, follows autovacuum: an ordinary table is left to it unless it is off, and a table it skips is vacuumed and analyzed by its rule',
+    async () => {
+      const autovacuum = (await sql<{ autovacuum: string }>`SHOW autovacuum`.execute(db())).rows[0]
+        .autovacuum;
+      await createProbe('probe_skipped');
+      await createProbe('probe_ordinary', true);
+      await churn('probe_ordinary');
+      await churn('probe_skipped');
+      const due = await dueSoon('probe_skipped');
+      expect(due.find((w) => w.table === 'probe_skipped')).toEqual({
+        table: 'probe_skipped',
+        vacuum: true,
+        analyze: true,
+      });
+      // With autovacuum on, the ordinary table is its business; with it off, ours.
+      expect(due.some((w) => w.table === 'probe_ordinary')).toBe(autovacuum === 'off');
+      // Below the threshold (50 + 20 % of the rows, the defaults) a table is not due.
+      await maintainTables(database());
+      await sql`UPDATE probe_skipped SET payload = payload WHERE id <= 10`.execute(db());
+      expect((await tablesDue(database())).some((w) => w.table === 'probe_skipped')).toBe(false);
+    },
+  );
+
+  it('runs as a recurring maintenance job, every VACUUM_EVERY_MS', async () => {
+    await createProbe('probe_recurring');
+    await churn('probe_recurring');
+    await dueSoon('probe_recurring');
+    await scheduleMaintenance(t.services);
+    await t.services.jobRunner.drain();
+    const vacuumed = await sql<{ last_vacuum: Date | null }>`
+      SELECT last_vacuum FROM pg_stat_user_tables WHERE relname = 'probe_recurring'`.execute(db());
+    expect(vacuumed.rows[0].last_vacuum).not.toBeNull();
+    const next = await db()
+      .selectFrom('jobs')
+      .select(['run_at'])
+      .where('queue', '=', VACUUM_QUEUE)
+      .where('status', '=', 'queued')
+      .execute();
+    expect(next).toHaveLength(1);
+    expect(next[0].run_at.getTime()).toBe(clock.now().getTime() + VACUUM_EVERY_MS);
+  });
+});
