@@ -1,6 +1,7 @@
 /** Running scenarios against a started process, and the multi-process run. */
 import path from 'node:path';
 import { freePort } from '../test/support/server-process.js';
+import type { PairBaseline } from './baseline-process.js';
 import { queueBacklog } from './database.js';
 import { serviceEnv } from './environment.js';
 import { cleanups, DIST_CLUSTER, log, ROOT } from './harness.js';
@@ -18,6 +19,8 @@ export interface PhaseResult {
   skipped: { name: ScenarioName; reason: string }[];
   /** Scenarios with their own runner: their ratio and what their row is made of. */
   compound: Map<ScenarioName, { ratio: number | null; details: Record<string, unknown> }>;
+  /** Each scenario's baseline, measured again right before it (bench/baseline-process.ts). */
+  paired: Map<ScenarioName, LoadResult>;
 }
 
 const DATABASE_SETTLE_LIMIT_MS = 60_000;
@@ -60,12 +63,23 @@ export async function runScenarios(
   /** Results measured before this phase (the baselines), for ratios and compound runners. */
   earlier: Map<ScenarioName, LoadResult>,
   afterEach?: (scenario: Scenario) => Promise<void>,
+  pairBaseline?: PairBaseline,
 ): Promise<PhaseResult> {
-  const phase: PhaseResult = { results: new Map(), peaks: new Map(), skipped: [], compound: new Map() };
+  const phase: PhaseResult = {
+    results: new Map(),
+    peaks: new Map(),
+    skipped: [],
+    compound: new Map(),
+    paired: new Map(),
+  };
   const dbCpu = localDatabaseName(context.databaseUrl);
   const meter = dbCpu ? startPostgresCpuMeter(dbCpu) : undefined;
   try {
-    await runEach({ scenarios, target, context, options, label, earlier, afterEach }, phase, meter?.seconds);
+    await runEach(
+      { scenarios, target, context, options, label, earlier, afterEach, pairBaseline },
+      phase,
+      meter?.seconds,
+    );
   } finally {
     meter?.stop();
   }
@@ -81,6 +95,7 @@ interface PhaseInputs {
   label: string;
   earlier: Map<ScenarioName, LoadResult>;
   afterEach?: (scenario: Scenario) => Promise<void>;
+  pairBaseline?: PairBaseline;
 }
 
 async function runEach(
@@ -88,7 +103,7 @@ async function runEach(
   phase: PhaseResult,
   dbCpuSeconds: (() => number | null) | undefined,
 ): Promise<void> {
-  const { scenarios, target, context, options, label, earlier, afterEach } = inputs;
+  const { scenarios, target, context, options, label, earlier, afterEach, pairBaseline } = inputs;
   for (const scenario of scenarios) {
     if (dbCpuSeconds) await databaseSettled(dbCpuSeconds, scenario.name);
     const reason = scenario.unavailable?.(context);
@@ -118,6 +133,8 @@ async function runEach(
       log(
         `  ${scenario.name}: warning, the probe request answered ${probe.status}: ${probe.body.slice(0, 200)}`,
       );
+    const base = await pairBaseline?.(scenario);
+    if (base) phase.paired.set(scenario.name, base);
     process.stdout.write(
       `  ${label}${scenario.name}: warm-up ${options.warmup} s, measuring ${options.duration} s` +
         `${scenario.overallRate ? ` at ${scenario.overallRate} req/s offered` : ''} … `,
@@ -129,7 +146,11 @@ async function runEach(
         baseUrl,
         context,
         options,
-        results: new Map([...earlier, ...phase.results]),
+        results: new Map([
+          ...earlier,
+          ...phase.results,
+          ...(base && scenario.ratioTo ? [[scenario.ratioTo, base] as const] : []),
+        ]),
         cpuSeconds: () => target.cpuSeconds(),
         log,
       });

@@ -93,3 +93,14 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   }
   console.log(summariseProfile(file, top ? Number(top) : 20));
 }
+
+/** The newest .cpuprofile in `dir` (node --cpu-prof names them by time). */
+export function newestProfile(dir: string): string | undefined {
+  if (!fs.existsSync(dir)) return undefined;
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => path.join(dir, f))
+    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  return files[0];
+}

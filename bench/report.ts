@@ -213,6 +213,15 @@ export function formatTargets(checks: TargetCheck[]): string {
 /** The lines behind the rows of mixed_create_read and call_pipeline. */
 export function formatDetails(rows: ScenarioResult[]): string {
   const lines: string[] = [];
+  const pairs = rows.flatMap((r) => {
+    const rps = (r.details as { baseline_rps?: number } | undefined)?.baseline_rps;
+    return rps === undefined ? [] : [`${r.name} ${rps.toLocaleString('en-US')}`];
+  });
+  if (pairs.length) {
+    lines.push(
+      `ratios against each baseline measured again right before the scenario (req/s): ${pairs.join(', ')}`,
+    );
+  }
   const mixed = rows.find((r) => r.name === 'mixed_create_read')?.details as
     | {
         plans_list_alone: { rps: number; p99_ms: number };

@@ -6,30 +6,22 @@
  * bench/results/latest.json (PostgreSQL) and latest-embedded.json (embedded).
  */
 import { spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import ts from 'typescript';
 import { openDatabase } from '../src/core/db.js';
 import { heapLimitArgv } from '../src/core/memory.js';
 import { migrate } from '../src/core/migrate.js';
 import { freePort } from '../test/support/server-process.js';
-import {
-  adminQuery,
-  autovacuumIsOff,
-  postgresAdminUrl,
-  postgresAnswers,
-  queueBacklog,
-  withDatabase,
-} from './database.js';
+import { type PairBaseline, pairedBaselines, startBaselineServer } from './baseline-process.js';
+import { autovacuumIsOff, createBenchDatabase, queueBacklog } from './database.js';
 import { rateLimitEnv, serviceEnv } from './environment.js';
 import { cleanups, DIST_CLUSTER, DIST_SERVER, log, RESULTS_DIR, ROOT } from './harness.js';
 import type { LoadResult } from './load.js';
 import { type BenchOptions, parseOptions, type ScenarioName, type Storage } from './options.js';
 import { type PhaseResult, ratioOf, runCluster, runScenarios } from './phases.js';
 import { startProcess } from './processes.js';
-import { summariseProfile } from './profile-summary.js';
+import { newestProfile, summariseProfile } from './profile-summary.js';
 import {
   type BenchReport,
   checkTargets,
@@ -43,16 +35,6 @@ import { describeError, setupAgent } from './requests.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 import { type BenchFixture, CALLS_LIST_CALLS, seedBench } from './seed.js';
 
-function newestProfile(dir: string): string | undefined {
-  if (!fs.existsSync(dir)) return undefined;
-  const files = fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => path.join(dir, f))
-    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-  return files[0];
-}
-
 async function runStorage(
   storage: Storage,
   options: BenchOptions,
@@ -64,23 +46,9 @@ async function runStorage(
   let location: string;
 
   if (storage === 'postgres') {
-    const admin = postgresAdminUrl();
-    const problem = await postgresAnswers(admin);
-    if (problem) {
-      log(
-        `PostgreSQL does not answer at ${admin.replace(/\/\/[^@]*@/, '//…@')} (${problem}): skipping the PostgreSQL run.`,
-      );
-      return undefined;
-    }
-    const name = `vp_bench_${crypto.randomBytes(5).toString('hex')}`;
-    await adminQuery(admin, `CREATE DATABASE ${name}`);
-    location = withDatabase(admin, name);
-    const drop = async () => {
-      if (options.keep) log(`kept database ${name}`);
-      else await adminQuery(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    };
-    cleanups.push(drop);
-    log(`database ${name} on ${new URL(admin).host}`);
+    const created = await createBenchDatabase(options.keep);
+    if (!created) return undefined;
+    location = created;
   } else {
     location = fs.mkdtempSync(path.join(os.tmpdir(), 'voiceplane-bench-'));
     const dir = location;
@@ -136,36 +104,34 @@ async function runStorage(
   const logFile = (what: string) => path.join(logDir, `${what}-${storage}.log`);
   for (const what of ['baseline', 'service', 'cluster']) fs.rmSync(logFile(what), { force: true });
 
-  // 1. Baselines, in their own process.
+  // 1. Baselines, in their own process. On PostgreSQL it stays up for the paired baselines
+  // (bench/baseline-process.ts); the embedded engine's data directory admits one process at a time.
   let baselinePeak: number | null = null;
   const baselineScenarios = wanted.filter((s) => s.target === 'baseline');
+  let pairBaseline: PairBaseline | undefined;
+  let stopBaseline = async () => {};
   if (baselineScenarios.length) {
-    const port = await freePort();
-    const baseline = await startProcess({
-      name: 'baseline server',
-      args: [compileBaselineServer()],
-      env: {
-        NODE_ENV: 'production',
-        PORT: String(port),
-        ...(storage === 'postgres' ? { BASELINE_DATABASE_URL: location } : { BASELINE_DATA_DIR: location }),
-        // The same hash as the service's, also when a run lowers it with --env, on its threads.
-        BASELINE_HASH_MEMORY_KIB: options.env.PASSWORD_HASH_MEMORY_KIB ?? '19456',
-        BASELINE_HASH_THREADS_MODULE: path.join(path.dirname(DIST_SERVER), 'core', 'password-threads.js'),
-        // The same connection pool as the service's, also when a run changes it with --env.
-        ...(options.env.DB_POOL_SIZE ? { DB_POOL_SIZE: options.env.DB_POOL_SIZE } : {}),
-      },
-      port,
-      readyPath: '/static',
-      logFile: logFile('baseline'),
-    });
+    const baseline = await startBaselineServer(
+      options,
+      storage,
+      location,
+      await freePort(),
+      logFile('baseline'),
+    );
+    stopBaseline = async () => {
+      baselinePeak ??= baseline.peakRssMb();
+      await baseline.stop();
+    };
     cleanups.push(() => baseline.stop());
     try {
       const phase = await runScenarios(baselineScenarios, baseline, context, options, '', results);
       for (const [k, v] of phase.results) results.set(k, v);
       skipped.push(...phase.skipped);
       baselinePeak = baseline.peakRssMb();
+      if (storage === 'postgres')
+        pairBaseline = pairedBaselines(baseline, baselineScenarios, context, options);
     } finally {
-      await baseline.stop();
+      if (!pairBaseline) await stopBaseline();
     }
   }
 
@@ -174,6 +140,7 @@ async function runStorage(
   let servicePeak = 0;
   const peaksByScenario: Record<string, number | null> = {};
   const compound: PhaseResult['compound'] = new Map();
+  const paired = new Map<ScenarioName, LoadResult>();
   let profileSummary: string | undefined;
   if (serviceScenarios.length) {
     const port = await freePort();
@@ -218,14 +185,17 @@ async function runStorage(
             );
           }
         },
+        pairBaseline,
       );
       for (const [k, v] of phase.results) results.set(k, v);
+      for (const [k, v] of phase.paired) paired.set(k, v);
       for (const [k, v] of phase.peaks) peaksByScenario[k] = v;
       for (const [k, v] of phase.compound) compound.set(k, v);
       skipped.push(...phase.skipped);
       servicePeak = service.peakRssMb();
     } finally {
       await service.stop();
+      await stopBaseline();
     }
     if (options.profile) {
       const file = newestProfile(profileDir);
@@ -243,8 +213,19 @@ async function runStorage(
     const load = results.get(scenario.name);
     if (!load) continue;
     const own = compound.get(scenario.name);
+    const base = paired.get(scenario.name);
+    const baselines = base && scenario.ratioTo ? new Map([...results, [scenario.ratioTo, base]]) : results;
+    const details = {
+      ...own?.details,
+      ...(base ? { baseline_rps: base.rps, baseline_measured: 'right before this scenario' } : {}),
+    };
     scenarios.push(
-      toScenarioResult(scenario.name, load, own ? own.ratio : ratioOf(scenario, load, results), own?.details),
+      toScenarioResult(
+        scenario.name,
+        load,
+        own ? own.ratio : ratioOf(scenario, load, baselines),
+        Object.keys(details).length ? details : undefined,
+      ),
     );
   }
 
@@ -306,23 +287,6 @@ async function runStorage(
   };
   if (storage === 'postgres') report.targets = checkTargets(report);
   return { report, profileSummary };
-}
-
-/**
- * The baseline server runs as plain JavaScript like the compiled service (no tsx loader in the
- * process): transpiled with TypeScript into .tmp/bench/, where its imports still resolve from
- * the project's node_modules.
- */
-function compileBaselineServer(): string {
-  const source = path.join(ROOT, 'bench', 'baseline-server.ts');
-  const target = path.join(ROOT, '.tmp', 'bench', 'baseline-server.mjs');
-  const output = ts.transpileModule(fs.readFileSync(source, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-    fileName: source,
-  });
-  fs.mkdirSync(path.dirname(target), { recursive: true });
-  fs.writeFileSync(target, output.outputText);
-  return target;
 }
 
 function build(options: BenchOptions): void {
