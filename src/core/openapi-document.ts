@@ -242,7 +242,7 @@ export interface DocumentSelection {
   include: (path: string) => boolean;
   info: Json;
   tags: { name: string; description: string }[];
-  securityScheme: string;
+  securitySchemes: string[];
 }
 
 /** One surface's document from the full one: its paths, its tags, and the components they use. */
@@ -268,9 +268,9 @@ export function selectDocument(full: Json, selection: DocumentSelection): Json {
     components: {
       ...full.components,
       schemas,
-      securitySchemes: {
-        [selection.securityScheme]: full.components.securitySchemes[selection.securityScheme],
-      },
+      securitySchemes: Object.fromEntries(
+        selection.securitySchemes.map((name) => [name, full.components.securitySchemes[name]]),
+      ),
     },
   });
 }

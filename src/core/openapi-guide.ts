@@ -34,6 +34,8 @@ curl ${publicBaseUrl}/api/v1/plans -H "Authorization: Bearer ${keyPrefix}_test_â
 
 Send your API key as a bearer token: \`Authorization: Bearer ${keyPrefix}_<live|test>_<32 characters>\`. Keys are issued from your dashboard and carry **scopes** (${scopes.map((scope) => `\`${scope}\``).join(', ')}); each operation below names the scope it requires. A missing, malformed, revoked or unknown key answers 401, a key without the scope 403 with \`details.required_scopes\`. The call-trigger webhook needs no key: its URL is the credential.
 
+Your users never hold your key. A dashboard you build for them signs each user in with \`POST /auth/v1/sessions\` (tenant id, email, password) and then sends the session token it answers as \`Authorization: Bearer vps_â€¦\` to the *User sessions* operations; a session lasts 7 days, a password reset signs the user out everywhere.
+
 ## Errors
 
 Every error is one envelope, whatever the endpoint:

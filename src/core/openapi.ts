@@ -37,6 +37,11 @@ const PARTNER_TAGS = [
     description: 'Signed webhooks telling your systems what happened, and their delivery log.',
   },
   { name: 'Webhooks', description: 'The per-agent call-trigger webhook; the URL is the credential.' },
+  {
+    name: 'User sessions',
+    description:
+      'For your own dashboard: your users sign in with their email and password and act with a session token (`/auth/v1`), never with your API key.',
+  },
 ];
 
 /** Operator routes are grouped by the resource their path names (first match wins). */
@@ -86,7 +91,7 @@ function withHeaders(route: RouteOptions, response: Record<string, TSchema>) {
     const headers: Record<string, unknown> = { 'X-Request-Id': REQUEST_ID, ...(schema.headers ?? {}) };
     if (status === '201') headers.Location ??= LOCATION;
     if (route.config?.idempotent && REPLAYABLE.test(status)) headers['Idempotent-Replayed'] ??= REPLAYED;
-    if ((status === '409' && route.config?.idempotent) || status === '503')
+    if ((status === '409' && route.config?.idempotent) || status === '503' || status === '429')
       headers['Retry-After'] ??= RETRY_AFTER;
     const narrowed =
       Number(status) >= 400 && schema.$ref === 'ErrorEnvelope'
@@ -134,6 +139,11 @@ export async function registerOpenApi(
             type: 'http',
             scheme: 'bearer',
             description: `API key \`${options.keyPrefix}_<live|test>_<32 characters>\` issued from the tenant dashboard. Each operation lists the scope it requires.`,
+          },
+          userSession: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A user’s session token from `POST /auth/v1/sessions` (valid 7 days).',
           },
           adminToken: {
             type: 'http',
@@ -210,7 +220,7 @@ export async function registerOpenApi(
           ...(license ? { license } : {}),
         },
         tags: PARTNER_TAGS,
-        securityScheme: 'apiKey',
+        securitySchemes: ['apiKey', 'userSession'],
       }),
       operator: selectDocument(full, {
         include: (path) => path.startsWith(OPERATOR_PREFIX),
@@ -221,7 +231,7 @@ export async function registerOpenApi(
           ...(license ? { license } : {}),
         },
         tags: OPERATOR_TAGS.map(([, name, description]) => ({ name, description })),
-        securityScheme: 'adminToken',
+        securitySchemes: ['adminToken'],
       }),
     };
     return documents;

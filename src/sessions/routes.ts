@@ -21,6 +21,15 @@ import type { SessionService } from './service.js';
 
 const RESET_REQUESTED = 'If this email belongs to an account, a reset link valid for one hour is on its way.';
 
+/** In the partner document under one tag: the calls a partner's own dashboard makes for its users. */
+const TAGS = ['User sessions'];
+/** The user's session token (POST /sessions), not an API key. */
+const SIGNED_IN = [{ userSession: [] }];
+/** Before signing in there is no credential to present. */
+const PUBLIC: [] = [];
+/** What every body-carrying route can answer besides its own refusals. */
+const BODY_ERRORS = [400, 413, 415, 422, 500, 503] as const;
+
 export async function sessionRoutes(
   fastify: FastifyInstance,
   deps: { sessions: SessionService; users: UserService },
@@ -34,8 +43,17 @@ export async function sessionRoutes(
       // Failed sign-ins are limited per tenant + email and per client IP (src/rate-limits): 429.
       config: { rateLimit: 'sign_in' },
       schema: {
+        operationId: 'signIn',
+        summary: 'Sign a user in',
+        description:
+          'Opens a 7-day session for a user of the tenant with their email and password. A wrong email and a wrong password get the same 401; blocked and deleted users cannot sign in. Failed attempts are limited per tenant and email and per client address (429).',
+        tags: TAGS,
+        security: PUBLIC,
         body: SignInBody,
-        response: { 201: DataEnvelope(SessionCreated), ...errorResponses(401, 422, 429) },
+        response: {
+          201: DataEnvelope(SessionCreated, 'Signed in: the session token and when it expires.'),
+          ...errorResponses(...BODY_ERRORS, [401, ['authentication_failed']], 429),
+        },
       },
     },
     async (request, reply) => {
@@ -49,9 +67,14 @@ export async function sessionRoutes(
     '/sessions',
     {
       schema: {
+        operationId: 'signOut',
+        summary: 'Sign out',
+        description: 'Ends the presented session; the user’s other sessions go on.',
+        tags: TAGS,
+        security: SIGNED_IN,
         response: {
           204: Type.Null({ description: 'Signed out: the presented session token no longer works.' }),
-          ...errorResponses(401),
+          ...errorResponses([401, ['authentication_failed']], 500, 503),
         },
       },
     },
@@ -63,7 +86,19 @@ export async function sessionRoutes(
 
   app.get(
     '/me',
-    { schema: { response: { 200: DataEnvelope(UserListItem), ...errorResponses(401) } } },
+    {
+      schema: {
+        operationId: 'getSignedInUser',
+        summary: 'Get the signed-in user',
+        description: 'The user of the presented session, as GET /api/v1/users/{id} shows it.',
+        tags: TAGS,
+        security: SIGNED_IN,
+        response: {
+          200: DataEnvelope(UserListItem, 'The signed-in user.'),
+          ...errorResponses([401, ['authentication_failed']], 500, 503),
+        },
+      },
+    },
     async (request) => {
       const session = await sessions.authenticate(bearerToken(request));
       return { data: await deps.users.get(session.tenant_id, session.user_id) };
@@ -76,8 +111,17 @@ export async function sessionRoutes(
       // Every request counts, per tenant + email and per client IP (src/rate-limits): 429.
       config: { rateLimit: 'password_reset' },
       schema: {
+        operationId: 'requestPasswordReset',
+        summary: 'Request a password reset email',
+        description:
+          'Emails the user a single-use reset link valid for one hour, through the tenant’s own SMTP settings. The answer is the same whether or not the email belongs to an account. Every request counts toward a limit per tenant and email and per client address (429).',
+        tags: TAGS,
+        security: PUBLIC,
         body: PasswordResetRequestBody,
-        response: { 202: DataEnvelope(PasswordResetRequested), ...errorResponses(422, 429) },
+        response: {
+          202: DataEnvelope(PasswordResetRequested, 'Accepted: an email goes out if the account exists.'),
+          ...errorResponses(...BODY_ERRORS, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -90,8 +134,17 @@ export async function sessionRoutes(
     '/password-resets/confirm',
     {
       schema: {
+        operationId: 'confirmPasswordReset',
+        summary: 'Set a new password with a reset token',
+        description:
+          'Sets the new password and signs the user out everywhere. A token that is used, expired, unknown, or whose user was blocked or deleted since is 422.',
+        tags: TAGS,
+        security: PUBLIC,
         body: PasswordResetConfirmBody,
-        response: { 200: DataEnvelope(PasswordResetDone), ...errorResponses(422) },
+        response: {
+          200: DataEnvelope(PasswordResetDone, 'The new password is set.'),
+          ...errorResponses(...BODY_ERRORS),
+        },
       },
     },
     async (request) => {

@@ -8,21 +8,29 @@ export const SignInBody = Type.Object(
   {
     tenant_id: TenantId,
     email: Email,
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    password: Type.String({ minLength: 1, maxLength: 1024, examples: ['correct horse battery staple'] }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'SignIn' },
 );
 export type SignInBody = Static<typeof SignInBody>;
 
 export const SessionCreated = Type.Object(
-  { token: Type.String(), user_id: Type.String(), expires_at: Timestamp },
-  { additionalProperties: false },
+  {
+    token: Type.String({
+      description:
+        'The session token: send it as `Authorization: Bearer <token>`. Shown once; store it as a secret.',
+      examples: ['vps_9QmT2xLk4VbN7cWp1ZrD5yHsJ8fGa3Ke6uXo0iMt'],
+    }),
+    user_id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
+    expires_at: Timestamp,
+  },
+  { additionalProperties: false, title: 'Session', description: 'A new session of the user, valid 7 days.' },
 );
 export type SessionCreated = Static<typeof SessionCreated>;
 
 export const PasswordResetRequestBody = Type.Object(
   { tenant_id: TenantId, email: Email },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'PasswordResetRequest' },
 );
 export type PasswordResetRequestBody = Static<typeof PasswordResetRequestBody>;
 
@@ -45,15 +53,16 @@ export const PasswordResetConfirmBody = Type.Object(
       minLength: 1,
       maxLength: 1024,
       description: 'The token of the reset link (the part after `#token=`).',
+      examples: ['vpr_7hJk2LmN4pQrSt6VwXyZ8aBc0DeFgH1iJ2kL3mN4'],
     }),
     password: Password,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'PasswordResetConfirmation' },
 );
 export type PasswordResetConfirmBody = Static<typeof PasswordResetConfirmBody>;
 
 export const PasswordResetDone = Type.Object(
-  { user_id: Type.String() },
+  { user_id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }) },
   { additionalProperties: false, description: 'The new password is set; every session was signed out.' },
 );
 export type PasswordResetDone = Static<typeof PasswordResetDone>;

@@ -283,7 +283,83 @@ describe('the operator document', () => {
         ids.add(op.operationId);
       }
     }
-    expect(Object.keys(doc.components.securitySchemes)).toEqual(['apiKey']);
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['apiKey', 'userSession']);
+  });
+});
+
+describe('user sessions in the partner document', () => {
+  const sessionOperations = () =>
+    Object.entries<any>(doc.paths)
+      .filter(([path]) => path.startsWith('/auth/v1/'))
+      .flatMap(([path, item]) =>
+        METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })),
+      );
+
+  it('documents every /auth/v1 route with the user-session scheme where a session is needed, and none before', () => {
+    const documented = sessionOperations().map(({ path, method, op }) => [method, path, op.security]);
+    expect(documented).toEqual(
+      expect.arrayContaining([
+        ['post', '/auth/v1/sessions', []],
+        ['delete', '/auth/v1/sessions', [{ userSession: [] }]],
+        ['get', '/auth/v1/me', [{ userSession: [] }]],
+        ['post', '/auth/v1/password-resets', []],
+        ['post', '/auth/v1/password-resets/confirm', []],
+      ]),
+    );
+    expect(documented).toHaveLength(5);
+    expect(doc.components.securitySchemes.userSession).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const { path, method, op } of sessionOperations()) {
+      expect(op.tags, `${method} ${path}`).toEqual(['User sessions']);
+      expect(op.summary, `${method} ${path}`).toBeTruthy();
+      for (const status of ['500', '503'])
+        expect(op.responses[status], `${method} ${path} declares ${status}`).toBeTruthy();
+    }
+    expect(doc.tags.map((tag: any) => tag.name)).toContain('User sessions');
+  });
+
+  it('real answers of every route validate against it', async () => {
+    const user = await createUser(a, { email: 'session-doc@example.com', password: 'open sesame 1' });
+    const signIn = (password: string) =>
+      t.inject({
+        method: 'POST',
+        url: '/auth/v1/sessions',
+        payload: { tenant_id: a.id, email: 'session-doc@example.com', password },
+      });
+    const signedIn = await signIn('open sesame 1');
+    expect(signedIn.status).toBe(201);
+    expectDocumented('/auth/v1/sessions', 'post', signedIn);
+    expectDocumented('/auth/v1/sessions', 'post', await signIn('wrong password'));
+    expectDocumented(
+      '/auth/v1/sessions',
+      'post',
+      await t.inject({ method: 'POST', url: '/auth/v1/sessions', payload: { tenant_id: a.id } }),
+    );
+    const bearer = { authorization: `Bearer ${signedIn.body.data.token}` };
+    const me = await t.inject({ method: 'GET', url: '/auth/v1/me', headers: bearer });
+    expect(me.body.data.id).toBe(user.id);
+    expectDocumented('/auth/v1/me', 'get', me);
+    expectDocumented('/auth/v1/me', 'get', await t.inject({ method: 'GET', url: '/auth/v1/me' }));
+    const reset = await t.inject({
+      method: 'POST',
+      url: '/auth/v1/password-resets',
+      payload: { tenant_id: a.id, email: 'session-doc@example.com' },
+    });
+    expect(reset.status).toBe(202);
+    expectDocumented('/auth/v1/password-resets', 'post', reset);
+    const confirm = await t.inject({
+      method: 'POST',
+      url: '/auth/v1/password-resets/confirm',
+      payload: { token: 'vpr_unknown', password: 'a new password' },
+    });
+    expect(confirm.status).toBe(422);
+    expectDocumented('/auth/v1/password-resets/confirm', 'post', confirm);
+    const signedOut = await t.inject({ method: 'DELETE', url: '/auth/v1/sessions', headers: bearer });
+    expect(signedOut.status).toBe(204);
+    expectDocumented(
+      '/auth/v1/sessions',
+      'delete',
+      await t.inject({ method: 'DELETE', url: '/auth/v1/sessions', headers: bearer }),
+    );
   });
 });
 
