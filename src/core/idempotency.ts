@@ -14,9 +14,8 @@
  */
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
 import type { Clock } from './clock.js';
-import type { Db, Executor } from './db.js';
+import { type Db, type Executor, runPrepared } from './db.js';
 import { ApiError } from './errors.js';
 import { createLeaseRenewer } from './idempotency-leases.js';
 import { randomBase62 } from './ids.js';
@@ -103,29 +102,35 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
 
   const { track, untrack } = createLeaseRenewer({ db, clock, leaseMs });
 
+  type OwnedKey = { owner: string; recovery_point: string | null; recovery_data: unknown };
+
   /** One attempt to own the key: insert, or take over an expired record or an abandoned lease. */
   async function tryOwn(tenantId: string, key: string, fingerprint: string) {
     const now = clock.now();
     const owner = randomBase62(16);
     const windowStart = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS);
     const lockedUntil = new Date(now.getTime() + leaseMs);
-    const result = await sql<{ owner: string; recovery_point: string | null; recovery_data: unknown }>`
-      INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status, owner, locked_until, created_at)
-      VALUES (${tenantId}, ${key}, ${fingerprint}, 'executing', ${owner}, ${lockedUntil}, ${now})
-      ON CONFLICT (tenant_id, key) DO UPDATE SET
-        owner = EXCLUDED.owner,
-        locked_until = EXCLUDED.locked_until,
-        status = 'executing',
-        fingerprint = EXCLUDED.fingerprint,
-        created_at = CASE WHEN idempotency_keys.created_at < ${windowStart} THEN EXCLUDED.created_at ELSE idempotency_keys.created_at END,
-        recovery_point = CASE WHEN idempotency_keys.created_at < ${windowStart} THEN NULL ELSE idempotency_keys.recovery_point END,
-        recovery_data = CASE WHEN idempotency_keys.created_at < ${windowStart} THEN NULL ELSE idempotency_keys.recovery_data END,
-        response_status = NULL, response_body = NULL, response_headers = NULL
-      WHERE idempotency_keys.created_at < ${windowStart}
-         OR (idempotency_keys.status = 'executing' AND idempotency_keys.locked_until < ${now}
-             AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-      RETURNING owner, recovery_point, recovery_data`.execute(db);
-    return result.rows[0];
+    const [owned] = await runPrepared<OwnedKey>(db, {
+      name: 'idempotency_own_key',
+      text: `
+        INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status, owner, locked_until, created_at)
+        VALUES ($1, $2, $3, 'executing', $4, $5, $6)
+        ON CONFLICT (tenant_id, key) DO UPDATE SET
+          owner = EXCLUDED.owner,
+          locked_until = EXCLUDED.locked_until,
+          status = 'executing',
+          fingerprint = EXCLUDED.fingerprint,
+          created_at = CASE WHEN idempotency_keys.created_at < $7 THEN EXCLUDED.created_at ELSE idempotency_keys.created_at END,
+          recovery_point = CASE WHEN idempotency_keys.created_at < $7 THEN NULL ELSE idempotency_keys.recovery_point END,
+          recovery_data = CASE WHEN idempotency_keys.created_at < $7 THEN NULL ELSE idempotency_keys.recovery_data END,
+          response_status = NULL, response_body = NULL, response_headers = NULL
+        WHERE idempotency_keys.created_at < $7
+           OR (idempotency_keys.status = 'executing' AND idempotency_keys.locked_until < $6
+               AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+        RETURNING owner, recovery_point, recovery_data`,
+      values: [tenantId, key, fingerprint, owner, lockedUntil, now, windowStart],
+    });
+    return owned;
   }
 
   async function current(tenantId: string, key: string) {
@@ -138,20 +143,23 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
   }
 
   async function store(executor: Executor, claim: IdempotencyClaim, response: StoredResponse) {
-    const updated = await executor
-      .updateTable('idempotency_keys')
-      .set({
-        status: 'completed',
-        response_status: response.status,
-        response_body: JSON.stringify(response.body),
-        response_headers: JSON.stringify(response.headers),
-      })
-      .where('tenant_id', '=', claim.tenantId)
-      .where('key', '=', claim.key)
-      .where('owner', '=', claim.owner)
-      .where('status', '=', 'executing')
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) !== 1) throw lostKey();
+    const updated = await runPrepared(executor, {
+      name: 'idempotency_store_answer',
+      text: `
+        UPDATE idempotency_keys
+        SET status = 'completed', response_status = $4, response_body = $5, response_headers = $6
+        WHERE tenant_id = $1 AND key = $2 AND owner = $3 AND status = 'executing'
+        RETURNING 1 AS stored`,
+      values: [
+        claim.tenantId,
+        claim.key,
+        claim.owner,
+        response.status,
+        JSON.stringify(response.body),
+        JSON.stringify(response.headers),
+      ],
+    });
+    if (updated.length !== 1) throw lostKey();
     claim.recorded = true;
   }
 
@@ -161,9 +169,7 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
       'conflict',
       'Another request with this Idempotency-Key took over; retry to get its answer.',
       undefined,
-      {
-        headers: { 'retry-after': '1' },
-      },
+      { headers: { 'retry-after': '1' } },
     );
   }
 
@@ -348,9 +354,7 @@ export function registerIdempotency(
           'conflict',
           'A request with this Idempotency-Key is still being processed; retry shortly.',
           undefined,
-          {
-            headers: { 'retry-after': '1' },
-          },
+          { headers: { 'retry-after': '1' } },
         );
       case 'replay': {
         const { status, body, headers } = result.response;
