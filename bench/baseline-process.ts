@@ -4,13 +4,14 @@
  * This VM's speed drifts by tens of percent within minutes (bench/README.md), so a ratio between
  * a scenario and a baseline measured ten minutes earlier measured the drift as much as the
  * service. On PostgreSQL the baseline server therefore stays up, idle, while the service runs, and
- * the baseline a scenario's ratio is taken against is measured again right before it, after the
- * database has settled: the ratio compares two loads a few seconds apart. (PGlite lets one process
+ * the baseline a scenario's ratio is taken against is measured again right before it, once the
+ * service is idle and the database has settled: the ratio compares two loads a few seconds apart. (PGlite lets one process
  * open a data directory at a time: the embedded run keeps its ratios to the first baselines.)
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { queueBacklog } from './database.js';
 import { DIST_SERVER, log, ROOT } from './harness.js';
 import { type LoadResult, runLoad } from './load.js';
 import type { BenchOptions, Storage } from './options.js';
@@ -58,6 +59,26 @@ export function startBaselineServer(
     readyPath: '/static',
     logFile,
   });
+}
+
+const QUIET_LIMIT_MS = 120_000;
+
+/**
+ * Waits (at most two minutes) until the service has nothing left to do from earlier scenarios:
+ * no job due or running (webhook_trigger leaves thousands of calls to dial) and the process idle.
+ * A baseline measured beside that work would be lowered by it, and the ratio flattered. False when
+ * the service did not get there: the scenario then keeps the first baseline.
+ */
+export async function serviceQuiet(service: Started, databaseUrl: string): Promise<boolean> {
+  const started = Date.now();
+  while (Date.now() - started < QUIET_LIMIT_MS) {
+    const cpuBefore = service.cpuSeconds();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const busy = service.cpuSeconds() - cpuBefore;
+    if (busy < 0.05 && (await queueBacklog(databaseUrl).catch(() => -1)) === 0) return true;
+  }
+  log(`  (the service was still busy after ${QUIET_LIMIT_MS / 1000} s: the first baseline stays)`);
+  return false;
 }
 
 /** A baseline measured again for one scenario, right before it. */

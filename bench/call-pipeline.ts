@@ -7,6 +7,7 @@
  * the row is the highest rate that met both (issue 12's target: at least 25 % of the baseline).
  */
 import pg from 'pg';
+import { JOBS_DUE_OR_RUNNING } from './database.js';
 import { type LoadResult, type RequestShape, runLoad } from './load.js';
 import { ratioBetween } from './report.js';
 import type { CompoundResult, ScenarioRun } from './scenario-types.js';
@@ -42,15 +43,8 @@ interface Step {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Jobs due or running. Not every queued job: the maintenance jobs (purges) always wait queued for
- * their next run, and counting them kept the harness waiting its whole 180 s before every rate.
- */
 async function backlog(client: pg.Client): Promise<number> {
-  const result = await client.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM jobs WHERE status = 'running' OR (status = 'queued' AND run_at <= now())",
-  );
-  return result.rows[0].n;
+  return (await client.query<{ n: number }>(JOBS_DUE_OR_RUNNING)).rows[0].n;
 }
 
 async function queuedSince(client: pg.Client, since: Date): Promise<number> {

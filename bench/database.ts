@@ -37,13 +37,18 @@ export function withDatabase(url: string, name: string): string {
   return parsed.toString();
 }
 
+/**
+ * Jobs due or running: work the service still has to do now. Not every queued job: the
+ * maintenance jobs always wait queued for their next run.
+ */
+export const JOBS_DUE_OR_RUNNING =
+  "SELECT count(*)::int AS n FROM jobs WHERE status = 'running' OR (status = 'queued' AND run_at <= now())";
+
 export async function queueBacklog(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const result = await client.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')",
-    );
+    const result = await client.query<{ n: number }>(JOBS_DUE_OR_RUNNING);
     return result.rows[0].n;
   } finally {
     await client.end().catch(() => {});

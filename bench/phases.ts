@@ -135,6 +135,8 @@ async function runEach(
       );
     const base = await pairBaseline?.(scenario);
     if (base) phase.paired.set(scenario.name, base);
+    // The baseline's own writes leave work behind too (a checkpoint, an ANALYZE).
+    if (base && dbCpuSeconds) await databaseSettled(dbCpuSeconds, scenario.name);
     process.stdout.write(
       `  ${label}${scenario.name}: warm-up ${options.warmup} s, measuring ${options.duration} s` +
         `${scenario.overallRate ? ` at ${scenario.overallRate} req/s offered` : ''} … `,

@@ -103,22 +103,28 @@ const RETRY_AFTER = Type.Integer({
 function documentHeaders(routeOptions: RouteOptions, limits: RateLimits): void {
   const policy = routeOptions.config?.rateLimit ?? (routeOptions.config?.scope ? 'partner' : undefined);
   const response = routeOptions.schema?.response as Record<string, TSchema> | undefined;
-  if (!policy || policy === 'sign_in' || policy === 'password_reset' || !response) return;
-  const p = limits.policies;
-  const explanation =
-    policy === 'webhook'
-      ? `Rate limit exceeded (rate_limited): each webhook id allows ${p.webhook.perSecond} requests/s with bursts of ${p.webhook.burst}.`
-      : `Rate limit exceeded (rate_limited): each API key allows ${p.partner.perSecond} requests/s with bursts of ${p.partner.burst} (adjustable per tenant); requests refused with 401 are limited per client address.`;
+  if (!policy || !response) return;
+  const explanation = {
+    webhook: `each webhook id allows ${limits.policies.webhook.perSecond} requests/s with bursts of ${limits.policies.webhook.burst}.`,
+    partner: `each API key allows ${limits.policies.partner.perSecond} requests/s with bursts of ${limits.policies.partner.burst} (adjustable per tenant); requests refused with 401 are limited per client address.`,
+    sign_in: 'failed sign-ins are limited per tenant and email and per client address.',
+    password_reset: 'reset requests are limited per tenant and email and per client address.',
+  }[policy];
+  // Sign-in and reset limits are taken once the body is parsed: a body the parser refuses
+  // (400, 413, 415) is answered before them, without the headers.
+  const bodyChecked = policy === 'sign_in' || policy === 'password_reset';
   const documented: Record<string, TSchema> = {};
   for (const [status, schema] of Object.entries(response)) {
     documented[status] =
-      status === '429'
-        ? {
-            ...schema,
-            description: `${explanation} Retry-After gives the seconds to wait.`,
-            headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER },
-          }
-        : { ...schema, headers: { ...RATE_LIMIT_HEADERS, ...(schema.headers as object | undefined) } };
+      bodyChecked && ['400', '413', '415'].includes(status)
+        ? schema
+        : status === '429'
+          ? {
+              ...schema,
+              description: `Rate limit exceeded (rate_limited): ${explanation} Retry-After gives the seconds to wait.`,
+              headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': RETRY_AFTER },
+            }
+          : { ...schema, headers: { ...RATE_LIMIT_HEADERS, ...(schema.headers as object | undefined) } };
   }
   routeOptions.schema = { ...routeOptions.schema, response: documented };
 }

@@ -74,7 +74,8 @@ export async function sessionRoutes(
         security: SIGNED_IN,
         response: {
           204: Type.Null({ description: 'Signed out: the presented session token no longer works.' }),
-          ...errorResponses([401, ['authentication_failed']], 500, 503),
+          // A DELETE may carry a body, and is parsed like any other (400, 413, 415).
+          ...errorResponses(400, [401, ['authentication_failed']], 413, 415, 500, 503),
         },
       },
     },

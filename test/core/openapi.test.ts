@@ -315,6 +315,20 @@ describe('user sessions in the partner document', () => {
         expect(op.responses[status], `${method} ${path} declares ${status}`).toBeTruthy();
     }
     expect(doc.tags.map((tag: any) => tag.name)).toContain('User sessions');
+    // Sign-in and reset requests are rate-limited once their body is parsed: every answer after
+    // that carries the RateLimit-* headers, and 429 says how long to wait.
+    for (const path of ['/auth/v1/sessions', '/auth/v1/password-resets']) {
+      for (const [status, response] of Object.entries<any>(doc.paths[path].post.responses)) {
+        const headers = Object.keys(response.headers ?? {});
+        if (['400', '413', '415'].includes(status))
+          expect(headers, `${path} ${status}`).not.toContain('RateLimit-Limit');
+        else
+          expect(headers, `${path} ${status}`).toEqual(
+            expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Reset']),
+          );
+        if (status === '429') expect(headers, `${path} ${status}`).toContain('Retry-After');
+      }
+    }
   });
 
   it('real answers of every route validate against it', async () => {
@@ -327,6 +341,7 @@ describe('user sessions in the partner document', () => {
       });
     const signedIn = await signIn('open sesame 1');
     expect(signedIn.status).toBe(201);
+    expect(signedIn.headers['ratelimit-limit']).toBeDefined();
     expectDocumented('/auth/v1/sessions', 'post', signedIn);
     expectDocumented('/auth/v1/sessions', 'post', await signIn('wrong password'));
     expectDocumented(

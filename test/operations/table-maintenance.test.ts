@@ -31,11 +31,12 @@ describe('table maintenance where autovacuum does not run', () => {
   const database = () => t.services.database;
   const db = () => database().db as Kysely<any>;
 
-  /** A table autovacuum leaves alone on every server: `autovacuum_enabled = false`. */
-  async function createProbe(name: string, autovacuum = false) {
+  /** A table autovacuum leaves alone on every server: `autovacuum_enabled = off`, and `options`. */
+  async function createProbe(name: string, autovacuum = false, options = '') {
+    const storage = [autovacuum ? '' : 'autovacuum_enabled = off', options].filter(Boolean).join(', ');
     await sql`
       CREATE TABLE ${sql.table(name)} (id integer PRIMARY KEY, payload text NOT NULL)
-      ${autovacuum ? sql`` : sql`WITH (autovacuum_enabled = false)`}`.execute(db());
+      ${storage ? sql`WITH (${sql.raw(storage)})` : sql``}`.execute(db());
     await sql`
       INSERT INTO ${sql.table(name)} SELECT g, repeat('x', 120) FROM generate_series(1, ${ROWS}) g`.execute(
       db(),
@@ -43,16 +44,27 @@ describe('table maintenance where autovacuum does not run', () => {
   }
 
   /**
-   * Rewrites every row of `name` on one connection and has its statistics published at once
-   * (a server otherwise publishes a busy session's counts up to 10 s later).
+   * Rewrites the rows of `name` (all, or the first `rows`) on one connection and has its statistics
+   * published at once (a server otherwise publishes a busy session's counts up to 10 s later).
    */
-  async function churn(name: string) {
+  async function churn(name: string, rows = ROWS) {
     await db()
       .connection()
       .execute(async (connection) => {
-        await sql`UPDATE ${sql.table(name)} SET payload = payload`.execute(connection);
+        await sql`UPDATE ${sql.table(name)} SET payload = payload WHERE id <= ${rows}`.execute(connection);
         if (ENGINE === 'postgres') await sql`SELECT pg_stat_force_next_flush()`.execute(connection);
       });
+  }
+
+  /** Waits until the server's statistics show `changed` rows modified in `name` since its last ANALYZE. */
+  async function published(name: string, changed: number) {
+    for (let tries = 0; tries < 100; tries++) {
+      const result = await sql<{ n: string }>`
+        SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = ${name}`.execute(db());
+      if (Number(result.rows[0]?.n) >= changed) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`${name}: ${changed} changed rows never showed in the statistics`);
   }
 
   const sizeOf = async (name: string) =>
@@ -112,10 +124,30 @@ describe('table maintenance where autovacuum does not run', () => {
       expect(due.some((w) => w.table === 'probe_ordinary')).toBe(autovacuum === 'off');
       // Below the threshold (50 + 20 % of the rows, the defaults) a table is not due.
       await maintainTables(database());
-      await sql`UPDATE probe_skipped SET payload = payload WHERE id <= 10`.execute(db());
+      await churn('probe_skipped', 10);
+      await published('probe_skipped', 10);
       expect((await tablesDue(database())).some((w) => w.table === 'probe_skipped')).toBe(false);
     },
   );
+
+  it.runIf(ENGINE === 'postgres')("a table's own thresholds come before the server's", async () => {
+    await createProbe(
+      'probe_own_thresholds',
+      false,
+      'autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_insert_threshold = 5000, autovacuum_analyze_threshold = 5000',
+    );
+    await churn('probe_own_thresholds');
+    await published('probe_own_thresholds', ROWS);
+    // 2,000 rows inserted, then 2,000 dead: due by the defaults, not by the table's 5,000.
+    expect((await tablesDue(database())).some((w) => w.table === 'probe_own_thresholds')).toBe(false);
+    await sql`ALTER TABLE probe_own_thresholds RESET (autovacuum_vacuum_threshold, autovacuum_vacuum_insert_threshold, autovacuum_analyze_threshold)`.execute(
+      db(),
+    );
+    expect((await tablesDue(database())).find((w) => w.table === 'probe_own_thresholds')).toMatchObject({
+      vacuum: true,
+      analyze: true,
+    });
+  });
 
   it('runs as a recurring maintenance job, every VACUUM_EVERY_MS', async () => {
     await createProbe('probe_recurring');
