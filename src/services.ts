@@ -329,9 +329,20 @@ export function createServices(options: ServiceOptions): Services {
  * singleton key is `<queue>:a` or `<queue>:b`, and each run queues the next under the other letter.
  * (Under its own key the next run would collide with the running job and never be queued.) A second
  * chain, queued by a process starting while one runs, merges into the first at its next run.
+ * A run that fails (the database is down) is retried with the job runner's back-off, capped at
+ * 15 minutes, without a limit on attempts: only a run that succeeds queues the next, so a chain
+ * that gave up after ten failures would end until a process restarted.
  */
+const RECURRING_MAX_ATTEMPTS = 2_147_483_647;
+
 function scheduleRecurring(db: Executor, queue: string, slot: 'a' | 'b', runAt: Date) {
-  return enqueueJob(db, { queue, payload: { slot }, runAt, singletonKey: `${queue}:${slot}` });
+  return enqueueJob(db, {
+    queue,
+    payload: { slot },
+    runAt,
+    singletonKey: `${queue}:${slot}`,
+    maxAttempts: RECURRING_MAX_ATTEMPTS,
+  });
 }
 
 function scheduleNext(db: Executor, job: Job, runAt: Date) {

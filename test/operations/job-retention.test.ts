@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { DAY_MS, purgeFinishedJobs } from '../../src/core/job-retention.js';
+import { createJobRunner } from '../../src/core/jobs.js';
 import { JOB_PURGE_QUEUE, PURGE_QUEUE, scheduleMaintenance } from '../../src/services.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
@@ -102,6 +103,44 @@ describe('finished job retention', () => {
     clock.set(new Date(clock.now().getTime() + 60 * 60 * 1000));
     await t.services.jobRunner.drain();
     for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE]) expect(await queuedRuns(queue)).toHaveLength(1);
+  });
+
+  it('a maintenance chain outlives a database outage of hours: its run is retried, back-off capped at 15 minutes, until it succeeds', async () => {
+    await db().deleteFrom('jobs').where('queue', '=', JOB_PURGE_QUEUE).execute();
+    await scheduleMaintenance(t.services);
+    let databaseDown = true;
+    const runner = createJobRunner({
+      db: db(),
+      clock,
+      handlers: {
+        [JOB_PURGE_QUEUE]: async (job) => {
+          if (databaseDown) throw new Error('Connection terminated unexpectedly');
+          return t.services.jobHandlers[JOB_PURGE_QUEUE](job);
+        },
+      },
+    });
+    const chain = () =>
+      db()
+        .selectFrom('jobs')
+        .select(['id', 'status', 'attempts', 'run_at'])
+        .where('queue', '=', JOB_PURGE_QUEUE)
+        .where('status', 'in', ['queued', 'running'])
+        .execute();
+    const [failing] = await chain();
+    // Four hours of failed runs: far more than a job's default ten attempts.
+    for (let failure = 1; failure <= 20; failure++) {
+      clock.set((await chain())[0].run_at);
+      expect(await runner.runOnce()).toBe(1);
+      const [queued] = await chain();
+      expect(queued).toMatchObject({ id: failing.id, status: 'queued', attempts: failure });
+      expect(queued.run_at.getTime() - clock.now().getTime()).toBeLessThanOrEqual(15 * 60 * 1000);
+    }
+    databaseDown = false;
+    clock.set((await chain())[0].run_at);
+    expect(await runner.runOnce()).toBe(1);
+    const [next] = await chain();
+    expect(next.id).not.toBe(failing.id);
+    expect(next.run_at.getTime()).toBe(clock.now().getTime() + 60 * 60 * 1000);
   });
 
   it('refuses a JOB_RETENTION_DAYS that is not a whole number of days from 1 to 3650', async () => {
