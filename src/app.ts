@@ -23,6 +23,7 @@ import { registerOpenApi } from './core/openapi.js';
 import { validatorCompiler } from './core/validation.js';
 import { doNotCallRoutes } from './do-not-call/routes.js';
 import { eventRoutes } from './events/routes.js';
+import { metricsRoutes, registerRequestMetrics } from './metrics/routes.js';
 import { operatorRoutes } from './operator/routes.js';
 import { planRoutes } from './plans/routes.js';
 import { registerRateLimiting } from './rate-limits/hooks.js';
@@ -85,6 +86,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.setValidatorCompiler(validatorCompiler);
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
+  registerRequestMetrics(app, services.metrics);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
@@ -107,6 +109,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       return reply.code(503).send({ status: 'unavailable' });
     }
   });
+
+  await app.register(metricsRoutes, { metrics: services.metricsService, token: config.metricsToken });
 
   // The partner API: every route behind partner auth, scopes, rate limits and idempotency.
   await app.register(

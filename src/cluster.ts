@@ -15,6 +15,7 @@ import { type Config, ConfigError, loadConfig } from './core/config.js';
 import { openDatabase } from './core/db.js';
 import { heapLimitArgv, RECOMMENDED_MMAP_THRESHOLD } from './core/memory.js';
 import { migrate } from './core/migrate.js';
+import { serveClusterMetrics } from './metrics/cluster.js';
 
 const MAX_PROCESSES = 64;
 /** A worker that dies sooner than this after starting counts towards the crash loop guard. */
@@ -97,6 +98,7 @@ async function runPrimary(): Promise<void> {
   const startedAt = new Map<Worker, number>();
   let earlyExits = 0;
 
+  serveClusterMetrics();
   const fork = () => startedAt.set(cluster.fork(), Date.now());
   for (let i = 0; i < processes; i++) fork();
 

@@ -43,6 +43,9 @@ import { createEventService, EVENT_RETENTION_MS, type EventService } from './eve
 import { createInsightService, type InsightService } from './insights/service.js';
 import { purgeEndedMemberRecords } from './members/retention.js';
 import { createMemberService, type MemberService } from './members/service.js';
+import { clusterProcessMetrics, inClusterWorker } from './metrics/cluster.js';
+import { createMetrics, type Metrics, nodeRegistry } from './metrics/registry.js';
+import { createMetricsService, localProcessMetrics, type MetricsService } from './metrics/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
@@ -115,6 +118,10 @@ export interface Services {
   readonly members: MemberService;
   /** Aggregates for the console's overview. */
   readonly insights: InsightService;
+  /** This process's counters (requests, refusals, deliveries, call endings). */
+  readonly metrics: Metrics;
+  /** GET /metrics: the counters of every process and what the database holds now. */
+  readonly metricsService: MetricsService;
   /** Durable job handlers by queue name, as the job runner runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
   readonly jobRunner: JobRunner;
@@ -165,6 +172,7 @@ export function createServices(options: ServiceOptions): Services {
   const resolveHost = given.resolveHost ?? systemResolver;
 
   const idempotency = createIdempotencyStore({ db, clock });
+  const metrics = createMetrics();
   // Without configured keys (memory://, tests) a key for this process's lifetime only.
   const secrets = createSecretBox(config.secretKeys ?? { current: crypto.randomBytes(32), previous: [] });
   // A tenant's SMTP host: checked when the settings are saved and again before every send.
@@ -229,10 +237,10 @@ export function createServices(options: ServiceOptions): Services {
     engine: telephony.name,
     onQueued: () => jobRunner?.wake(),
   });
-  const pipeline = createCallPipeline({ db, clock, telephony });
+  const pipeline = createCallPipeline({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
   const events = createEventService({ ...eventOptions, onQueued: () => jobRunner?.wake() });
-  const eventDelivery = createEventDelivery(eventOptions);
+  const eventDelivery = createEventDelivery({ ...eventOptions, onAttempt: metrics.eventDeliveryAttempted });
   const members = createMemberService({
     db,
     clock,
@@ -314,6 +322,16 @@ export function createServices(options: ServiceOptions): Services {
     events,
     members,
     insights: createInsightService({ db, clock }),
+    metrics,
+    metricsService: createMetricsService({
+      db,
+      clock,
+      metrics,
+      queues: Object.keys(jobHandlers),
+      processMetrics: inClusterWorker()
+        ? clusterProcessMetrics([nodeRegistry(), metrics.registry], localProcessMetrics(metrics))
+        : undefined,
+    }),
     jobHandlers,
     jobRunner,
     async close() {

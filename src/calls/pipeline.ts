@@ -72,6 +72,8 @@ export function createCallPipeline(deps: {
   clock: Clock;
   /** Read at each step, so the adapter can be swapped (tests wrap it). */
   telephony: TelephonyAdapter;
+  /** Told once for each call this pipeline moves to a final status (the metrics' counter). */
+  onCallEnded?: (status: CallEnding['status']) => void;
 }) {
   const { db, clock } = deps;
   const toDialing = coalesce((steps: CallStep[]) => startDialing(db, steps));
@@ -106,8 +108,13 @@ export function createCallPipeline(deps: {
   }
 
   /** Ends a call that is not final yet, debiting a completed one; false when it already was final. */
-  function end(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): Promise<boolean> {
-    return finish(finishOf(call, ending));
+  async function end(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): Promise<boolean> {
+    return ended(ending, await finish(finishOf(call, ending)));
+  }
+
+  function ended(ending: CallEnding, moved: boolean): boolean {
+    if (moved) deps.onCallEnded?.(ending.status);
+    return moved;
   }
 
   /** How the carrier's first report ends an answered call, if it already does. */
@@ -290,7 +297,7 @@ export function createCallPipeline(deps: {
     const first = await deps.telephony.progress(call.id, call.tenant_id).catch(() => undefined);
     const ending = first && endingOf(first);
     if (ending) {
-      await answerAndFinish({ answer, finish: finishOf(call, ending) });
+      ended(ending, await answerAndFinish({ answer, finish: finishOf(call, ending) }));
       return;
     }
     await toInProgress(answer);

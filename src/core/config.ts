@@ -19,6 +19,8 @@ export interface Config {
   /** Prefix of every rate-limit key in Redis (several deployments, or test runs, can share one Redis). */
   redisKeyPrefix: string;
   adminToken: string | undefined;
+  /** Bearer token GET /metrics requires; without it the endpoint is open. */
+  metricsToken: string | undefined;
   apiKeyPrefix: string;
   publicBaseUrl: string;
   processor: 'simulated' | 'stripe';
@@ -287,6 +289,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 characters long');
   }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long');
+  }
   const processor = readEnum(env, 'PROCESSOR', ['simulated', 'stripe'] as const, 'simulated');
   const stripeSecretKey = env.STRIPE_SECRET_KEY || undefined;
   if (processor === 'stripe' && !stripeSecretKey) {
@@ -303,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: readRedisKeyPrefix(env),
     adminToken,
+    metricsToken,
     apiKeyPrefix,
     publicBaseUrl: (
       readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ??

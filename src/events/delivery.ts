@@ -84,6 +84,8 @@ export interface EventDeliveryDeps {
   allowPrivate: boolean;
   resolve: HostResolver;
   timeoutMs?: number;
+  /** Told the outcome of each attempt made (the metrics' counter). */
+  onAttempt?: (outcome: 'succeeded' | 'retrying' | 'failed') => void;
 }
 
 export interface EventDelivery {
@@ -180,6 +182,7 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
     const attempts = delivery.attempts + 1;
     const code = 'status' in outcome ? outcome.status : null;
     if (code !== null && code >= 200 && code < 300) {
+      deps.onAttempt?.('succeeded');
       // The usual case is one statement for the batch; an endpoint answering again also clears
       // its failing_since.
       if (!endpoint.failing_since) {
@@ -197,6 +200,7 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
     const delay = RETRY_SCHEDULE_MS[attempts - 1];
     const failingSince = endpoint.failing_since ?? at;
     const disable = at.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS;
+    deps.onAttempt?.(delay === undefined || disable ? 'failed' : 'retrying');
     await db.transaction().execute(async (tx) => {
       await updateDelivery(tx, tenantId, delivery.id, {
         status: delay === undefined || disable ? 'failed' : 'pending',

@@ -16,10 +16,15 @@ import { ApiError } from '../core/errors.js';
 import type { Charge, RateLimits } from './service.js';
 import type { Decision } from './token-bucket.js';
 
+/** The limits that answer 429, as metrics name them. */
+export type RateLimitName = 'api_key' | 'unauthenticated' | 'webhook' | 'sign_in' | 'password_reset';
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Sign-in buckets this request was counted in; refunded unless the answer is 401. */
     rateLimitCharges?: Charge[];
+    /** The limit that refused this request (answered 429), for the metrics. */
+    rateLimitRefused?: RateLimitName;
   }
 }
 
@@ -32,9 +37,10 @@ function setHeaders(reply: FastifyReply, decision: Decision): void {
 }
 
 /** Sets the RateLimit-* headers; throws 429 when the request is over the limit. */
-export function enforce(reply: FastifyReply, decision: Decision, what: string): void {
+export function enforce(reply: FastifyReply, decision: Decision, limit: RateLimitName, what: string): void {
   setHeaders(reply, decision);
   if (decision.allowed) return;
+  reply.request.rateLimitRefused = limit;
   const retryAfter = Math.max(1, seconds(decision.retryAfterMs));
   throw new ApiError('rate_limited', `Too many requests ${what}; retry after ${retryAfter} s.`, undefined, {
     headers: { 'retry-after': String(retryAfter) },
@@ -44,10 +50,15 @@ export function enforce(reply: FastifyReply, decision: Decision, what: string): 
 export function partnerRateLimiter(limits: RateLimits): PartnerRateLimiter {
   return {
     async authenticated(_request, reply, principal) {
-      enforce(reply, await limits.partnerKey(principal), 'for this API key');
+      enforce(reply, await limits.partnerKey(principal), 'api_key', 'for this API key');
     },
     async rejected(request, reply) {
-      enforce(reply, await limits.unauthenticated(request.ip), 'with invalid credentials from this address');
+      enforce(
+        reply,
+        await limits.unauthenticated(request.ip),
+        'unauthenticated',
+        'with invalid credentials from this address',
+      );
     },
   };
 }
@@ -60,7 +71,7 @@ function stringField(body: unknown, name: string): string | undefined {
 async function webhookHook(limits: RateLimits, request: FastifyRequest, reply: FastifyReply) {
   const id = (request.params as Record<string, unknown> | undefined)?.agentWebhookId;
   if (typeof id !== 'string') return;
-  enforce(reply, await limits.webhook(id), 'for this webhook');
+  enforce(reply, await limits.webhook(id), 'webhook', 'for this webhook');
 }
 
 async function signInHook(limits: RateLimits, request: FastifyRequest, reply: FastifyReply) {
@@ -70,7 +81,7 @@ async function signInHook(limits: RateLimits, request: FastifyRequest, reply: Fa
     stringField(request.body, 'email'),
   );
   request.rateLimitCharges = charges;
-  enforce(reply, decision, 'failed sign-ins for this account or address');
+  enforce(reply, decision, 'sign_in', 'failed sign-ins for this account or address');
 }
 
 async function passwordResetHook(limits: RateLimits, request: FastifyRequest, reply: FastifyReply) {
@@ -79,7 +90,7 @@ async function passwordResetHook(limits: RateLimits, request: FastifyRequest, re
     stringField(request.body, 'tenant_id'),
     stringField(request.body, 'email'),
   );
-  enforce(reply, decision, 'for password resets of this account or from this address');
+  enforce(reply, decision, 'password_reset', 'for password resets of this account or from this address');
 }
 
 const RATE_LIMIT_HEADERS = {
