@@ -1,0 +1,53 @@
+/**
+ * The voiceplane partner API for TypeScript:
+ *
+ *   const vp = new Voiceplane({ apiKey: process.env.VOICEPLANE_API_KEY, baseUrl: 'https://api.example.com' });
+ *   const user = await vp.users.create({ email: 'ada@example.com', name: 'Ada', password: '…' });
+ *   for await (const call of vp.calls.list({ status: 'completed' })) console.log(call.id);
+ *
+ * See README.md for retries, idempotency, errors, pagination and event signatures.
+ */
+import { Agents, Calls, DoNotCall } from './calling.js';
+import { Events, WebhookEndpoints } from './notifications.js';
+import { Plans, Subscriptions, Users } from './resources.js';
+import { Sessions } from './sessions.js';
+import { type ClientOptions, createTransport } from './transport.js';
+
+export class Voiceplane {
+  readonly users: Users;
+  readonly plans: Plans;
+  readonly subscriptions: Subscriptions;
+  readonly agents: Agents;
+  readonly calls: Calls;
+  readonly doNotCall: DoNotCall;
+  readonly webhookEndpoints: WebhookEndpoints;
+  readonly events: Events;
+  /** User sessions of your white-label dashboard (/auth/v1). */
+  readonly sessions: Sessions;
+
+  constructor(options: ClientOptions) {
+    if (!options?.baseUrl) throw new TypeError('Voiceplane: baseUrl is required');
+    const send = createTransport(options);
+    this.users = new Users(send);
+    this.plans = new Plans(send);
+    this.subscriptions = new Subscriptions(send);
+    this.agents = new Agents(send);
+    this.calls = new Calls(send);
+    this.doNotCall = new DoNotCall(send);
+    this.webhookEndpoints = new WebhookEndpoints(send);
+    this.events = new Events(send);
+    this.sessions = new Sessions(send);
+  }
+}
+
+export {
+  type ErrorCode,
+  VoiceplaneConnectionError,
+  VoiceplaneError,
+  VoiceplaneSignatureError,
+} from './errors.js';
+export type { components, operations, paths } from './openapi.js';
+export type { Page, PageRequest, Pagination } from './pagination.js';
+export type { Data } from './resources.js';
+export { type Event, type VerifyEventOptions, verifyEvent } from './signatures.js';
+export { type ClientOptions, type RequestOptions, SDK_VERSION } from './transport.js';

@@ -1,0 +1,67 @@
+/** Webhook endpoints, their deliveries, and the events list (resources.ts says how methods are typed). */
+import type { PageRequest } from './pagination.js';
+import { type Body, type Data, type Item, type Query, Resource, segment } from './resources.js';
+import type { RequestOptions } from './transport.js';
+
+const endpoint = (id: string) => `/api/v1/webhook-endpoints/${segment(id)}`;
+
+export class WebhookEndpoints extends Resource {
+  /** createWebhookEndpoint — the answer holds the signing secret, shown this once. */
+  create(
+    body: Body<'createWebhookEndpoint'>,
+    options?: RequestOptions,
+  ): Promise<Data<'createWebhookEndpoint'>> {
+    return this.data({ method: 'POST', path: '/api/v1/webhook-endpoints', body, options });
+  }
+  /** getWebhookEndpoint */
+  retrieve(id: string, options?: RequestOptions): Promise<Data<'getWebhookEndpoint'>> {
+    return this.data({ method: 'GET', path: endpoint(id), options });
+  }
+  /** listWebhookEndpoints */
+  list(query?: Query<'listWebhookEndpoints'>): PageRequest<Item<'listWebhookEndpoints'>> {
+    return this.paged<'listWebhookEndpoints'>('/api/v1/webhook-endpoints', query);
+  }
+  /** updateWebhookEndpoint */
+  update(
+    id: string,
+    body: Body<'updateWebhookEndpoint'>,
+    options?: RequestOptions,
+  ): Promise<Data<'updateWebhookEndpoint'>> {
+    return this.data({ method: 'PATCH', path: endpoint(id), body, options });
+  }
+  /** deleteWebhookEndpoint */
+  del(id: string, options?: RequestOptions): Promise<Data<'deleteWebhookEndpoint'>> {
+    return this.data({ method: 'DELETE', path: endpoint(id), options });
+  }
+  /** rotateWebhookEndpointSecret — the old secret keeps signing beside the new one for a while. */
+  rotateSecret(
+    id: string,
+    body?: Body<'rotateWebhookEndpointSecret'>,
+    options?: RequestOptions,
+  ): Promise<Data<'rotateWebhookEndpointSecret'>> {
+    return this.data({ method: 'POST', path: `${endpoint(id)}/rotate-secret`, body, options });
+  }
+  /** listWebhookDeliveries */
+  deliveries(id: string, query?: Query<'listWebhookDeliveries'>): PageRequest<Item<'listWebhookDeliveries'>> {
+    return this.paged<'listWebhookDeliveries'>(`${endpoint(id)}/deliveries`, query);
+  }
+  /** retryWebhookDelivery */
+  retryDelivery(
+    id: string,
+    deliveryId: string,
+    options?: RequestOptions,
+  ): Promise<Data<'retryWebhookDelivery'>> {
+    return this.data({
+      method: 'POST',
+      path: `${endpoint(id)}/deliveries/${segment(deliveryId)}/retry`,
+      options,
+    });
+  }
+}
+
+export class Events extends Resource {
+  /** listEvents: the last 30 days, newest first. */
+  list(query?: Query<'listEvents'>): PageRequest<Item<'listEvents'>> {
+    return this.paged<'listEvents'>('/api/v1/events', query);
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * One request to the partner API, retried when that is safe: 429 always (the service refused it
+ * before doing anything), 503 and network failures when the request may be repeated (a read, a
+ * DELETE or PATCH, or a write carrying an Idempotency-Key), a 409 for an Idempotency-Key still in
+ * flight. The wait is the answer's Retry-After, or an exponential back-off with jitter.
+ */
+import { VoiceplaneConnectionError, VoiceplaneError } from './errors.js';
+
+export const SDK_VERSION = '0.1.0';
+
+export interface ClientOptions {
+  /** A partner API key (`vp_live_…` / `vp_test_…`); sessions and webhooks need none. */
+  apiKey?: string;
+  /** The service's address, e.g. `https://api.example-agency.com`. */
+  baseUrl: string;
+  /** Retries after the first attempt (default 2). */
+  maxRetries?: number;
+  /** Per attempt (default 30 s). */
+  timeoutMs?: number;
+  /** A Retry-After longer than this is not waited for: the error is raised (default 10 s). */
+  maxRetryDelayMs?: number;
+  /** For tests and runtimes without a global fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  /** Sent as Idempotency-Key; generated when the operation accepts one and none is given. */
+  idempotencyKey?: string;
+  /** A user session token (`vps_…`) instead of the API key: /auth/v1 routes. */
+  bearer?: string;
+  signal?: AbortSignal;
+}
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: object;
+  body?: unknown;
+  /** The operation accepts an Idempotency-Key (the OpenAPI document lists the header). */
+  acceptsIdempotencyKey?: boolean;
+  options?: RequestOptions;
+}
+
+export type Transport = <T>(request: ApiRequest) => Promise<T>;
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+  });
+
+/** Seconds, or an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(headers: Headers): number | undefined {
+  const value = headers.get('retry-after');
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function backoffMs(retry: number): number {
+  const ceiling = Math.min(8_000, 500 * 2 ** retry);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+function urlOf(baseUrl: string, path: string, query: object | undefined): string {
+  const url = new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+  }
+  return url.toString();
+}
+
+async function errorOf(response: Response): Promise<VoiceplaneError> {
+  const text = await response.text().catch(() => '');
+  let envelope: { error?: { code?: unknown; message?: unknown; details?: unknown }; request_id?: unknown } =
+    {};
+  try {
+    envelope = JSON.parse(text);
+  } catch {}
+  const requestId =
+    typeof envelope.request_id === 'string'
+      ? envelope.request_id
+      : (response.headers.get('x-request-id') ?? undefined);
+  const error = envelope.error;
+  if (!error || typeof error.code !== 'string' || typeof error.message !== 'string') {
+    return new VoiceplaneError({
+      status: response.status,
+      code: 'unexpected_response',
+      message: `HTTP ${response.status} without the service's error envelope: ${text.slice(0, 200)}`,
+      requestId,
+      headers: response.headers,
+    });
+  }
+  return new VoiceplaneError({
+    status: response.status,
+    code: error.code as VoiceplaneError['code'],
+    message: error.message,
+    details: error.details as Record<string, unknown> | undefined,
+    requestId,
+    headers: response.headers,
+  });
+}
+
+export function createTransport(options: ClientOptions): Transport {
+  const fetcher = options.fetch ?? globalThis.fetch;
+  const maxRetries = options.maxRetries ?? 2;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxRetryDelayMs = options.maxRetryDelayMs ?? 10_000;
+
+  return async function send<T>(request: ApiRequest): Promise<T> {
+    const { method, options: perRequest = {} } = request;
+    const idempotencyKey =
+      perRequest.idempotencyKey ??
+      (request.acceptsIdempotencyKey ? globalThis.crypto.randomUUID() : undefined);
+    const repeatable =
+      method === 'GET' || method === 'DELETE' || method === 'PATCH' || idempotencyKey !== undefined;
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': `voiceplane-sdk-node/${SDK_VERSION}`,
+    };
+    const bearer = perRequest.bearer ?? options.apiKey;
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
+    const url = urlOf(options.baseUrl, request.path, request.query);
+    const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+
+    for (let retry = 0; ; retry++) {
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = perRequest.signal ? AbortSignal.any([perRequest.signal, timeout]) : timeout;
+      let response: Response;
+      try {
+        response = await fetcher(url, { method, headers, body, signal });
+      } catch (cause) {
+        if (perRequest.signal?.aborted) throw cause;
+        // A refused connection never reached the service: any request may be sent again.
+        const refused = (cause as { cause?: { code?: string } })?.cause?.code === 'ECONNREFUSED';
+        if (retry < maxRetries && (repeatable || refused)) {
+          await sleep(backoffMs(retry), perRequest.signal);
+          continue;
+        }
+        const reason = timeout.aborted
+          ? `no answer within ${timeoutMs} ms`
+          : String((cause as Error)?.message);
+        throw new VoiceplaneConnectionError(`${method} ${request.path}: ${reason}`, { cause });
+      }
+      if (response.ok) {
+        const text = await response.text();
+        return (text ? JSON.parse(text) : undefined) as T;
+      }
+      const error = await errorOf(response);
+      const retryable =
+        response.status === 429 ||
+        (response.status === 503 && repeatable) ||
+        (response.status === 409 && idempotencyKey !== undefined && response.headers.has('retry-after'));
+      const wait = retryAfterMs(response.headers) ?? backoffMs(retry);
+      if (!retryable || retry >= maxRetries || wait > maxRetryDelayMs) throw error;
+      await sleep(wait, perRequest.signal);
+    }
+  };
+}
