@@ -20,6 +20,7 @@ import { registerIdempotency } from './core/idempotency.js';
 import { newRequestId } from './core/ids.js';
 import { lazyChildLogger, loggerOptions } from './core/logging.js';
 import { registerOpenApi } from './core/openapi.js';
+import { registerRequestTracing } from './core/tracing.js';
 import { validatorCompiler } from './core/validation.js';
 import { doNotCallRoutes } from './do-not-call/routes.js';
 import { eventRoutes } from './events/routes.js';
@@ -87,6 +88,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
   registerRequestMetrics(app, services.metrics);
+  registerRequestTracing(app);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();

@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from './core/config.js';
 import { loggerOptions } from './core/logging.js';
 import { dataDirSecretKey } from './core/secrets.js';
 import { openAndMigrate } from './core/startup.js';
+import { startTracing } from './core/tracing.js';
 import { isDatabaseEmpty, seedDemo } from './seed/demo.js';
 import { createServices, scheduleMaintenance } from './services.js';
 import { sealStoredSmtpPasswords } from './tenants/secrets.js';
@@ -28,6 +29,8 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
     throw error;
   }
 
+  // Before anything that serves or queries: the spans need the provider registered.
+  const tracing = await startTracing();
   const { database } = await openAndMigrate(config);
   // Background work (job failures and retries) logs through the same redaction as requests.
   const logger = pino(loggerOptions(config.logLevel));
@@ -94,6 +97,7 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
       clearInterval(sweep);
       await services.jobRunner.stop();
       await database.close();
+      await tracing?.shutdown().catch(() => {});
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');

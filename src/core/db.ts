@@ -15,6 +15,7 @@ import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely
 import pg from 'pg';
 import { type DatabaseTimeouts, DEFAULT_DATABASE_TIMEOUTS } from './config.js';
 import { acquireDirectoryLock, type DirectoryLock } from './lockfile.js';
+import { traceQuery } from './tracing.js';
 
 // int8 (counts, money in minor units) and numeric (per-minute rates) arrive as strings by default.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -345,7 +346,9 @@ function wrapQueries(client: pg.PoolClient, queryTimeoutMs: number): void {
   client.query = ((textOrConfig: unknown, values?: unknown, callback?: unknown) => {
     if (callback !== undefined) return query(textOrConfig, values, callback);
     const name = typeof textOrConfig === 'string' ? statementNames.get(textOrConfig) : undefined;
-    const pending = name ? query({ name, text: textOrConfig, values }) : query(textOrConfig, values);
+    const pending = traceQuery(textOrConfig, name, () =>
+      name ? query({ name, text: textOrConfig, values }) : query(textOrConfig, values),
+    );
     return queryTimeoutMs > 0 ? withDeadline(pending, 'a query', queryTimeoutMs, discard) : pending;
   }) as typeof client.query;
 }

@@ -17,6 +17,7 @@ import {
   RetryJobError,
 } from './job-types.js';
 import { capKeyLimits, KeyGate } from './key-gate.js';
+import { traceJob } from './tracing.js';
 
 export * from './job-types.js';
 
@@ -208,7 +209,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   function launch(entry: InHand): void {
     const { job } = entry;
-    handlers[job.queue](job).then(
+    traceJob(job, () => handlers[job.queue](job)).then(
       () => finished(entry, true),
       (error) => {
         finished(entry, false);
