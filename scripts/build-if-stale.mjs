@@ -6,6 +6,8 @@
  *
  *   node scripts/build-if-stale.mjs           build when missing or stale (prestart, db:migrate)
  *   node scripts/build-if-stale.mjs --force   always build (npm run build)
+ *   node scripts/build-if-stale.mjs --quiet   silent when up to date, and every message (tsc's too)
+ *                                             on stderr: stdout stays the caller's (scripts/voiceplane.mjs)
  *
  * "Stale" compares a fingerprint of the sources (the path, size and modification time of every
  * file and folder under src/, and of the tsconfig files) with the one recorded in
@@ -65,6 +67,8 @@ function fail(message) {
 }
 
 const force = process.argv.includes('--force');
+const quiet = process.argv.includes('--quiet');
+const say = quiet ? console.error : console.log;
 const built = fs.existsSync(entry);
 
 if (!fs.existsSync(srcDir)) {
@@ -82,7 +86,7 @@ const reason = force
       ? 'src/ changed since the last build'
       : undefined;
 if (!reason) {
-  console.log('dist/ is up to date with src/: no build needed.');
+  if (!quiet) say('dist/ is up to date with src/: no build needed.');
   process.exit(0);
 }
 
@@ -97,12 +101,12 @@ if (!fs.existsSync(tsc)) {
   );
 }
 
-console.log(`Building dist/ (${reason})…`);
+say(`Building dist/ (${reason})…`);
 // A build that fails or is interrupted must not leave the old stamp claiming dist/ is current.
 fs.rmSync(stampFile, { force: true });
 const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
   cwd: root,
-  stdio: 'inherit',
+  stdio: quiet ? ['inherit', 2, 'inherit'] : 'inherit',
 });
 if (result.status !== 0) fail(`tsc failed (${result.status ?? result.signal}): dist/ is not up to date.`);
 fs.mkdirSync(distDir, { recursive: true });

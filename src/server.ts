@@ -12,7 +12,7 @@ import { loggerOptions } from './core/logging.js';
 import { dataDirSecretKey } from './core/secrets.js';
 import { openAndMigrate } from './core/startup.js';
 import { startTracing } from './core/tracing.js';
-import { isDatabaseEmpty, seedDemo } from './seed/demo.js';
+import { isDatabaseEmpty, operatorLines, seedDemo } from './seed/demo.js';
 import { createServices, scheduleMaintenance } from './services.js';
 import { sealStoredSmtpPasswords } from './tenants/secrets.js';
 
@@ -54,7 +54,12 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
 
   if (database.engine === 'embedded' && config.seedDemo && (await isDatabaseEmpty(services))) {
     const seed = await seedDemo(services);
-    process.stdout.write(`\n${seed.lines.join('\n')}\n\n`);
+    const banner = [
+      'Demo tenant created (first start with an empty database; SEED_DEMO=false skips this).',
+      ...seed.lines,
+      ...operatorLines(config),
+    ];
+    process.stdout.write(`\n${banner.join('\n')}\n\n`);
   }
   if (!config.adminToken) {
     app.log.warn('ADMIN_TOKEN is not set: the operator API (/admin/v1) answers 401 to every request');

@@ -5,7 +5,7 @@ export async function seedDemoAgent(
   agents: AgentService,
   base: string,
   seed: { tenantId: string; userId: string; apiKey: string },
-): Promise<string[]> {
+): Promise<{ agent: { id: string; webhookUrl: string }; lines: string[] }> {
   const created = await agents.create(seed.tenantId, {
     user_id: seed.userId,
     name: 'Demo receptionist',
@@ -15,11 +15,12 @@ export async function seedDemoAgent(
   });
   const agent = await agents.publish(seed.tenantId, created.id);
   const body = JSON.stringify({ phone: '+14155550123', name: 'Ada Lovelace', topic: 'your demo' });
-  return [
+  const lines = [
     `Demo agent ${agent.id} (published, the demo user has 60 credit minutes). Its webhook URL is a secret:`,
     `  ${agent.webhook_url}`,
     'Place a simulated call (numbers ending in 0000 do not answer, 9999 fail):',
     `  curl -s -X POST ${agent.webhook_url} -H 'Content-Type: application/json' -d '${body}'`,
     `Follow it (status, outcome, timeline): curl -s '${base}/api/v1/calls?limit=1' -H 'Authorization: Bearer ${seed.apiKey}'`,
   ];
+  return { agent: { id: agent.id, webhookUrl: agent.webhook_url }, lines };
 }

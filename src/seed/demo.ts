@@ -17,7 +17,11 @@ export interface DemoSeed {
   userId: string;
   userEmail: string;
   userPassword: string;
-  /** Lines to print for the newcomer. */
+  /** The published demo agent; its webhook URL places calls. */
+  agent: { id: string; webhookUrl: string };
+  /** The console's owner, with the random password shown once. */
+  owner: { email: string; password: string };
+  /** Lines to print for the newcomer: the tenant's credentials and how to try them. */
   lines: string[];
 }
 
@@ -97,17 +101,17 @@ export async function seedDemo(services: Services): Promise<DemoSeed> {
     name: 'demo key',
     expiresAt: null,
   });
-  const seed: DemoSeed = { tenantId: tenant.id, apiKey: key, userId, userEmail, userPassword, lines: [] };
   const base = config.publicBaseUrl;
-  seed.lines.push(
-    'Demo tenant created (first start with an empty database; SEED_DEMO=false skips this).',
+  const lines: string[] = [];
+  lines.push(
     `  tenant:   ${tenant.id}`,
     `  API key:  ${key}   (every scope; shown once)`,
     `  user:     ${userEmail} / ${userPassword}`,
     'Try it:',
     `  curl -s ${base}/api/v1/plans -H 'Authorization: Bearer ${key}'`,
   );
-  seed.lines.push(...(await seedDemoAgent(services.agents, base, seed)));
+  const demoAgent = await seedDemoAgent(services.agents, base, { tenantId: tenant.id, userId, apiKey: key });
+  lines.push(...demoAgent.lines);
   // The console's owner gets a random password: the console may be reachable beyond this machine.
   const ownerPassword = randomBase62(16);
   const owner = await services.members.create(tenant.id, {
@@ -116,12 +120,20 @@ export async function seedDemo(services: Services): Promise<DemoSeed> {
     name: 'Demo Owner',
     role: 'owner',
   });
-  seed.lines.push(
+  lines.push(
     'Agency console (the tenant dashboard):',
     `  ${base}/console   sign in as ${owner.email} / ${ownerPassword}   (shown once)`,
   );
-  seed.lines.push(...operatorLines(config));
-  return seed;
+  return {
+    tenantId: tenant.id,
+    apiKey: key,
+    userId,
+    userEmail,
+    userPassword,
+    agent: demoAgent.agent,
+    owner: { email: owner.email, password: ownerPassword },
+    lines,
+  };
 }
 
 /**

@@ -28,10 +28,10 @@ const spans: ReceivedSpan[] = [];
 let collector: http.Server;
 let server: ServerProcess;
 
-const valueOf = (value: Record<string, unknown>) =>
+const attributeValue = (value: Record<string, unknown>) =>
   value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.boolValue);
 const attributesOf = (list: { key: string; value: Record<string, unknown> }[] = []) =>
-  Object.fromEntries(list.map((entry) => [entry.key, valueOf(entry.value)]));
+  Object.fromEntries(list.map((entry) => [entry.key, attributeValue(entry.value)]));
 
 async function waitForSpan(predicate: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan> {
   const deadline = Date.now() + 20_000;
