@@ -1,7 +1,7 @@
 /**
  * The partner OpenAPI document exactly as the service serves it at /api/v1/openapi.json, and the
  * SDK's types generated from it (packages/sdk/src/openapi.ts). `npm run sdk:generate` writes
- * them; test/sdk/generated.test.ts fails when the committed file differs from a fresh one.
+ * them; test/sdk/package.test.ts fails when the committed file differs from a fresh one.
  */
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildApp } from '../src/app.js';

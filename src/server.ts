@@ -61,6 +61,9 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
     ];
     process.stdout.write(`\n${banner.join('\n')}\n\n`);
   }
+  if (!config.metricsToken) {
+    app.log.warn('METRICS_TOKEN is not set: GET /metrics answers anyone who reaches this port');
+  }
   if (!config.adminToken) {
     app.log.warn('ADMIN_TOKEN is not set: the operator API (/admin/v1) answers 401 to every request');
   }

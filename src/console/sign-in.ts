@@ -94,6 +94,7 @@ export async function signInPages(app: FastifyInstance) {
     const next = safeNext(textField(fields, 'next'));
     const { decision, charges } = await rateLimits.signInAttempt(request.ip, 'console', email);
     if (!decision.allowed) {
+      request.rateLimitRefused = 'console_sign_in';
       reply.header('retry-after', Math.max(1, Math.ceil((decision.retryAfterMs ?? 60_000) / 1000)));
       return signInForm(reply, {
         email,
@@ -145,6 +146,7 @@ export async function signInPages(app: FastifyInstance) {
       session.memberId,
     );
     if (!decision.allowed) {
+      request.rateLimitRefused = 'console_totp';
       reply.header('retry-after', Math.max(1, Math.ceil((decision.retryAfterMs ?? 60_000) / 1000)));
       return twoFactorForm(
         reply,

@@ -114,14 +114,17 @@ function traced<T>(
   });
 }
 
-/** A database query's span (the statement's text has placeholders, never values). */
+/** A database query's span, under the request's or job's (its text has placeholders, never values). */
 export function traceQuery<T>(
   query: unknown,
   statementName: string | undefined,
   run: () => Promise<T>,
 ): Promise<T> {
-  // A submittable (a cursor) is handed back as it is, not as a promise of it.
+  // A submittable (a cursor) is handed back as it is, not as a promise of it. A query outside any
+  // request or job (the job runner's polls and acknowledgements) would be a trace of its own, four
+  // a second from an idle process: it is not traced.
   if (!active || typeof (query as { submit?: unknown })?.submit === 'function') return run();
+  if (!trace.getSpan(context.active())) return run();
   const text = typeof query === 'string' ? query : String((query as { text?: string })?.text ?? '');
   const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
   return traced(

@@ -217,6 +217,7 @@ export async function memberPages(app: FastifyInstance) {
       // A guessed link is a failed sign-in of the address: the sign-in bucket of the IP counts it.
       const { decision, charges } = await rateLimits.signInAttempt(request.ip, undefined, undefined);
       if (!decision.allowed) {
+        request.rateLimitRefused = 'console_invitation';
         reply.header('retry-after', Math.max(1, Math.ceil((decision.retryAfterMs ?? 60_000) / 1000)));
         return errorPage(
           reply,

@@ -1,9 +1,9 @@
 /**
  * Metrics across processes (src/cluster.ts): a scrape reaches one worker, which asks the primary;
  * the primary asks every worker for its process metrics (prom-client's AggregatorRegistry, over
- * the cluster's IPC channel) and answers with their sum, so a counter's rate counts every
- * process's requests whichever worker was scraped. The database's gauges are read by the scraped
- * worker alone (service.ts), never summed.
+ * the cluster's IPC channel) and answers with all of them, each series labelled with its
+ * `worker`, so any worker can be scraped and every process's requests are counted. The
+ * database's gauges are read by the scraped worker alone (service.ts).
  */
 import cluster from 'node:cluster';
 import client from 'prom-client';
@@ -32,6 +32,10 @@ export function clusterProcessMetrics(
   registries: client.Registry[],
   local: () => Promise<string>,
 ): () => Promise<string> {
+  // Each process's series carry its worker id, so the primary's sum keeps them apart: when a
+  // worker is replaced its series end and the new one's start at 0, which Prometheus reads
+  // correctly, where a summed counter would drop and look like a reset of every process's count.
+  for (const registry of registries) registry.setDefaultLabels({ worker: String(cluster.worker?.id ?? 0) });
   new client.AggregatorRegistry(); // answers the primary's requests for this process's metrics
   client.AggregatorRegistry.setRegistries(registries);
   let nextId = 0;

@@ -6,10 +6,13 @@
  * collected once per process, however many service instances it builds (tests build many).
  */
 import client from 'prom-client';
-import type { RateLimitName } from '../rate-limits/hooks.js';
+import { RATE_LIMIT_NAMES, type RateLimitName } from '../rate-limits/hooks.js';
+
 /** What one event delivery attempt came to: delivered, to be tried again, or given up. */
-export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed';
-export type CallEnding = 'completed' | 'no_answer' | 'failed';
+const DELIVERY_OUTCOMES = ['succeeded', 'retrying', 'failed'] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+const CALL_ENDINGS = ['completed', 'no_answer', 'failed'] as const;
+export type CallEnding = (typeof CALL_ENDINGS)[number];
 
 export interface Metrics {
   /** This service's counters (Node's own metrics are in `nodeRegistry()`). */
@@ -62,10 +65,9 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   // Every series exists from the start at 0, so a rate over them is defined before the first event.
-  for (const limit of ['api_key', 'unauthenticated', 'webhook', 'sign_in', 'password_reset'])
-    refusals.labels(limit).inc(0);
-  for (const outcome of ['succeeded', 'retrying', 'failed']) deliveries.labels(outcome).inc(0);
-  for (const status of ['completed', 'no_answer', 'failed']) callsEnded.labels(status).inc(0);
+  for (const limit of RATE_LIMIT_NAMES) refusals.labels(limit).inc(0);
+  for (const outcome of DELIVERY_OUTCOMES) deliveries.labels(outcome).inc(0);
+  for (const status of CALL_ENDINGS) callsEnded.labels(status).inc(0);
 
   return {
     registry,

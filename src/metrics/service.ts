@@ -28,6 +28,8 @@ export interface MetricsServiceDeps {
   queues: readonly string[];
   /** The process metrics' text; by default this process's own (cluster.ts sums all processes'). */
   processMetrics?: () => Promise<string>;
+  /** How long a scrape waits for the database (default DATABASE_READ_DEADLINE_MS). */
+  databaseDeadlineMs?: number;
 }
 
 export function localProcessMetrics(metrics: Metrics): () => Promise<string> {
@@ -82,18 +84,34 @@ function databaseRegistry(queues: Iterable<string>, reading: DatabaseReading | u
   return registry;
 }
 
+/** A scrape answers within this even when the database stalls (Prometheus waits 10 s by default). */
+export const DATABASE_READ_DEADLINE_MS = 2_000;
 export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
   const { db, clock } = deps;
   const processMetrics = deps.processMetrics ?? localProcessMetrics(deps.metrics);
+  const deadlineMs = deps.databaseDeadlineMs ?? DATABASE_READ_DEADLINE_MS;
+  /** The read under way: scrapes meanwhile wait for it, so a stalled database gets one read, not one per scrape. */
+  let underWay: Promise<DatabaseReading | undefined> | undefined;
 
-  async function readDatabase(): Promise<DatabaseReading | undefined> {
+  function read(): Promise<DatabaseReading | undefined> {
     const now = clock.now();
-    try {
-      const [states, calls] = await Promise.all([readQueueStates(db, now), countLiveCalls(db)]);
-      return { now, queues: new Map(states.map((state) => [state.queue, state])), calls };
-    } catch {
-      return undefined;
-    }
+    const reading = Promise.all([readQueueStates(db, now), countLiveCalls(db)]).then(
+      ([states, calls]) => ({ now, queues: new Map(states.map((state) => [state.queue, state])), calls }),
+      () => undefined,
+    );
+    underWay = reading;
+    reading.finally(() => {
+      if (underWay === reading) underWay = undefined;
+    });
+    return reading;
+  }
+
+  function readDatabase(): Promise<DatabaseReading | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, deadlineMs, undefined);
+    });
+    return Promise.race([underWay ?? read(), deadline]).finally(() => clearTimeout(timer));
   }
 
   return {

@@ -16,8 +16,18 @@ import { ApiError } from '../core/errors.js';
 import type { Charge, RateLimits } from './service.js';
 import type { Decision } from './token-bucket.js';
 
-/** The limits that answer 429, as metrics name them. */
-export type RateLimitName = 'api_key' | 'unauthenticated' | 'webhook' | 'sign_in' | 'password_reset';
+/** The limits that answer 429, as metrics name them (the console's own limits included). */
+export const RATE_LIMIT_NAMES = [
+  'api_key',
+  'unauthenticated',
+  'webhook',
+  'sign_in',
+  'password_reset',
+  'console_sign_in',
+  'console_totp',
+  'console_invitation',
+] as const;
+export type RateLimitName = (typeof RATE_LIMIT_NAMES)[number];
 
 declare module 'fastify' {
   interface FastifyRequest {

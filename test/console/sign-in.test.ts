@@ -5,6 +5,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseMetrics, sampleValue } from '../metrics/prometheus.js';
 import {
   type ConsoleFixture,
   expectAccessible,
@@ -113,10 +114,21 @@ describe('console sessions over HTTP', () => {
 
   it('answers 429 once an account has had ten failed sign-ins in 15 minutes, existing or not', async () => {
     const client = consoleClient(f.t);
+    const refusals = async () =>
+      sampleValue(
+        parseMetrics((await f.t.inject({ method: 'GET', url: '/metrics' })).raw),
+        'voiceplane_rate_limit_refusals_total',
+        {
+          limit: 'console_sign_in',
+        },
+      ) ?? 0;
+    const before = await refusals();
     const statuses: number[] = [];
     for (let i = 0; i < 11; i++) statuses.push((await client.signIn('nobody@example.com', 'wrong')).status);
     expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
     expect(statuses[10]).toBe(429);
+    // Operators see the refusal in the metrics, by the limit that refused.
+    expect((await refusals()) - before).toBe(1);
   });
 
   it("never lets a user's session open the console, nor a member's cookie open /auth/v1/me", async () => {

@@ -60,6 +60,27 @@ describe.skipIf(!postgresAvailable)('metrics across processes', { timeout: 120_0
       body: { scopes: ['plans:read'] },
     });
     expect(key.status, key.raw).toBe(201);
+    // Readiness is one process's; wait until both answer requests (both count /readyz).
+    const servingWorkers = async () => {
+      const samples = parseMetrics((await getOnNewConnection(`${server.url}/metrics`)).body);
+      return new Set(
+        samples
+          .filter(
+            (s) =>
+              s.name === 'voiceplane_http_request_duration_seconds_count' && s.labels.route === '/readyz',
+          )
+          .map((s) => s.labels.worker),
+      ).size;
+    };
+    await expect
+      .poll(
+        async () => {
+          for (let i = 0; i < 4; i++) await getOnNewConnection(`${server.url}/readyz`);
+          return servingWorkers();
+        },
+        { timeout: 30_000, interval: 200 },
+      )
+      .toBe(2);
     for (let i = 0; i < REQUESTS; i++) {
       expect((await getOnNewConnection(`${server.url}/api/v1/plans`, key.body.data.key)).status).toBe(200);
     }
@@ -68,8 +89,15 @@ describe.skipIf(!postgresAvailable)('metrics across processes', { timeout: 120_0
       const answer = await getOnNewConnection(`${server.url}/metrics`);
       expect(answer.status).toBe(200);
       const samples = parseMetrics(answer.body);
-      const plans = { method: 'GET', route: '/api/v1/plans', status_code: '200' };
-      expect(sampleValue(samples, 'voiceplane_http_request_duration_seconds_count', plans)).toBe(REQUESTS);
+      const counts = samples.filter(
+        (sample) =>
+          sample.name === 'voiceplane_http_request_duration_seconds_count' &&
+          sample.labels.route === '/api/v1/plans' &&
+          sample.labels.status_code === '200',
+      );
+      // One series per process, labelled with its worker id; together, every request.
+      expect(new Set(counts.map((sample) => sample.labels.worker)).size).toBe(2);
+      expect(counts.reduce((sum, sample) => sum + sample.value, 0)).toBe(REQUESTS);
       expect(sampleValue(samples, 'voiceplane_database_up')).toBe(1);
     }
   });

@@ -9,11 +9,16 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { loadConfig } from '../../src/core/config.js';
+import { openDatabase } from '../../src/core/db.js';
+import { migrate } from '../../src/core/migrate.js';
+import { createMetrics } from '../../src/metrics/registry.js';
 import { createMetricsService } from '../../src/metrics/service.js';
 import { agentFixture, trigger } from '../calls/helpers.js';
 import { type Receiver, startReceiver } from '../events/support.js';
+import { emptyPostgresDatabase, postgresAvailable } from '../operations/postgres.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 import { freePort as closedPort } from '../support/server-process.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { parseMetrics, type Sample, sampleValue } from './prometheus.js';
 
 const DISPATCH = 'calls.dispatch';
@@ -181,6 +186,49 @@ describe('GET /metrics', () => {
       expect(sampleValue(samples, 'voiceplane_calls_ended_total', { status: 'completed' })).toBeDefined();
     } finally {
       await unreachable.destroy();
+    }
+  });
+});
+
+describe.skipIf(!postgresAvailable)('a database that stalls', () => {
+  it('costs a scrape its database gauges only: it answers within the deadline with voiceplane_database_up 0', async () => {
+    const fresh = await emptyPostgresDatabase();
+    const migrated = await openDatabase({ databaseUrl: fresh.url, dataDir: '', poolSize: 1 });
+    await migrate(migrated);
+    await migrated.close();
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+    const throughProxy = new URL(fresh.url);
+    throughProxy.port = String(proxy.port);
+    const stalled = new Kysely<any>({
+      dialect: new PostgresDialect({
+        pool: new pg.Pool({ connectionString: throughProxy.toString(), max: 1 }),
+      }),
+    });
+    try {
+      const service = createMetricsService({
+        db: stalled,
+        clock: new ManualClock('2026-03-10T12:00:00.000Z'),
+        metrics: createMetrics(),
+        queues: [DISPATCH],
+        databaseDeadlineMs: 500,
+      });
+      expect(sampleValue(parseMetrics((await service.scrape()).body), 'voiceplane_database_up')).toBe(1);
+      proxy.pause();
+      // Scrapes while the database stalls: each answers, with the process metrics and up 0.
+      for (const scrape of await Promise.all([service.scrape(), service.scrape(), service.scrape()])) {
+        const samples = parseMetrics(scrape.body);
+        expect(sampleValue(samples, 'voiceplane_database_up')).toBe(0);
+        expect(sampleValue(samples, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+      }
+      proxy.resume();
+      await expect
+        .poll(async () => sampleValue(parseMetrics((await service.scrape()).body), 'voiceplane_database_up'))
+        .toBe(1);
+    } finally {
+      proxy.resume();
+      await stalled.destroy();
+      await proxy.close();
+      await fresh.drop();
     }
   });
 });

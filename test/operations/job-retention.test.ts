@@ -3,6 +3,8 @@
  * maintenance job (src/core/job-retention.ts); queued and running jobs are never deleted, and the
  * maintenance jobs keep coming back.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
@@ -141,6 +143,31 @@ describe('finished job retention', () => {
     const [next] = await chain();
     expect(next.id).not.toBe(failing.id);
     expect(next.run_at.getTime()).toBe(clock.now().getTime() + 60 * 60 * 1000);
+  });
+
+  it('migration 0025 lifts the ten-attempt limit of maintenance runs queued by an earlier version, and only theirs', async () => {
+    await sql`
+      INSERT INTO jobs (queue, payload, status, run_at, created_at, max_attempts, finished_at)
+      VALUES ('maintenance.legacy_probe', '{}', 'queued', now(), now(), 10, NULL),
+             ('maintenance.legacy_probe', '{}', 'done', now(), now(), 10, now()),
+             ('test.not_maintenance', '{}', 'queued', now(), now(), 10, NULL)`.execute(db());
+    const migration = fs.readFileSync(
+      path.join(import.meta.dirname, '../../migrations/0025_recurring_jobs_unlimited_attempts.sql'),
+      'utf8',
+    );
+    await sql.raw(migration).execute(db());
+    const rows = await db()
+      .selectFrom('jobs')
+      .select(['queue', 'status', 'max_attempts'])
+      .where('queue', 'in', ['maintenance.legacy_probe', 'test.not_maintenance'])
+      .orderBy('queue')
+      .orderBy('status')
+      .execute();
+    expect(rows).toEqual([
+      { queue: 'maintenance.legacy_probe', status: 'done', max_attempts: 10 },
+      { queue: 'maintenance.legacy_probe', status: 'queued', max_attempts: 2_147_483_647 },
+      { queue: 'test.not_maintenance', status: 'queued', max_attempts: 10 },
+    ]);
   });
 
   it('refuses a JOB_RETENTION_DAYS that is not a whole number of days from 1 to 3650', async () => {

@@ -120,6 +120,12 @@ describe('OpenTelemetry traces', { timeout: 60_000 }, () => {
     await waitForSpan((span) => span.parentSpanId === job.spanId && span.traceId === job.traceId);
   });
 
+  it('traces no query outside a request or a job: an idle process sends no trace of its own', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const roots = spans.filter((span) => span.kind === 3 && !span.parentSpanId);
+    expect(roots.map((span) => span.name)).toEqual([]);
+  });
+
   it('records the route pattern of a trigger, never the URL that is its credential', async () => {
     const webhookId = 'whk_thisisthecredential0000';
     await server.request('POST', `/webhooks/agents/${webhookId}/trigger`, {

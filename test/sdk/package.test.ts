@@ -28,7 +28,8 @@ describe('the SDK package', () => {
     timeout: 60_000,
   }, async () => {
     const committed = fs.readFileSync(path.join(ROOT, GENERATED_TYPES), 'utf8');
-    expect(committed === (await generatedTypes(await servedPartnerDocument()))).toBe(true);
+    const fresh = await generatedTypes(await servedPartnerDocument());
+    expect(committed, 'packages/sdk/src/openapi.ts is out of date: run npm run sdk:generate').toBe(fresh);
   });
 
   describe('built on its own', () => {

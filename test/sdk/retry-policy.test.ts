@@ -18,6 +18,8 @@ interface Seen {
 const seen: Seen[] = [];
 /** Status of each answer in turn; 200 after the list runs out. */
 let script: number[] = [];
+/** A 409 without Retry-After: a key reused with another body (idempotency_key_reuse), final. */
+let noRetryAfter = false;
 let server: http.Server;
 let baseUrl: string;
 
@@ -38,7 +40,8 @@ beforeAll(async () => {
         response.writeHead(200, headers).end(JSON.stringify({ data: { id: 'usr_1' } }));
         return;
       }
-      response.writeHead(status, { ...headers, 'retry-after': '1' }).end(
+      const retryAfter = status === 409 && noRetryAfter ? {} : { 'retry-after': '1' };
+      response.writeHead(status, { ...headers, ...retryAfter }).end(
         JSON.stringify({
           error: { code: ERRORS[status], message: `answered ${status}` },
           request_id: `req_${seen.length}`,
@@ -53,6 +56,7 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 beforeEach(() => {
   seen.length = 0;
   script = [];
+  noRetryAfter = false;
 });
 
 const client = () => new Voiceplane({ apiKey: 'vp_test_x', baseUrl, maxRetries: 2 });
@@ -88,6 +92,15 @@ describe('503 and 409 answers', () => {
     expect(seen).toHaveLength(2);
   });
 
+  it('does not repeat a 409 without Retry-After (a key reused with another body)', async () => {
+    script = [409];
+    noRetryAfter = true;
+    await expect(
+      client().users.create({ email: 'a@example.com', name: 'A', password: 'correct horse' }),
+    ).rejects.toMatchObject({ status: 409 });
+    expect(seen).toHaveLength(1);
+  });
+
   it('does not repeat a write without an Idempotency-Key after a 503: it may have happened', async () => {
     script = [503];
     const error = await client()
@@ -102,6 +115,36 @@ describe('503 and 409 answers', () => {
     script = [503, 503, 503, 503];
     await expect(client().plans.list()).rejects.toMatchObject({ status: 503, requestId: 'req_3' });
     expect(seen).toHaveLength(3);
+  });
+
+  it('does not repeat a DELETE the API does not call idempotent; repeats the user tombstone', async () => {
+    script = [503];
+    await expect(client().agents.del('agt_1')).rejects.toMatchObject({ status: 503 });
+    expect(seen).toHaveLength(1);
+    script = [503];
+    await client().users.del('usr_1');
+    expect(seen.map((s) => s.method)).toEqual(['DELETE', 'DELETE', 'DELETE']);
+  });
+
+  it('refuses an Idempotency-Key on an operation that ignores it, sending nothing', async () => {
+    await expect(client().agents.publish('agt_1', { idempotencyKey: 'mine' })).rejects.toThrow(TypeError);
+    await expect(
+      client().doNotCall.add({ phone_number: '+14155550100' }, { idempotencyKey: 'mine' }),
+    ).rejects.toThrow(TypeError);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('does not wait a Retry-After longer than maxRetryDelayMs', async () => {
+    script = [503];
+    const patient = new Voiceplane({ apiKey: 'vp_test_x', baseUrl, maxRetryDelayMs: 500 });
+    await expect(patient.users.retrieve('usr_1')).rejects.toMatchObject({ status: 503 });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('reaches a service behind a path prefix', async () => {
+    const prefixed = new Voiceplane({ apiKey: 'vp_test_x', baseUrl: `${baseUrl}/voice` });
+    await prefixed.users.retrieve('usr_1');
+    expect(seen[0].url).toBe('/voice/api/v1/users/usr_1');
   });
 
   it('does not repeat a 500: a defect is not fixed by asking again', async () => {

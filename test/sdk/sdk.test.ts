@@ -90,6 +90,7 @@ describe('resources', () => {
       .changePlan(subscription.id, { plan_id: plan.id })
       .catch((error) => error);
     expect(same).toBeInstanceOf(VoiceplaneError);
+    expect(same).toMatchObject({ status: 422, code: 'unprocessable_entity' });
     expect((await vp.subscriptions.retrieve(subscription.id)).plan_id).toBe(plan.id);
   });
 });
@@ -175,18 +176,20 @@ describe('retries', () => {
       return response;
     };
     const client = new Voiceplane({ apiKey: limited.key, baseUrl, fetch: counting });
-    await client.plans.list();
-    const started = Date.now();
-    await client.plans.list();
-    expect(attempts).toEqual([200, 429, 200]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    // Three at once against a bucket of one: two are refused, wait their second and pass.
+    const pages = await Promise.all([client.plans.list(), client.plans.list(), client.plans.list()]);
+    expect(pages).toHaveLength(3);
+    expect(attempts.filter((status) => status === 429).length).toBeGreaterThanOrEqual(2);
+    expect(attempts.filter((status) => status === 200)).toHaveLength(3);
 
     const impatient = new Voiceplane({ apiKey: limited.key, baseUrl, maxRetries: 0 });
-    await impatient.plans.list().catch(() => undefined);
-    const refused = await impatient.plans.list().then(
-      () => undefined,
-      (error: VoiceplaneError) => error,
-    );
+    const [, refused] = await Promise.all([
+      impatient.plans.list().catch(() => undefined),
+      impatient.plans.list().then(
+        () => undefined,
+        (error: VoiceplaneError) => error,
+      ),
+    ]);
     if (!(refused instanceof VoiceplaneError)) throw new Error('expected a VoiceplaneError');
     expect(refused).toMatchObject({ status: 429, code: 'rate_limited' });
     expect(refused.headers.get('retry-after')).toBe('1');
@@ -268,6 +271,28 @@ describe('calls and signed events', () => {
       },
     ];
     for (const refused of refusals) expect(() => verifyEvent(refused)).toThrow(VoiceplaneSignatureError);
+    // A timestamp from the past is refused too, and an empty signature never matches.
+    const sentAt = Number(delivery.headers['webhook-timestamp']);
+    expect(() =>
+      verifyEvent({
+        payload: delivery.body,
+        headers: delivery.headers,
+        secret: endpoint.secret,
+        now: sentAt + 301,
+      }),
+    ).toThrow(VoiceplaneSignatureError);
+    expect(() =>
+      verifyEvent({
+        payload: delivery.body,
+        headers: { ...delivery.headers, 'webhook-signature': 'v1,' },
+        secret: endpoint.secret,
+      }),
+    ).toThrow(VoiceplaneSignatureError);
+    // After a rotation the previous secret is often unset: it is skipped, not a crash.
+    expect(
+      verifyEvent({ payload: delivery.body, headers: delivery.headers, secret: [endpoint.secret, undefined] })
+        .id,
+    ).toBe(event.id);
 
     const events = await client.events.list({ type: 'call.queued' });
     expect(events.data.map((e) => e.id)).toContain(event.id);

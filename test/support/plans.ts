@@ -36,8 +36,10 @@ async function withPrepared<T>(
 ): Promise<T> {
   const name = `plan_probe_${++probes}`;
   const args = values.map((value, i) => `${literal(value)}::${types[i]}`).join(', ');
-  await sql.raw(`PREPARE ${name}(${types.join(', ')}) AS ${text}`).execute(tx);
-  const result = await use(`EXECUTE ${name}(${args})`);
+  // A statement without parameters is prepared and executed without the parentheses.
+  const list = (items: string) => (types.length ? `(${items})` : '');
+  await sql.raw(`PREPARE ${name}${list(types.join(', '))} AS ${text}`).execute(tx);
+  const result = await use(`EXECUTE ${name}${list(args)}`);
   await sql.raw(`DEALLOCATE ${name}`).execute(tx);
   return result;
 }

@@ -2,6 +2,8 @@ import type { components } from './openapi.js';
 
 /** The documented error codes; a proxy in front of the service may answer with something else. */
 export type ErrorCode = components['schemas']['ErrorCode'];
+/** The envelope's `details`: the invalid fields, the missing scopes, … as the document types them. */
+export type ErrorDetails = components['schemas']['ErrorEnvelope']['error']['details'];
 
 /** The service answered with an error: its envelope's code, message and details, and the request id. */
 export class VoiceplaneError extends Error {
@@ -9,7 +11,7 @@ export class VoiceplaneError extends Error {
   /** `unexpected_response` when the answer was not the service's envelope (e.g. a proxy's 502 page). */
   readonly code: ErrorCode | 'unexpected_response';
   readonly status: number;
-  readonly details: Record<string, unknown> | undefined;
+  readonly details: ErrorDetails | undefined;
   /** Quote it to support: it names this request in the service's logs. */
   readonly requestId: string | undefined;
   readonly headers: Headers;
@@ -18,7 +20,7 @@ export class VoiceplaneError extends Error {
     status: number;
     code: ErrorCode | 'unexpected_response';
     message: string;
-    details?: Record<string, unknown>;
+    details?: ErrorDetails;
     requestId?: string;
     headers: Headers;
   }) {

@@ -42,6 +42,7 @@ export class Voiceplane {
 
 export {
   type ErrorCode,
+  type ErrorDetails,
   VoiceplaneConnectionError,
   VoiceplaneError,
   VoiceplaneSignatureError,

@@ -62,7 +62,13 @@ export class Users extends Resource {
   }
   /** deleteUser */
   del(id: string, options?: RequestOptions): Promise<Data<'deleteUser'>> {
-    return this.data({ method: 'DELETE', path: `/api/v1/users/${segment(id)}`, options });
+    // Repeating it answers the same tombstone (partner-api.md): safe to send again.
+    return this.data({
+      method: 'DELETE',
+      path: `/api/v1/users/${segment(id)}`,
+      naturallyIdempotent: true,
+      options,
+    });
   }
 }
 

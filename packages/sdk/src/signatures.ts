@@ -16,7 +16,7 @@ export interface VerifyEventOptions {
   /** The request's headers (a Headers object, or Node's `req.headers`). */
   headers: Headers | Record<string, string | string[] | undefined>;
   /** The endpoint's secret; during a rotation, both the new and the previous one. */
-  secret: string | readonly string[];
+  secret: string | readonly (string | undefined)[];
   /** How far the timestamp may be from now (default 300 s). */
   toleranceSeconds?: number;
   /** Seconds since the epoch; for tests. */
@@ -57,7 +57,11 @@ export function verifyEvent(options: VerifyEventOptions): Event {
     .split(' ')
     .filter((entry) => entry.startsWith('v1,'))
     .map((entry) => Buffer.from(entry.slice(3), 'base64'));
-  const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
+  // A rotation's previous secret is often unset once it is over: an empty entry is skipped.
+  const secrets = (typeof options.secret === 'string' ? [options.secret] : options.secret).filter(
+    (secret): secret is string => typeof secret === 'string' && secret.length > 0,
+  );
+  if (secrets.length === 0) throw new VoiceplaneSignatureError('No signing secret was given.');
   const matches = secrets.some((secret) => {
     const expected = crypto.createHmac('sha256', keyOf(secret)).update(signed).digest();
     return presented.some(

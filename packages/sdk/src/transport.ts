@@ -1,8 +1,9 @@
 /**
  * One request to the partner API, retried when that is safe: 429 always (the service refused it
  * before doing anything), 503 and network failures when the request may be repeated (a read, a
- * DELETE or PATCH, or a write carrying an Idempotency-Key), a 409 for an Idempotency-Key still in
- * flight. The wait is the answer's Retry-After, or an exponential back-off with jitter.
+ * PATCH, a write that takes an Idempotency-Key, or one the API documents as idempotent), a 409
+ * for an Idempotency-Key still in flight. The wait is the answer's Retry-After, or an exponential
+ * back-off with jitter.
  */
 import { VoiceplaneConnectionError, VoiceplaneError } from './errors.js';
 
@@ -38,25 +39,33 @@ export interface ApiRequest {
   body?: unknown;
   /** The operation accepts an Idempotency-Key (the OpenAPI document lists the header). */
   acceptsIdempotencyKey?: boolean;
+  /** Repeating it has no further effect (the API says so): it may be sent again after a lost answer. */
+  naturallyIdempotent?: boolean;
   options?: RequestOptions;
 }
 
 export type Transport = <T>(request: ApiRequest) => Promise<T>;
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const abort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
-    });
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', abort, { once: true });
   });
+}
 
 /** Seconds, or an HTTP date; undefined when absent or unreadable. */
 function retryAfterMs(headers: Headers): number | undefined {
   const value = headers.get('retry-after');
   if (!value) return undefined;
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
@@ -67,7 +76,8 @@ function backoffMs(retry: number): number {
 }
 
 function urlOf(baseUrl: string, path: string, query: object | undefined): string {
-  const url = new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  // Relative to the base's own path (a deployment behind `https://host/voice/`), not the host's root.
+  const url = new URL(path.replace(/^\/+/, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
   for (const [name, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
   }
@@ -99,7 +109,7 @@ async function errorOf(response: Response): Promise<VoiceplaneError> {
     status: response.status,
     code: error.code as VoiceplaneError['code'],
     message: error.message,
-    details: error.details as Record<string, unknown> | undefined,
+    details: error.details as VoiceplaneError['details'],
     requestId,
     headers: response.headers,
   });
@@ -113,11 +123,19 @@ export function createTransport(options: ClientOptions): Transport {
 
   return async function send<T>(request: ApiRequest): Promise<T> {
     const { method, options: perRequest = {} } = request;
+    if (perRequest.idempotencyKey !== undefined && !request.acceptsIdempotencyKey) {
+      // The service would ignore it, and a retry would then act twice.
+      throw new TypeError(`${method} ${request.path} does not take an Idempotency-Key`);
+    }
     const idempotencyKey =
       perRequest.idempotencyKey ??
       (request.acceptsIdempotencyKey ? globalThis.crypto.randomUUID() : undefined);
+    // PATCH sets fields to the values sent: sent twice, the same state.
     const repeatable =
-      method === 'GET' || method === 'DELETE' || method === 'PATCH' || idempotencyKey !== undefined;
+      method === 'GET' ||
+      method === 'PATCH' ||
+      request.acceptsIdempotencyKey === true ||
+      request.naturallyIdempotent === true;
     const headers: Record<string, string> = {
       accept: 'application/json',
       'user-agent': `voiceplane-sdk-node/${SDK_VERSION}`,
@@ -149,8 +167,23 @@ export function createTransport(options: ClientOptions): Transport {
         throw new VoiceplaneConnectionError(`${method} ${request.path}: ${reason}`, { cause });
       }
       if (response.ok) {
-        const text = await response.text();
-        return (text ? JSON.parse(text) : undefined) as T;
+        let text: string;
+        try {
+          text = await response.text();
+        } catch (cause) {
+          throw new VoiceplaneConnectionError(`${method} ${request.path}: the answer was cut off`, { cause });
+        }
+        try {
+          return (text ? JSON.parse(text) : undefined) as T;
+        } catch {
+          throw new VoiceplaneError({
+            status: response.status,
+            code: 'unexpected_response',
+            message: `HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
+            requestId: response.headers.get('x-request-id') ?? undefined,
+            headers: response.headers,
+          });
+        }
       }
       const error = await errorOf(response);
       const retryable =
