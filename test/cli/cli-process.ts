@@ -1,8 +1,7 @@
 /**
- * The `voiceplane` command as an operator runs it: a real process (`node --import tsx
- * src/cli/main.ts …`, what dist/cli/main.js is compiled from) on a database of the engine under
- * test, and the same database opened in this process afterwards to check what the command did,
- * through the app's own HTTP surfaces.
+ * The `voiceplane` command as an operator runs it (`runCli`, what dist/cli/main.js runs, or a real
+ * process where that is the point) on a database of the engine under test, and the same database
+ * opened afterwards to check what the command did, through the app's own HTTP surfaces.
  *
  *   const db = await cliDatabase();             // a migrated, empty database
  *   const run = await voiceplane(['tenants', 'list', '--json'], { env: db.env });
@@ -12,10 +11,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { runCli } from '../../src/cli/run.js';
 import { loadConfig } from '../../src/core/config.js';
 import { openDatabase } from '../../src/core/db.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -28,11 +28,29 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `voiceplane <args>`; stdin gets `stdin` (or nothing) and is closed. */
-export function voiceplane(
+/**
+ * Runs `voiceplane <args>` as `main.ts` does (`runCli` with its own stdout, stderr, stdin and
+ * environment), in this process: a process per command (tsx's compilation, a database opened
+ * cold) cost the suite minutes. `{ spawn: true }` runs it as a real process instead, for what only
+ * a process shows (main.ts's exit code); stdin gets `stdin` (or nothing) and is closed.
+ */
+export async function voiceplane(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string } = {},
+  options: { env?: Record<string, string>; stdin?: string; spawn?: boolean } = {},
 ): Promise<CliRun> {
+  if (options.spawn) return spawned(args, options);
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    stdin: Readable.from(options.stdin ? [options.stdin] : []),
+    env: { ...baseEnv(), ...options.env },
+  });
+  return { code, stdout, stderr };
+}
+
+function spawned(args: string[], options: { env?: Record<string, string>; stdin?: string }): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
       cwd: REPO_ROOT,

@@ -145,7 +145,11 @@ describe('usage errors: exit 2, one line, nothing opened', () => {
 
 describe('configuration and the data directory', () => {
   it('exits 78 naming an invalid variable, like the server', async () => {
-    const run = await voiceplane(['tenants', 'list'], { env: { DATABASE_URL: 'mysql://db.example/x' } });
+    // A real process: its exit code is what a script sees.
+    const run = await voiceplane(['tenants', 'list'], {
+      env: { DATABASE_URL: 'mysql://db.example/x' },
+      spawn: true,
+    });
     expect(run).toMatchObject({ code: 78, stdout: '' });
     expect(run.stderr).toBe(
       'Invalid configuration: DATABASE_URL must use one of postgres:, postgresql:, memory:\n',
