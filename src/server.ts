@@ -57,6 +57,7 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
     const banner = [
       'Demo tenant created (first start with an empty database; SEED_DEMO=false skips this).',
       ...seed.lines,
+      `API reference: ${config.publicBaseUrl}/docs   metrics (Prometheus): ${config.publicBaseUrl}/metrics`,
       ...operatorLines(config),
     ];
     process.stdout.write(`\n${banner.join('\n')}\n\n`);

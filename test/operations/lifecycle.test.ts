@@ -90,6 +90,13 @@ describe.skipIf(skip)('the embedded data directory', { timeout: 120_000 }, () =>
       });
       expect(Number(other.stdout), line).toBeLessThan(500);
     }
+    // The printed reference and metrics addresses answer.
+    const [, docsUrl, metricsUrl] =
+      /API reference: (\S+)\s+metrics \(Prometheus\): (\S+)/.exec(first.stdout) ?? [];
+    expect((await fetch(docsUrl)).status).toBe(200);
+    const metrics = await fetch(metricsUrl);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('voiceplane_database_up 1');
     // The printed console sign-in opens the overview.
     const [, consoleUrl, ownerEmail, ownerPassword] =
       /(http\S+\/console)\s+sign in as (\S+) \/ (\S+)/.exec(first.stdout) ?? [];
