@@ -62,7 +62,7 @@ export class Users extends Resource {
   }
   /** deleteUser */
   del(id: string, options?: RequestOptions): Promise<Data<'deleteUser'>> {
-    // Repeating it answers the same tombstone (partner-api.md): safe to send again.
+    // The API answers a repeat with the same tombstone: safe to send again.
     return this.data({
       method: 'DELETE',
       path: `/api/v1/users/${segment(id)}`,
