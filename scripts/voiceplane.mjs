@@ -11,6 +11,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// The embedded database `npm start` uses is ./data of the package, whichever directory the
+// operator runs `npx voiceplane` from; a DATA_DIR given is taken as given.
+if (!process.env.DATA_DIR && !process.env.DATABASE_URL) process.env.DATA_DIR = path.join(root, 'data');
 const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-if-stale.mjs'), '--quiet'], {
   cwd: root,
   stdio: ['ignore', 2, 'inherit'],

@@ -2,40 +2,17 @@
  * `voiceplane config show`: the configuration exactly as the server reads it from this
  * environment (src/core/config.ts, defaults filled in), with every credential redacted. A field
  * named like a credential (token, secret, password) shows only that it is set; a URL keeps
- * everything but its password and credential-like query parameters; a key shows its key id (a
+ * everything but its login and credential-like query parameters (core/redact-url.ts); a key shows its key id (a
  * hash that names it without revealing it). A field added to Config later is covered by the same
  * rules without a change here.
  */
 import type { Config } from '../core/config.js';
+import { redactUrl } from '../core/redact-url.js';
 import { keyIdOf } from '../core/secrets.js';
 import { keyValueLines } from './output.js';
 
 export const REDACTED = '[redacted]';
 const CREDENTIAL_FIELD = /token|secret|password|credential/i;
-const CREDENTIAL_PARAMETER = /pass|secret|token|key/i;
-
-/** The URL with its password and credential-like query parameters masked; other text unchanged. */
-function redactUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return text;
-  }
-  let changed = false;
-  if (url.password) {
-    url.password = '***';
-    changed = true;
-  }
-  for (const name of [...url.searchParams.keys()]) {
-    if (CREDENTIAL_PARAMETER.test(name)) {
-      url.searchParams.set(name, '***');
-      changed = true;
-    }
-  }
-  return changed ? url.toString() : text;
-}
-
 function redact(value: unknown, credential: boolean): unknown {
   if (value === undefined || value === null) return null;
   if (Buffer.isBuffer(value)) return `${REDACTED} (key id ${keyIdOf(value)})`;

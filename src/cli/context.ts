@@ -26,6 +26,9 @@ interface Opened {
   applied: string[];
 }
 
+/** The longest password the API takes is 1,024 characters; a few more bytes allow for its encoding. */
+const MAX_STDIN_BYTES = 4_100;
+
 export function createContext(
   config: Config,
   io: { stdin: NodeJS.ReadableStream & { isTTY?: boolean }; note(line: string): void },
@@ -76,8 +79,23 @@ export function createContext(
           `--${flag} reads a pipe or a file (… --${flag} < file), not the terminal, so the value is never echoed.`,
         );
       }
-      let text = '';
-      for await (const chunk of io.stdin) text += String(chunk);
+      // A password, not a file: read at most a little more than the longest one allowed, decoded
+      // as one UTF-8 text (a character split between chunks stays whole).
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of io.stdin) {
+        const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+        chunks.push(bytes);
+        size += bytes.length;
+        if (size > MAX_STDIN_BYTES) throw new UsageError(`--${flag} reads at most ${MAX_STDIN_BYTES} bytes.`);
+      }
+      const text = Buffer.concat(chunks)
+        .toString('utf8')
+        .replace(/\r?\n$/, '');
+      // Only the one final line break is dropped: any other control character could never be typed.
+      if (/[\u0000-\u001f\u007f]/.test(text)) {
+        throw new UsageError(`--${flag} read a line break or another control character inside the value.`);
+      }
       return text;
     },
 

@@ -21,11 +21,6 @@ const TENANT_FLAG = {
   description: 'The tenant (ten_…), as `voiceplane tenants list` shows it.',
 } as const;
 
-/** A password from a pipe or file: its one final line break is not part of it. */
-function withoutFinalNewline(text: string): string {
-  return text.replace(/\r?\n$/, '');
-}
-
 export const createOwnerCommand: Command = {
   name: 'owners create',
   summary: "Create a tenant's console owner, who signs in to /console and invites the rest.",
@@ -57,7 +52,7 @@ export const createOwnerCommand: Command = {
   async run(context, flags) {
     const { id: tenantId } = validated(IdParam, { id: stringFlag(flags, 'tenant') });
     const generated = flags['password-stdin'] ? undefined : randomBase62(20);
-    const password = generated ?? withoutFinalNewline(await context.readStdin('password-stdin'));
+    const password = generated ?? (await context.readStdin('password-stdin'));
     const body = validated(
       CreateMemberBody,
       given({ email: stringFlag(flags, 'email'), password, name: stringFlag(flags, 'name'), role: 'owner' }),

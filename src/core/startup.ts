@@ -7,17 +7,12 @@ import type { Config } from './config.js';
 import { type Database, openDatabase } from './db.js';
 import { DirectoryLockedError } from './lockfile.js';
 import { migrate } from './migrate.js';
+import { redactUrl } from './redact-url.js';
 
-/** Where the database is, for messages: the URL without its password, or the data directory. */
+/** Where the database is, for messages: the URL without its credentials, or the data directory. */
 export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
   if (!config.databaseUrl) return `the embedded database in DATA_DIR=${config.dataDir}`;
-  try {
-    const url = new URL(config.databaseUrl);
-    if (url.password) url.password = '***';
-    return `DATABASE_URL=${url.toString()}`;
-  } catch {
-    return 'DATABASE_URL';
-  }
+  return `DATABASE_URL=${redactUrl(config.databaseUrl)}`;
 }
 
 /**

@@ -223,6 +223,19 @@ describe('owners create', { timeout: 120_000 }, () => {
         stderr: 'The request has invalid fields: the password must be at least 8 characters long.\n',
       },
       {
+        args: ['--tenant', tenantId, '--email', 'carol@acme.example', '--password-stdin'],
+        stdin: 'pass\nword12\n',
+        code: 2,
+        stderr:
+          '--password-stdin read a line break or another control character inside the value. See: voiceplane owners create --help\n',
+      },
+      {
+        args: ['--tenant', tenantId, '--email', 'carol@acme.example', '--password-stdin'],
+        stdin: 'x'.repeat(5_000),
+        code: 2,
+        stderr: '--password-stdin reads at most 4100 bytes. See: voiceplane owners create --help\n',
+      },
+      {
         args: ['--tenant', 'ten_doesnotexist', '--email', 'carol@acme.example'],
         code: 1,
         stderr: 'Tenant not found.\n',

@@ -144,6 +144,15 @@ describe('usage errors: exit 2, one line, nothing opened', () => {
 });
 
 describe('configuration and the data directory', () => {
+  it('never prints a password given in the query string of DATABASE_URL when the server refuses it', async () => {
+    const run = await voiceplane(['tenants', 'list'], {
+      env: { DATABASE_URL: 'postgres://ops@127.0.0.1:9/x?password=QSECRET&application_name=cli' },
+    });
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toContain('DATABASE_URL=postgres://***@127.0.0.1:9/x?password=***');
+    expect(run.stderr).not.toContain('QSECRET');
+  });
+
   it('exits 78 naming an invalid variable, like the server', async () => {
     // A real process: its exit code is what a script sees.
     const run = await voiceplane(['tenants', 'list'], {
@@ -229,10 +238,10 @@ describe('config show', () => {
       adminToken: '[redacted]',
       metricsToken: '[redacted]',
       stripeSecretKey: '[redacted]',
-      databaseUrl: 'postgres://voiceplane:***@db.internal:5432/voiceplane?sslpassword=***',
+      databaseUrl: 'postgres://***:***@db.internal:5432/voiceplane?sslpassword=***',
       redisUrl: 'redis://:***@cache.internal:6379',
       platformEmail: {
-        smtpUrl: 'smtps://mailer:***@smtp.example.com:465',
+        smtpUrl: 'smtps://***:***@smtp.example.com:465',
         from: 'Platform <noreply@example.com>',
       },
       stripeApiBase: null,

@@ -177,14 +177,14 @@ describe.skipIf(ENGINE === 'postgres')('the server process', { timeout: 120_000 
     expect(server.stderr).toContain(`Invalid configuration: ${variable}`);
   });
 
-  it('an unreachable DATABASE_URL stops the server with a message naming it, without the password', async () => {
+  it('an unreachable DATABASE_URL stops the server with a message naming it, without its credentials', async () => {
     const port = await freePort();
     const server = await startServerProcess({
       env: { DATABASE_URL: `postgres://voiceplane:NotThePassw0rd@127.0.0.1:${port}/nothing` },
       waitForReady: false,
     });
     expect(await server.exited).toBe(1);
-    expect(server.stderr).toContain('DATABASE_URL=postgres://voiceplane:***@127.0.0.1');
+    expect(server.stderr).toContain('DATABASE_URL=postgres://***:***@127.0.0.1');
     expect(server.stderr).toMatch(/ECONNREFUSED/);
     expect(server.stdout + server.stderr).not.toContain('NotThePassw0rd');
   });
