@@ -93,7 +93,7 @@ export function createContext(
         .toString('utf8')
         .replace(/\r?\n$/, '');
       // Only the one final line break is dropped: any other control character could never be typed.
-      if (/[\u0000-\u001f\u007f]/.test(text)) {
+      if (/\p{Cc}/u.test(text)) {
         throw new UsageError(`--${flag} read a line break or another control character inside the value.`);
       }
       return text;
