@@ -43,9 +43,8 @@ import { createEventService, EVENT_RETENTION_MS, type EventService } from './eve
 import { createInsightService, type InsightService } from './insights/service.js';
 import { purgeEndedMemberRecords } from './members/retention.js';
 import { createMemberService, type MemberService } from './members/service.js';
-import { clusterProcessMetrics, inClusterWorker } from './metrics/cluster.js';
-import { createMetrics, type Metrics, nodeRegistry } from './metrics/registry.js';
-import { createMetricsService, localProcessMetrics, type MetricsService } from './metrics/service.js';
+import { createMetrics, type Metrics } from './metrics/registry.js';
+import { createMetricsService, type MetricsService } from './metrics/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
@@ -323,15 +322,7 @@ export function createServices(options: ServiceOptions): Services {
     members,
     insights: createInsightService({ db, clock }),
     metrics,
-    metricsService: createMetricsService({
-      db,
-      clock,
-      metrics,
-      queues: Object.keys(jobHandlers),
-      processMetrics: inClusterWorker()
-        ? clusterProcessMetrics([nodeRegistry(), metrics.registry], localProcessMetrics(metrics))
-        : undefined,
-    }),
+    metricsService: createMetricsService({ db, clock, metrics, queues: Object.keys(jobHandlers) }),
     jobHandlers,
     jobRunner,
     async close() {

@@ -24,7 +24,7 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export function tracingConfigured(env: Record<string, string | undefined> = process.env): boolean {
+function tracingConfigured(env: Record<string, string | undefined> = process.env): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }
 

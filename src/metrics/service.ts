@@ -7,6 +7,7 @@
 import client from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import type { Executor } from '../core/db.js';
+import { clusterProcessMetrics, inClusterWorker } from './cluster.js';
 import type { Metrics } from './registry.js';
 import { nodeRegistry } from './registry.js';
 import { countLiveCalls, LIVE_CALL_STATUSES, type QueueState, readQueueStates } from './repository.js';
@@ -26,15 +27,15 @@ export interface MetricsServiceDeps {
   metrics: Metrics;
   /** The queues this service runs: each is reported, at 0 when empty. */
   queues: readonly string[];
-  /** The process metrics' text; by default this process's own (cluster.ts sums all processes'). */
-  processMetrics?: () => Promise<string>;
   /** How long a scrape waits for the database (default DATABASE_READ_DEADLINE_MS). */
   databaseDeadlineMs?: number;
 }
 
-export function localProcessMetrics(metrics: Metrics): () => Promise<string> {
+/** This process's metrics; under src/cluster.ts every worker's, gathered by the primary (cluster.ts). */
+function processMetricsOf(metrics: Metrics): () => Promise<string> {
   const registries = [nodeRegistry(), metrics.registry];
-  return async () => (await Promise.all(registries.map((registry) => registry.metrics()))).join('\n');
+  const local = async () => (await Promise.all(registries.map((registry) => registry.metrics()))).join('\n');
+  return inClusterWorker() ? clusterProcessMetrics(registries, local) : local;
 }
 
 interface DatabaseReading {
@@ -88,7 +89,7 @@ function databaseRegistry(queues: Iterable<string>, reading: DatabaseReading | u
 export const DATABASE_READ_DEADLINE_MS = 2_000;
 export function createMetricsService(deps: MetricsServiceDeps): MetricsService {
   const { db, clock } = deps;
-  const processMetrics = deps.processMetrics ?? localProcessMetrics(deps.metrics);
+  const processMetrics = processMetricsOf(deps.metrics);
   const deadlineMs = deps.databaseDeadlineMs ?? DATABASE_READ_DEADLINE_MS;
   /** The read under way: scrapes meanwhile wait for it, so a stalled database gets one read, not one per scrape. */
   let underWay: Promise<DatabaseReading | undefined> | undefined;
