@@ -26,7 +26,11 @@ export interface Config {
   processor: 'simulated' | 'stripe';
   stripeSecretKey: string | undefined;
   stripeApiBase: string | undefined;
-  telephony: 'simulated';
+  telephony: 'simulated' | 'vapi' | 'retell';
+  /** The Vapi engine (TELEPHONY=vapi; docs/engines.md). */
+  vapi: VapiConfig | undefined;
+  /** The Retell engine (TELEPHONY=retell; docs/engines.md). */
+  retell: RetellConfig | undefined;
   simulatedCallSeconds: number;
   simulatedRealtime: boolean;
   seedDemo: boolean;
@@ -274,6 +278,54 @@ function readRedisKeyPrefix(env: Env): string {
   return raw;
 }
 
+export interface VapiConfig {
+  /** VAPI_API_KEY: the private key, sent as a bearer token. */
+  apiKey: string;
+  /** VAPI_API_BASE, default https://api.vapi.ai (tests point it at a local server). */
+  apiBase: string;
+  /** VAPI_SERVER_CREDENTIAL_ID: the Custom Credential Vapi authenticates its server messages with. */
+  serverCredentialId: string | undefined;
+  /** VAPI_SERVER_SECRET: the bearer token of that credential (the legacy X-Vapi-Secret too). */
+  serverSecret: string;
+}
+
+export interface RetellConfig {
+  /** RETELL_API_KEY: the API key; Retell also signs its webhooks with it. */
+  apiKey: string;
+  /** RETELL_API_BASE, default https://api.retellai.com. */
+  apiBase: string;
+}
+
+function readEngines(env: Env, telephony: Config['telephony']): Pick<Config, 'vapi' | 'retell'> {
+  const required = (name: string) => {
+    const value = env[name];
+    if (!value) throw new ConfigError(name, `is required when TELEPHONY=${telephony}`);
+    return value;
+  };
+  const base = (name: string, fallback: string) =>
+    (readUrl(env, name, ['http:', 'https:']) ?? fallback).replace(/\/+$/, '');
+  if (telephony === 'vapi') {
+    const serverSecret = required('VAPI_SERVER_SECRET');
+    if (serverSecret.length < 16) throw new ConfigError('VAPI_SERVER_SECRET', 'must be at least 16 characters long');
+    return {
+      vapi: {
+        apiKey: required('VAPI_API_KEY'),
+        apiBase: base('VAPI_API_BASE', 'https://api.vapi.ai'),
+        serverCredentialId: env.VAPI_SERVER_CREDENTIAL_ID || undefined,
+        serverSecret,
+      },
+      retell: undefined,
+    };
+  }
+  if (telephony === 'retell') {
+    return {
+      vapi: undefined,
+      retell: { apiKey: required('RETELL_API_KEY'), apiBase: base('RETELL_API_BASE', 'https://api.retellai.com') },
+    };
+  }
+  return { vapi: undefined, retell: undefined };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInteger(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -294,6 +346,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long');
   }
   const processor = readEnum(env, 'PROCESSOR', ['simulated', 'stripe'] as const, 'simulated');
+  const telephony = readEnum(env, 'TELEPHONY', ['simulated', 'vapi', 'retell'] as const, 'simulated');
   const stripeSecretKey = env.STRIPE_SECRET_KEY || undefined;
   if (processor === 'stripe' && !stripeSecretKey) {
     throw new ConfigError('STRIPE_SECRET_KEY', 'is required when PROCESSOR=stripe');
@@ -318,7 +371,8 @@ export function loadConfig(env: Env = process.env): Config {
     processor,
     stripeSecretKey,
     stripeApiBase: readUrl(env, 'STRIPE_API_BASE', ['http:', 'https:']),
-    telephony: readEnum(env, 'TELEPHONY', ['simulated'] as const, 'simulated'),
+    telephony,
+    ...readEngines(env, telephony),
     simulatedCallSeconds: readInteger(env, 'SIMULATED_CALL_SECONDS', 30, 0, 86400),
     simulatedRealtime: readBoolean(env, 'SIMULATED_REALTIME', false),
     seedDemo: readBoolean(env, 'SEED_DEMO', true),

@@ -1,9 +1,19 @@
 /**
- * The telephony port: how the call pipeline places calls, whatever carrier is behind it.
- * Adapters (TELEPHONY=simulated today) implement it; the pipeline never knows which one runs.
+ * The telephony port: how the call pipeline places calls, whatever carrier or voice engine is
+ * behind it. Adapters (TELEPHONY=simulated, vapi, retell) implement it; the pipeline never knows
+ * which one runs.
  *
- * Idempotency: `dial` takes the call id as its idempotency key. Asking again with the same key
- * (a retried or taken-over dispatch) returns the first attempt's result and never dials twice.
+ * Two shapes of engine:
+ * - a carrier that answers the dial itself (the simulator): `dial` says answered / no_answer /
+ *   failed, and `progress` is polled until the call ends;
+ * - a voice engine that places the call and reports later (Vapi, Retell): `dial` answers
+ *   `placed` with the engine's call id, and the engine's callbacks, translated by the adapter's
+ *   routes into EngineReports, move the call on (src/calls/engine-reports.ts). `lookup` asks the
+ *   engine directly when its callbacks are late (the pipeline's backstop).
+ *
+ * Idempotency: the simulator keys its dials on the call id (and attempt): asking again returns the
+ * first result. Voice engines have no idempotency key, so the pipeline itself makes sure an engine
+ * call is created at most once per call attempt (engine_dials, src/calls/engine-dials.ts).
  */
 
 export interface DialRequest {
@@ -16,6 +26,9 @@ export interface DialRequest {
    */
   attempt?: number;
   tenantId: string;
+  /** The agent and the published version the call was placed with (engines sync versions: Retell). */
+  agentId: string;
+  agentVersion: number;
   /** Caller ID: the agent's number (E.164). */
   from: string;
   /** The callee (E.164). */
@@ -30,7 +43,9 @@ export interface DialRequest {
 export type DialResult =
   | { outcome: 'answered'; answeredAt: Date }
   | { outcome: 'no_answer' }
-  | { outcome: 'failed'; reason: string };
+  | { outcome: 'failed'; reason: string; /** The engine's own reason, verbatim (ended_reason). */ endedReason?: string }
+  /** A voice engine took the call; its callbacks report how it goes (EngineReport). */
+  | { outcome: 'placed'; engineCallId: string };
 
 /** Where an answered call is now. */
 export type CallProgress =
@@ -38,12 +53,65 @@ export type CallProgress =
   | { state: 'completed'; endedAt: Date; durationSeconds: number }
   | { state: 'failed'; reason: string };
 
+/**
+ * What a voice engine reported about a call it placed: its callback (Vapi's server messages,
+ * Retell's webhooks) translated by the adapter's routes, or its answer to `lookup`.
+ * `callId` is ours (the engine carries it in the call's metadata).
+ */
+export type EngineReport =
+  | { kind: 'started'; callId: string; engineCallId: string; startedAt: Date }
+  | {
+      kind: 'ended';
+      callId: string;
+      engineCallId: string;
+      /** completed: answered; no_answer: not answered, busy or voicemail (retried); failed: a dial or engine error. */
+      outcome: 'completed' | 'no_answer' | 'failed';
+      /** The engine's own reason, verbatim (`customer-did-not-answer`, `dial_no_answer`, …). */
+      endedReason: string;
+      /** In words, for a failed call. */
+      failureReason?: string;
+      /** When the callee answered; absent when they did not. */
+      startedAt?: Date;
+      endedAt: Date;
+      /** Answered (billable) seconds; derived from startedAt and endedAt when absent. */
+      durationSeconds?: number;
+      transcript?: string;
+      recordingUrl?: string;
+    };
+
+/** Applies engine reports to calls (src/calls/engine-reports.ts); the adapters' routes call it. */
+export interface EngineReports {
+  /** `ignored`: an unknown call, one already past this point, or another engine's call. */
+  apply(engine: string, report: EngineReport): Promise<'applied' | 'ignored'>;
+}
+
+/** An agent's published version, as an engine that keeps agents of its own (Retell) syncs it. */
+export interface PublishedAgentVersion {
+  tenantId: string;
+  agentId: string;
+  version: number;
+  /** The prompt and welcome message as written, with `{key}` placeholders (src/calls/template.ts). */
+  prompt: string;
+  welcomeMessage: string;
+  phoneNumber: string;
+}
+
 export interface TelephonyAdapter {
   readonly name: string;
   /** Places the call (once per callId); throws TelephonyError when the carrier cannot be reached. */
   dial(request: DialRequest): Promise<DialResult>;
-  /** The progress of an answered call. */
+  /** The progress of an answered call (carriers that answer the dial; unused for `placed` calls). */
   progress(callId: string, tenantId: string): Promise<CallProgress>;
+  /**
+   * Voice engines: the engine's current view of a call it placed, as the report its callback
+   * would carry (undefined: not answered or ended yet). The pipeline's backstop when callbacks are late.
+   */
+  lookup?(engineCallId: string, callId: string): Promise<EngineReport | undefined>;
+  /**
+   * Engines that keep agents of their own (Retell): makes a published version ready to call with.
+   * Idempotent; run by a job after each publish, and before a dial when it has not run yet.
+   */
+  syncAgentVersion?(version: PublishedAgentVersion): Promise<void>;
 }
 
 /**
