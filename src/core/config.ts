@@ -294,6 +294,8 @@ export interface RetellConfig {
   apiKey: string;
   /** RETELL_API_BASE, default https://api.retellai.com. */
   apiBase: string;
+  /** RETELL_VOICE_ID: the voice of the Retell agents synced from published versions (default 11labs-Adrian). */
+  voiceId: string;
 }
 
 function readEngines(env: Env, telephony: Config['telephony']): Pick<Config, 'vapi' | 'retell'> {
@@ -320,7 +322,11 @@ function readEngines(env: Env, telephony: Config['telephony']): Pick<Config, 'va
   if (telephony === 'retell') {
     return {
       vapi: undefined,
-      retell: { apiKey: required('RETELL_API_KEY'), apiBase: base('RETELL_API_BASE', 'https://api.retellai.com') },
+      retell: {
+        apiKey: required('RETELL_API_KEY'),
+        apiBase: base('RETELL_API_BASE', 'https://api.retellai.com'),
+        voiceId: env.RETELL_VOICE_ID || '11labs-Adrian',
+      },
     };
   }
   return { vapi: undefined, retell: undefined };

@@ -56,13 +56,14 @@ export type CallProgress =
 /**
  * What a voice engine reported about a call it placed: its callback (Vapi's server messages,
  * Retell's webhooks) translated by the adapter's routes, or its answer to `lookup`.
- * `callId` is ours (the engine carries it in the call's metadata).
+ * `callId` is ours, as the engine carries it in the call's metadata; undefined when the message
+ * does not carry it (the call is then found by `engineCallId`).
  */
 export type EngineReport =
-  | { kind: 'started'; callId: string; engineCallId: string; startedAt: Date }
+  | { kind: 'started'; callId: string | undefined; engineCallId: string; startedAt: Date }
   | {
       kind: 'ended';
-      callId: string;
+      callId: string | undefined;
       engineCallId: string;
       /** completed: answered; no_answer: not answered, busy or voicemail (retried); failed: a dial or engine error. */
       outcome: 'completed' | 'no_answer' | 'failed';
