@@ -6,11 +6,19 @@
  */
 
 import crypto from 'node:crypto';
-import { type AgentService, createAgentService } from './agents/service.js';
+import {
+  type AgentService,
+  createAgentService,
+  ENGINE_SYNC_QUEUE,
+  type EngineSyncPayload,
+  findPublishedVersion,
+} from './agents/service.js';
 import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
 import type { PaymentProcessor } from './billing/processor.js';
 import { createSimulatedProcessor } from './billing/simulated.js';
 import { createStripeProcessor } from './billing/stripe.js';
+import { ENGINE_CHECK_QUEUE, type EngineCheckPayload } from './calls/engine-dials.js';
+import { createEngineReports } from './calls/engine-reports.js';
 import { type CallJobPayload, createCallPipeline, PROGRESS_QUEUE } from './calls/pipeline.js';
 import { type CallService, createCallService, DISPATCH_QUEUE } from './calls/service.js';
 import { createWebhookTargetCache } from './calls/webhook-targets.js';
@@ -63,7 +71,7 @@ import {
   type SubscriptionService,
 } from './subscriptions/service.js';
 import { createTelephony } from './telephony/index.js';
-import type { TelephonyAdapter } from './telephony/port.js';
+import type { EngineReports, TelephonyAdapter } from './telephony/port.js';
 import { createTenantService, type TenantService } from './tenants/service.js';
 import { createUserService, type UserService } from './users/service.js';
 
@@ -111,6 +119,8 @@ export interface Services {
   readonly agents: AgentService;
   readonly doNotCall: DoNotCallService;
   readonly calls: CallService;
+  /** Applies what voice engines report about their calls (the engines' callback routes). */
+  readonly engineReports: EngineReports;
   /** Event webhook endpoints, their deliveries, the events list. */
   readonly events: EventService;
   /** The agency's console members and their sessions. */
@@ -164,7 +174,13 @@ export function createServices(options: ServiceOptions): Services {
   const db = database.db;
   const given = options.adapters ?? {};
   const clock = given.clock ?? systemClock;
-  const telephony = given.telephony ?? createTelephony(config, { db, clock });
+  const telephony =
+    given.telephony ??
+    createTelephony(config, {
+      db,
+      clock,
+      findAgentVersion: (tenantId, agentId, version) => findPublishedVersion(db, tenantId, agentId, version),
+    });
   const processor = given.processor ?? defaultProcessor(config, database, clock);
   const rateLimits = given.rateLimits ?? defaultRateLimits(config, database);
   const mailSender = given.mailSender ?? createSmtpSender();
@@ -216,10 +232,17 @@ export function createServices(options: ServiceOptions): Services {
     passwordHashMemoryKib: config.passwordHashMemoryKib,
     publicBaseUrl: config.publicBaseUrl,
   });
-  const agents = createAgentService({ db, clock, idempotency, publicBaseUrl: config.publicBaseUrl });
-  const doNotCall = createDoNotCallService({ db, clock });
   // The call and session services wake this process's job runner, built last (it needs every handler).
   let jobRunner: JobRunner | undefined;
+  const agents = createAgentService({
+    db,
+    clock,
+    idempotency,
+    publicBaseUrl: config.publicBaseUrl,
+    syncPublishedVersions: telephony.syncAgentVersion !== undefined,
+    onQueued: () => jobRunner?.wake(),
+  });
+  const doNotCall = createDoNotCallService({ db, clock });
   const sessions = createSessionService({
     db,
     clock,
@@ -237,6 +260,7 @@ export function createServices(options: ServiceOptions): Services {
     onQueued: () => jobRunner?.wake(),
   });
   const pipeline = createCallPipeline({ db, clock, telephony, onCallEnded: metrics.callEnded });
+  const engineReports = createEngineReports({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
   const events = createEventService({ ...eventOptions, onQueued: () => jobRunner?.wake() });
   const eventDelivery = createEventDelivery({ ...eventOptions, onAttempt: metrics.eventDeliveryAttempted });
@@ -253,6 +277,12 @@ export function createServices(options: ServiceOptions): Services {
   const jobHandlers: Record<string, JobHandler> = {
     [DISPATCH_QUEUE]: (job) => pipeline.dispatch(job as Job<CallJobPayload>),
     [PROGRESS_QUEUE]: (job) => pipeline.progress(job as Job<CallJobPayload>),
+    [ENGINE_CHECK_QUEUE]: (job) => engineReports.check(job as Job<EngineCheckPayload>),
+    [ENGINE_SYNC_QUEUE]: async (job) => {
+      const { tenantId, agentId, version } = job.payload as EngineSyncPayload;
+      const published = await findPublishedVersion(db, tenantId, agentId, version);
+      if (published) await telephony.syncAgentVersion?.(published);
+    },
     [EMAIL_QUEUE]: (job) => emails.deliver(job),
     [PASSWORD_RESET_QUEUE]: (job) => sessions.issuePasswordReset(job as Job<PasswordResetJobPayload>),
     [PERIOD_QUEUE]: (job) => subscriptions.advance(job.tenantId ?? '', job.payload.subscription_id),
@@ -318,6 +348,7 @@ export function createServices(options: ServiceOptions): Services {
     agents,
     doNotCall,
     calls,
+    engineReports,
     events,
     members,
     insights: createInsightService({ db, clock }),

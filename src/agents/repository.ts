@@ -141,6 +141,22 @@ export async function insertAgentVersion(db: Executor, row: AgentVersionsTable):
 }
 
 /** An agent's published versions, newest first, with the total (count(*) over ()). */
+/** One published version of a tenant's agent. */
+export async function findAgentVersion(
+  db: Executor,
+  tenantId: string,
+  agentId: string,
+  version: number,
+): Promise<AgentVersionsTable | undefined> {
+  return db
+    .selectFrom('agent_versions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('agent_id', '=', agentId)
+    .where('version', '=', version)
+    .executeTakeFirst();
+}
+
 export async function listAgentVersions(
   db: Executor,
   tenantId: string,

@@ -7,12 +7,14 @@
  * both call this service, always naming the tenant.
  */
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db, Executor } from '../core/db.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import type { IdempotencyStore } from '../core/idempotency.js';
 import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
 import { newId, newWebhookId } from '../core/ids.js';
+import { enqueueJob } from '../core/jobs.js';
 import { listPage } from '../core/pagination.js';
+import type { PublishedAgentVersion } from '../telephony/port.js';
 import { findUser } from '../users/repository.js';
 import {
   type AgentRow,
@@ -20,6 +22,7 @@ import {
   countAgentVersions,
   findAgent,
   findAgentTenant,
+  findAgentVersion,
   insertAgent,
   insertAgentVersion,
   listAgents,
@@ -65,11 +68,47 @@ function validSettings(settings: AgentSettings | undefined): void {
   if (issues.length > 0) throw validationFailed(issues);
 }
 
+/** Syncs a published version to the voice engine (TelephonyAdapter.syncAgentVersion). */
+export const ENGINE_SYNC_QUEUE = 'agents.engine_sync';
+/** About a day of back-off: a dial before the sync succeeds syncs the version itself. */
+const ENGINE_SYNC_MAX_ATTEMPTS = 20;
+
+export interface EngineSyncPayload {
+  tenantId: string;
+  agentId: string;
+  version: number;
+}
+
+/** A published version as the voice engines sync it (TelephonyAdapter.syncAgentVersion). */
+export async function findPublishedVersion(
+  db: Executor,
+  tenantId: string,
+  agentId: string,
+  version: number,
+): Promise<PublishedAgentVersion | undefined> {
+  const row = await findAgentVersion(db, tenantId, agentId, version);
+  if (!row) return undefined;
+  return {
+    tenantId: row.tenant_id,
+    agentId: row.agent_id,
+    version: row.version,
+    prompt: row.prompt,
+    welcomeMessage: row.welcome_message,
+    phoneNumber: row.phone_number,
+  };
+}
+
 export function createAgentService(deps: {
   db: Db;
   clock: Clock;
   idempotency: IdempotencyStore;
   publicBaseUrl: string;
+  /**
+   * The voice engine keeps agents of its own (Retell): each publish queues the sync of the new
+   * version (ENGINE_SYNC_QUEUE) in its transaction, so a publish is never lost to an engine outage.
+   */
+  syncPublishedVersions?: boolean;
+  onQueued?: () => void;
 }) {
   const { db, clock } = deps;
 
@@ -176,9 +215,19 @@ export function createAgentService(deps: {
           phone_number: agent.draft_phone_number,
           published_at: now,
         });
+        if (deps.syncPublishedVersions) {
+          await enqueueJob(tx, {
+            queue: ENGINE_SYNC_QUEUE,
+            tenantId,
+            payload: { tenantId, agentId, version } satisfies EngineSyncPayload,
+            runAt: now,
+            maxAttempts: ENGINE_SYNC_MAX_ATTEMPTS,
+          });
+        }
         return updateAgent(tx, tenantId, agentId, { published_version: version, updated_at: now });
       });
       if (!row) throw notFound('Agent');
+      if (deps.syncPublishedVersions) deps.onQueued?.();
       return toAgent(row);
     },
 

@@ -21,6 +21,8 @@
 import type { AgentSettings } from '../agents/settings.js';
 import { type Db, type Executor, runPrepared } from '../core/db.js';
 import { STILL_RUNNING_TEXT } from '../core/job-statements.js';
+import type { EnqueueOptions } from '../core/job-types.js';
+import { enqueueJob } from '../core/jobs.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
 import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';
 
@@ -186,6 +188,11 @@ export interface CallEnding {
   endedAt: Date;
   durationSeconds?: number;
   failureReason?: string;
+  /** The engine's own reason, verbatim; the status when absent. */
+  endedReason?: string;
+  /** What a voice engine reported with the end (the call keeps earlier values when absent). */
+  transcript?: string;
+  recordingUrl?: string;
 }
 
 export interface CallFinish extends CallStep {
@@ -246,12 +253,14 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
     text: `
         WITH input AS (
           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::integer[], $6::text[],
-                               $7::timestamptz[], $8::integer[], $9::text[])
-            AS i(tenant_id, id, status, ended_at, duration_seconds, failure_reason, at, minutes, ledger_id)
+                               $7::timestamptz[], $8::integer[], $9::text[], $11::text[], $12::text[], $13::text[])
+            AS i(tenant_id, id, status, ended_at, duration_seconds, failure_reason, at, minutes, ledger_id,
+                 ended_reason, transcript, recording_url)
         ), ended AS (
           UPDATE calls c SET status = i.status, ended_at = i.ended_at, duration_seconds = i.duration_seconds,
-                 failure_reason = i.failure_reason, updated_at = i.at, ended_reason = i.status,
-                 billed_minutes = i.minutes, scheduled_for = NULL
+                 failure_reason = i.failure_reason, updated_at = i.at, ended_reason = coalesce(i.ended_reason, i.status),
+                 billed_minutes = i.minutes, scheduled_for = NULL,
+                 transcript = coalesce(i.transcript, c.transcript), recording_url = coalesce(i.recording_url, c.recording_url)
           FROM input i
           WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status IN ('queued', 'dialing', 'in_progress')
           RETURNING ${QUALIFIED_CALL_COLUMN_LIST}, i.minutes, i.ledger_id, i.at
@@ -282,6 +291,9 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
       finishes.map((f) => f.minutes),
       finishes.map((f) => f.ledgerId),
       engine,
+      finishes.map((f) => f.ending.endedReason ?? null),
+      finishes.map((f) => f.ending.transcript ?? null),
+      finishes.map((f) => f.ending.recordingUrl ?? null),
     ],
   });
   const ended = new Set(rows.map((row) => row.id));
@@ -295,8 +307,10 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
  */
 export async function requeueForRetry(
   db: Db,
-  step: CallStep & { jobId: number; scheduledFor: Date },
+  step: CallStep & { jobId: number | null; scheduledFor: Date },
   engine: string,
+  /** A new dispatch job for the retry, when no running one is there to park (a voice engine's report). */
+  redispatch?: EnqueueOptions,
 ): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     await lockCapsOfCalls(tx, [step.callId]);
@@ -333,6 +347,8 @@ export async function requeueForRetry(
         engine,
       ],
     });
-    return rows.length === 1;
+    if (rows.length !== 1) return false;
+    if (redispatch) await enqueueJob(tx, redispatch);
+    return true;
   });
 }

@@ -23,6 +23,7 @@ import { newId } from '../core/ids.js';
 import { enqueueJob, type Job, RetryJobError } from '../core/jobs.js';
 import {
   type CallProgress,
+  type DialRequest,
   type DialResult,
   type TelephonyAdapter,
   TelephonyError,
@@ -40,6 +41,7 @@ import {
   requeueForRetry,
   startDialing,
 } from './dispatch-repository.js';
+import { claimEngineDial, recordEngineCall, releaseEngineDial, scheduleEngineCheck } from './engine-dials.js';
 import { type CallRow, findCall } from './repository.js';
 import { FINAL_STATUSES } from './schemas.js';
 
@@ -237,6 +239,65 @@ export function createCallPipeline(deps: {
     });
   }
 
+  function dialRequestOf(call: DispatchRow): DialRequest {
+    return {
+      callId: call.id,
+      attempt: call.attempts,
+      tenantId: call.tenant_id,
+      agentId: call.agent_id,
+      agentVersion: call.agent_version,
+      from: call.from_number,
+      to: call.to_number,
+      prompt: call.prompt,
+      welcomeMessage: call.welcome_message,
+      context: (call.context ?? {}) as Record<string, unknown>,
+    };
+  }
+
+  function failedEnding(result: Extract<DialResult, { outcome: 'failed' }>): CallEnding {
+    return {
+      status: 'failed',
+      endedAt: clock.now(),
+      failureReason: result.reason,
+      endedReason: result.endedReason,
+    };
+  }
+
+  /**
+   * A voice engine (Vapi, Retell) places the dialing call and reports how it goes by callback
+   * (engine-reports.ts). The request is claimed before it is made, so that the engine is asked at
+   * most once per attempt (engine-dials.ts); a refusal that proves nothing was created releases
+   * the claim for the queue's retry. A call the engine took waits for its reports, with a backstop.
+   */
+  async function placeWithEngine(job: Job<CallJobPayload>, call: DispatchRow): Promise<void> {
+    const key = {
+      tenantId: call.tenant_id,
+      callId: call.id,
+      attempt: call.attempts,
+      engine: deps.telephony.name,
+    };
+    if (await claimEngineDial(db, key, clock.now())) {
+      const result = await ask<DialResult>(call, job, () =>
+        deps.telephony.dial(dialRequestOf(call)).catch(async (error: unknown) => {
+          if (!(error instanceof TelephonyError && error.maybePlaced)) await releaseEngineDial(db, key);
+          throw error;
+        }),
+      );
+      if (!result) return;
+      if (result.outcome === 'failed' || result.outcome === 'no_answer') {
+        await end(
+          call,
+          result.outcome === 'failed' ? failedEnding(result) : { status: 'no_answer', endedAt: clock.now() },
+        );
+        return;
+      }
+      if (result.outcome !== 'placed')
+        throw new Error(`a voice engine answered "${result.outcome}" to a dial`);
+      await recordEngineCall(db, key, result.engineCallId);
+    }
+    await scheduleEngineCheck(db, { tenantId: call.tenant_id, callId: call.id }, clock.now());
+  }
+
   async function dispatch(job: Job<CallJobPayload>): Promise<void> {
     const { tenantId, callId } = job.payload;
     // The first run finds the call queued and, when nothing holds it back, moves it on in the same
@@ -247,18 +308,11 @@ export function createCallPipeline(deps: {
       call = await admit(job, call);
       if (!call) return;
     }
-    const result = await ask<DialResult>(call, job, () =>
-      deps.telephony.dial({
-        callId: call.id,
-        attempt: call.attempts,
-        tenantId: call.tenant_id,
-        from: call.from_number,
-        to: call.to_number,
-        prompt: call.prompt,
-        welcomeMessage: call.welcome_message,
-        context: (call.context ?? {}) as Record<string, unknown>,
-      }),
-    );
+    if (deps.telephony.lookup) {
+      await placeWithEngine(job, call);
+      return;
+    }
+    const result = await ask<DialResult>(call, job, () => deps.telephony.dial(dialRequestOf(call)));
     if (!result) return;
     if (result.outcome === 'no_answer') {
       const retry = call.settings.retry;
@@ -278,9 +332,10 @@ export function createCallPipeline(deps: {
       return;
     }
     if (result.outcome === 'failed') {
-      await end(call, { status: 'failed', endedAt: clock.now(), failureReason: result.reason });
+      await end(call, failedEnding(result));
       return;
     }
+    if (result.outcome === 'placed') throw new Error('a carrier without lookup answered "placed"');
     if (call.status === 'in_progress') {
       await followProgress(call, job);
       return;

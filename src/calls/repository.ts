@@ -31,6 +31,11 @@ export interface CallsTable {
   attempts: number;
   billed_minutes: number | null;
   ended_reason: string | null;
+  /** The voice engine that took the call (vapi, retell); null for the simulator's and not yet placed calls. */
+  engine: string | null;
+  engine_call_id: string | null;
+  transcript: string | null;
+  recording_url: string | null;
 }
 
 export interface CallEventsTable {
@@ -201,6 +206,10 @@ export const CALL_COLUMNS = [
   'attempts',
   'billed_minutes',
   'ended_reason',
+  'engine',
+  'engine_call_id',
+  'transcript',
+  'recording_url',
 ] as const satisfies readonly (keyof CallsTable)[];
 
 /** The columns of a call, in the order of CallsTable (for statements written as SQL text). */
@@ -251,8 +260,8 @@ export function recordCallEvents(options: {
              'started_at', ${isoTime('c.started_at')}, 'ended_at', ${isoTime('c.ended_at')},
              'duration_seconds', c.duration_seconds, 'failure_reason', c.failure_reason,
              'scheduled_for', ${isoTime('c.scheduled_for')}, 'attempts', c.attempts,
-             'billed_minutes', c.billed_minutes, 'ended_reason', c.ended_reason, 'engine', ${engine},
-             'engine_call_id', NULL, 'transcript', NULL, 'recording_url', NULL,
+             'billed_minutes', c.billed_minutes, 'ended_reason', c.ended_reason, 'engine', coalesce(c.engine, ${engine}),
+             'engine_call_id', c.engine_call_id, 'transcript', c.transcript, 'recording_url', c.recording_url,
              'events', coalesce((
                SELECT jsonb_agg(jsonb_build_object('status', e.status, 'at', ${isoTime('e.at')},
                                                    'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.id)

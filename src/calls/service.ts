@@ -224,10 +224,10 @@ export function createCallService(deps: {
       attempts: row.attempts,
       billed_minutes: row.billed_minutes,
       ended_reason: row.ended_reason,
-      engine: deps.engine,
-      engine_call_id: null,
-      transcript: null,
-      recording_url: null,
+      engine: row.engine ?? deps.engine,
+      engine_call_id: row.engine_call_id,
+      transcript: row.transcript,
+      recording_url: row.recording_url,
     };
   }
 

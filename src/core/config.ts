@@ -308,7 +308,8 @@ function readEngines(env: Env, telephony: Config['telephony']): Pick<Config, 'va
     (readUrl(env, name, ['http:', 'https:']) ?? fallback).replace(/\/+$/, '');
   if (telephony === 'vapi') {
     const serverSecret = required('VAPI_SERVER_SECRET');
-    if (serverSecret.length < 16) throw new ConfigError('VAPI_SERVER_SECRET', 'must be at least 16 characters long');
+    if (serverSecret.length < 16)
+      throw new ConfigError('VAPI_SERVER_SECRET', 'must be at least 16 characters long');
     return {
       vapi: {
         apiKey: required('VAPI_API_KEY'),

@@ -43,7 +43,11 @@ export interface DialRequest {
 export type DialResult =
   | { outcome: 'answered'; answeredAt: Date }
   | { outcome: 'no_answer' }
-  | { outcome: 'failed'; reason: string; /** The engine's own reason, verbatim (ended_reason). */ endedReason?: string }
+  | {
+      outcome: 'failed';
+      reason: string /** The engine's own reason, verbatim (ended_reason). */;
+      endedReason?: string;
+    }
   /** A voice engine took the call; its callbacks report how it goes (EngineReport). */
   | { outcome: 'placed'; engineCallId: string };
 
@@ -116,13 +120,18 @@ export interface TelephonyAdapter {
 }
 
 /**
- * The carrier could not be asked. `transient` errors are retried with back-off; others end the
- * call as failed at once.
+ * The carrier could not be asked. `transient` errors are retried with back-off (unless
+ * `maybePlaced`); others end the call as failed at once.
  */
 export class TelephonyError extends Error {
   constructor(
     message: string,
     readonly transient: boolean,
+    /**
+     * The request may have reached the engine and created the call though no answer came back
+     * (a timeout after sending). The pipeline then never asks again for that attempt (engine-dials.ts).
+     */
+    readonly maybePlaced = false,
   ) {
     super(message);
     this.name = 'TelephonyError';

@@ -124,6 +124,8 @@ describe('a batch of calls dispatched together (SIMULATED_CALL_SECONDS=61)', () 
     const call = {
       callId,
       tenantId: tenant.id,
+      agentId: 'agt_unused',
+      agentVersion: 1,
       from: '+14155550199',
       to: '+14155550300',
       prompt: 'p',

@@ -1,4 +1,5 @@
 /** Shared set-up for the agent and call tests: a tenant, an owner with credits, published agents. */
+import { findPublishedVersion } from '../../src/agents/service.js';
 import { type Clock, systemClock } from '../../src/core/clock.js';
 import type { Config } from '../../src/core/config.js';
 import type { Database } from '../../src/core/db.js';
@@ -112,7 +113,12 @@ export class SwappableTelephony implements TelephonyAdapter {
   constructor(private readonly clock: Clock = systemClock) {}
 
   readonly adapters = ({ config, database }: { config: Config; database: Database }) => {
-    this.configured = createTelephony(config, { db: database.db, clock: this.clock });
+    this.configured = createTelephony(config, {
+      db: database.db,
+      clock: this.clock,
+      findAgentVersion: (tenantId, agentId, version) =>
+        findPublishedVersion(database.db, tenantId, agentId, version),
+    });
     this.current = this.configured;
     return { telephony: this as TelephonyAdapter };
   };

@@ -1,0 +1,220 @@
+/**
+ * What voice engines (Vapi, Retell) report about the calls they placed, applied to the calls
+ * (platform.md §7): the adapters' routes translate each callback into an EngineReport and call
+ * `apply`; the backstop job (`check`) asks the engine itself when its reports are late.
+ *
+ *   dialing ── started ──▶ in_progress ── ended ──▶ completed | no_answer | failed
+ *   dialing ── ended (never answered) ──▶ no_answer (retried per settings.retry) | failed
+ *
+ * Each step is the pipeline's own conditional statement (dispatch-repository.ts), so a report
+ * that comes twice, late, or after the call ended changes nothing and is acknowledged as
+ * `ignored`; so is one for an earlier attempt of a retried call (engine_dials knows which engine
+ * id belongs to which attempt), or for a call another engine placed.
+ */
+import type { AgentSettings } from '../agents/settings.js';
+import type { Clock } from '../core/clock.js';
+import { type Db, runPrepared } from '../core/db.js';
+import { newId } from '../core/ids.js';
+import { type Job, RetryJobError } from '../core/jobs.js';
+import type { EngineReport, EngineReports, TelephonyAdapter } from '../telephony/port.js';
+import {
+  answerAndFinishCalls,
+  type CallEnding,
+  type CallFinish,
+  finishCallsAndDebit,
+  markInProgress,
+  requeueForRetry,
+} from './dispatch-repository.js';
+import { ENGINE_CHECK_EVERY_MS, type EngineCheckPayload, recordEngineCall } from './engine-dials.js';
+import { MAX_CALL_MS, minutesFor } from './pipeline.js';
+import { CALL_COLUMNS, type CallRow, dispatchKeyOf } from './repository.js';
+import { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './service.js';
+
+/**
+ * A call still dialing this long after the engine took it, with no report and nothing from the
+ * engine's own record, is ended as failed: a ringing call gives up within minutes.
+ */
+export const ENGINE_SILENCE_LIMIT_MS = 60 * 60 * 1000;
+
+type ReportedCall = CallRow & { settings: AgentSettings; dial_attempt: number | null };
+
+const CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
+
+/**
+ * The call a report is about, by our id or else by the engine's, with its agent's settings and the
+ * attempt the engine's id was requested for (null: no request recorded that id).
+ */
+async function findReportedCall(
+  db: Db,
+  engine: string,
+  ids: { callId: string | undefined; engineCallId: string | null },
+): Promise<ReportedCall | undefined> {
+  const rows = await runPrepared<ReportedCall>(db, {
+    name: 'engine_reports_find_call',
+    text: `
+      SELECT ${CALL_COLUMN_LIST}, a.settings,
+             (SELECT d.attempt FROM engine_dials d WHERE d.call_id = c.id AND d.engine_call_id = $3) AS dial_attempt
+      FROM calls c JOIN agents a ON a.id = c.agent_id
+      WHERE CASE WHEN $1::text IS NOT NULL THEN c.id = $1 ELSE c.engine = $2 AND c.engine_call_id = $3 END`,
+    values: [ids.callId ?? null, engine, ids.engineCallId],
+  });
+  return rows[0];
+}
+
+/** Whether the report is about the call's current attempt, placed by this engine. */
+function isCurrentAttempt(call: ReportedCall, engine: string, report: EngineReport): boolean {
+  if (call.engine !== null && call.engine !== engine) return false;
+  if (call.dial_attempt !== null) return call.dial_attempt === call.attempts;
+  // No request recorded this id (its answer was lost, or it overtook the answer): it can only be
+  // the current attempt's when the call has no other id for it.
+  return call.engine_call_id === null || call.engine_call_id === report.engineCallId;
+}
+
+export function createEngineReports(deps: {
+  db: Db;
+  clock: Clock;
+  telephony: TelephonyAdapter;
+  /** Told once for each call a report moves to a final status (the metrics' counter). */
+  onCallEnded?: (status: CallEnding['status']) => void;
+}): EngineReports & { check(job: Job<EngineCheckPayload>): Promise<void> } {
+  const { db, clock } = deps;
+
+  async function started(engine: string, call: ReportedCall, startedAt: Date): Promise<boolean> {
+    if (call.status !== 'dialing') return false;
+    const [moved] = await markInProgress(
+      db,
+      [{ tenantId: call.tenant_id, callId: call.id, at: clock.now(), startedAt }],
+      engine,
+    );
+    return moved ?? false;
+  }
+
+  async function ended(engine: string, call: ReportedCall, report: Extract<EngineReport, { kind: 'ended' }>) {
+    if (call.status !== 'dialing' && call.status !== 'in_progress') return false;
+    const at = clock.now();
+    const retry = call.settings.retry;
+    if (report.outcome === 'no_answer' && retry && call.attempts < retry.max_attempts) {
+      const scheduledFor = new Date(at.getTime() + retry.delay_minutes * 60_000);
+      const payload = { callId: call.id, tenantId: call.tenant_id };
+      return requeueForRetry(
+        db,
+        { tenantId: call.tenant_id, callId: call.id, at, jobId: null, scheduledFor },
+        engine,
+        {
+          queue: DISPATCH_QUEUE,
+          tenantId: call.tenant_id,
+          payload,
+          runAt: scheduledFor,
+          maxAttempts: DISPATCH_MAX_ATTEMPTS,
+          singletonKey: dispatchKeyOf(call.id),
+        },
+      );
+    }
+    const answeredAt =
+      report.outcome === 'completed'
+        ? (report.startedAt ??
+          call.started_at ??
+          new Date(report.endedAt.getTime() - (report.durationSeconds ?? 0) * 1000))
+        : undefined;
+    const durationSeconds =
+      report.durationSeconds ??
+      (answeredAt
+        ? Math.max(0, Math.round((report.endedAt.getTime() - answeredAt.getTime()) / 1000))
+        : undefined);
+    const ending: CallEnding = {
+      status: report.outcome,
+      endedAt: report.endedAt,
+      durationSeconds,
+      failureReason: report.outcome === 'failed' ? (report.failureReason ?? report.endedReason) : undefined,
+      endedReason: report.endedReason,
+      transcript: report.transcript,
+      recordingUrl: report.recordingUrl,
+    };
+    const finish: CallFinish = {
+      tenantId: call.tenant_id,
+      callId: call.id,
+      at,
+      ending,
+      minutes: report.outcome === 'completed' ? minutesFor(durationSeconds ?? 0) : 0,
+      ledgerId: newId('cred'),
+    };
+    const [moved] =
+      call.status === 'dialing' && answeredAt
+        ? await answerAndFinishCalls(
+            db,
+            [{ tenantId: call.tenant_id, callId: call.id, at, startedAt: answeredAt }],
+            [finish],
+            engine,
+          )
+        : await finishCallsAndDebit(db, [finish], engine);
+    if (moved) deps.onCallEnded?.(ending.status);
+    return moved ?? false;
+  }
+
+  async function apply(engine: string, report: EngineReport): Promise<'applied' | 'ignored'> {
+    const call = await findReportedCall(db, engine, report);
+    if (!call || !isCurrentAttempt(call, engine, report)) return 'ignored';
+    if (call.engine_call_id !== report.engineCallId && call.status !== 'queued') {
+      await recordEngineCall(
+        db,
+        { tenantId: call.tenant_id, callId: call.id, attempt: call.attempts, engine },
+        report.engineCallId,
+      );
+    }
+    const moved =
+      report.kind === 'started'
+        ? await started(engine, call, report.startedAt)
+        : await ended(engine, call, report);
+    return moved ? 'applied' : 'ignored';
+  }
+
+  /**
+   * The backstop of a placed call: asks the engine for its record of the call and applies it as a
+   * report. A call that stays unanswered past ENGINE_SILENCE_LIMIT_MS, or talking past MAX_CALL_MS,
+   * is ended as failed; otherwise the job looks again later (not counted as an attempt).
+   */
+  async function check(job: Job<EngineCheckPayload>): Promise<void> {
+    const { telephony } = deps;
+    const engine = telephony.name;
+    const ids = { callId: job.payload.callId, engineCallId: null };
+    let call = await findReportedCall(db, engine, ids);
+    if (!call || call.tenant_id !== job.payload.tenantId) return;
+    if (call.status !== 'dialing' && call.status !== 'in_progress') return;
+    if (call.engine_call_id && telephony.lookup) {
+      const report = await telephony.lookup(call.engine_call_id, call.id);
+      if (report && (await apply(engine, report)) === 'applied' && report.kind === 'ended') return;
+      call = (await findReportedCall(db, engine, ids)) ?? call;
+      if (call.status !== 'dialing' && call.status !== 'in_progress') return;
+    }
+    const now = clock.now();
+    const talking = call.status === 'in_progress' && call.started_at;
+    const since = talking ? (call.started_at as Date) : call.updated_at;
+    const limit = talking ? MAX_CALL_MS : ENGINE_SILENCE_LIMIT_MS;
+    if (now.getTime() - since.getTime() >= limit) {
+      const reason = talking
+        ? `the engine still reported the call in progress ${MAX_CALL_MS / 3_600_000} hours after it was answered`
+        : `the engine reported nothing about the call for ${ENGINE_SILENCE_LIMIT_MS / 60_000} minutes`;
+      const finish: CallFinish = {
+        tenantId: call.tenant_id,
+        callId: call.id,
+        at: now,
+        ending: {
+          status: 'failed',
+          endedAt: now,
+          failureReason: `telephony: ${reason}`,
+          endedReason: 'engine-silent',
+        },
+        minutes: 0,
+        ledgerId: newId('cred'),
+      };
+      const [moved] = await finishCallsAndDebit(db, [finish], engine);
+      if (moved) deps.onCallEnded?.('failed');
+      return;
+    }
+    throw new RetryJobError('the engine has not ended the call yet', ENGINE_CHECK_EVERY_MS, {
+      countsAsAttempt: false,
+    });
+  }
+
+  return { apply, check };
+}
