@@ -1,0 +1,310 @@
+/**
+ * Calls placed by a voice engine that reports by callback (platform.md §7), through the real
+ * pipeline with a scripted engine behind the telephony port: the engine is asked at most once per
+ * attempt, its reports move the call (billing, reason, transcript, recording, retries), late or
+ * repeated reports change nothing, and the backstop ends calls whose reports never come.
+ * The Vapi and Retell adapters' own tests (test/telephony/) play whole calls over HTTP.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import type { Job } from '../../src/core/jobs.js';
+import {
+  type DialRequest,
+  type DialResult,
+  type EngineReport,
+  type PublishedAgentVersion,
+  type TelephonyAdapter,
+  TelephonyError,
+} from '../../src/telephony/port.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { agentFixture, balanceOf, publish } from './helpers.js';
+
+/** A voice engine whose answers the test scripts; it records every request. */
+class ScriptedEngine implements TelephonyAdapter {
+  readonly name = 'scripted';
+  dials: DialRequest[] = [];
+  synced: PublishedAgentVersion[] = [];
+  /** Answers to the next dials, in order; then every dial is placed. */
+  nextDials: (DialResult | Error)[] = [];
+  /** The engine's record of each call, by its id (what lookup answers). */
+  records = new Map<string, EngineReport | undefined>();
+  /** The engine's own ids, never reused. */
+  private placed = 0;
+  lastEngineCallId = '';
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    this.dials.push(request);
+    const next = this.nextDials.shift();
+    if (next instanceof Error) throw next;
+    if (next) return next;
+    const engineCallId = `eng_${++this.placed}`;
+    this.lastEngineCallId = engineCallId;
+    this.records.set(engineCallId, undefined);
+    return { outcome: 'placed', engineCallId };
+  }
+
+  async progress(): Promise<never> {
+    throw new Error('progress is never asked for a placed call');
+  }
+
+  async lookup(engineCallId: string) {
+    return this.records.get(engineCallId);
+  }
+
+  async syncAgentVersion(version: PublishedAgentVersion) {
+    this.synced.push(version);
+  }
+}
+
+const clock = new ManualClock('2026-11-24T10:00:00.000Z');
+const engine = new ScriptedEngine();
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ clock, adapters: () => ({ telephony: engine }) });
+});
+afterAll(() => t.close());
+beforeEach(() => {
+  engine.dials = [];
+  engine.nextDials = [];
+});
+
+const at = (offsetSeconds: number) => new Date(clock.now().getTime() + offsetSeconds * 1000);
+
+async function placeCall(fixture: Awaited<ReturnType<typeof agentFixture>>, phone = '+14155550123') {
+  const response = await fixture.tenant.request('POST', '/api/v1/calls', {
+    agent_id: fixture.agent.id,
+    phone,
+    name: 'Ada',
+  });
+  expect(response.status).toBe(202);
+  await t.services.jobRunner.drain();
+  return response.body.data.id as string;
+}
+
+async function read(fixture: Awaited<ReturnType<typeof agentFixture>>, callId: string) {
+  return (await fixture.tenant.request('GET', `/api/v1/calls/${callId}`)).body.data;
+}
+
+function ended(
+  callId: string | undefined,
+  engineCallId: string,
+  overrides: Partial<EngineReport> = {},
+): EngineReport {
+  return {
+    kind: 'ended',
+    callId,
+    engineCallId,
+    outcome: 'completed',
+    endedReason: 'customer-ended-call',
+    startedAt: at(-125),
+    endedAt: at(0),
+    transcript: 'AI: Hello Ada.\nUser: Hi!',
+    recordingUrl: 'https://recordings.example/eng.wav',
+    ...overrides,
+  } as EngineReport;
+}
+
+describe('a call placed by a voice engine', () => {
+  it('waits dialing for the engine, then its reports start, end and bill it with the engine’s own reason, transcript and recording', async () => {
+    const fixture = await agentFixture(t, { credits: 10 });
+    const callId = await placeCall(fixture);
+    expect(engine.dials).toHaveLength(1);
+    expect(engine.dials[0]).toMatchObject({
+      callId,
+      attempt: 1,
+      agentId: fixture.agent.id,
+      agentVersion: 1,
+      to: '+14155550123',
+      prompt: 'Call Ada about {product}.',
+    });
+    const engineCallId = engine.lastEngineCallId;
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'dialing',
+      engine: 'scripted',
+      engine_call_id: engineCallId,
+    });
+
+    const started = { kind: 'started' as const, callId, engineCallId, startedAt: at(-125) };
+    expect(await t.services.engineReports.apply('scripted', started)).toBe('applied');
+    expect(await t.services.engineReports.apply('scripted', started)).toBe('ignored');
+    expect((await read(fixture, callId)).status).toBe('in_progress');
+
+    expect(await t.services.engineReports.apply('scripted', ended(callId, engineCallId))).toBe('applied');
+    expect(await t.services.engineReports.apply('scripted', ended(callId, engineCallId))).toBe('ignored');
+    const call = await read(fixture, callId);
+    expect(call).toMatchObject({
+      status: 'completed',
+      ended_reason: 'customer-ended-call',
+      duration_seconds: 125,
+      billed_minutes: 3,
+      transcript: 'AI: Hello Ada.\nUser: Hi!',
+      recording_url: 'https://recordings.example/eng.wav',
+      engine_call_id: engineCallId,
+    });
+    expect(call.events.map((e: { status: string }) => e.status)).toEqual([
+      'queued',
+      'dialing',
+      'in_progress',
+      'completed',
+    ]);
+    expect(await balanceOf(t, fixture.userId)).toBe(7);
+
+    const events = await fixture.tenant.request('GET', '/api/v1/events?type=call.completed');
+    const event = events.body.data.find((e: any) => e.data.object.id === callId);
+    expect(event.data.object).toMatchObject({
+      transcript: call.transcript,
+      ended_reason: 'customer-ended-call',
+      engine: 'scripted',
+    });
+  });
+
+  it('answers an ending that comes without a start (the engine’s only report) in one step, and finds a call by the engine’s id alone', async () => {
+    const fixture = await agentFixture(t, { credits: 10 });
+    const callId = await placeCall(fixture);
+    const engineCallId = engine.lastEngineCallId;
+    expect(
+      await t.services.engineReports.apply(
+        'scripted',
+        ended(undefined, engineCallId, { durationSeconds: 30 }),
+      ),
+    ).toBe('applied');
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'completed',
+      duration_seconds: 30,
+      billed_minutes: 1,
+    });
+    expect(await t.services.engineReports.apply('scripted', ended(undefined, 'eng_unknown'))).toBe('ignored');
+    expect(await t.services.engineReports.apply('scripted', ended('call_unknown', 'eng_unknown'))).toBe(
+      'ignored',
+    );
+    expect(await t.services.engineReports.apply('other-engine', ended(callId, engineCallId))).toBe('ignored');
+  });
+
+  it('never asks the engine twice for one attempt when dispatch runs again', async () => {
+    const fixture = await agentFixture(t);
+    const callId = await placeCall(fixture);
+    const job = {
+      id: -1,
+      queue: 'calls.dispatch',
+      attempt: 2,
+      maxAttempts: 8,
+      payload: { callId, tenantId: fixture.tenant.id },
+    };
+    await t.services.jobHandlers['calls.dispatch'](job as unknown as Job);
+    await t.services.jobHandlers['calls.dispatch'](job as unknown as Job);
+    expect(engine.dials.filter((d) => d.callId === callId)).toHaveLength(1);
+  });
+
+  it('asks again after a refusal that created nothing, but not after an answer that may have been lost', async () => {
+    const fixture = await agentFixture(t);
+    engine.nextDials = [new TelephonyError('engine answered 503', true)];
+    const refused = await placeCall(fixture);
+    clock.advance(60_000);
+    await t.services.jobRunner.drain();
+    expect(engine.dials.filter((d) => d.callId === refused)).toHaveLength(2);
+    expect((await read(fixture, refused)).engine_call_id).toBe(engine.lastEngineCallId);
+
+    engine.nextDials = [new TelephonyError('no answer within 10 s', true, true)];
+    const lost = await placeCall(fixture, '+14155550124');
+    clock.advance(60_000);
+    await t.services.jobRunner.drain();
+    expect(engine.dials.filter((d) => d.callId === lost)).toHaveLength(1);
+    expect(await read(fixture, lost)).toMatchObject({ status: 'dialing', engine_call_id: null });
+    // The engine did place it: its report carries our id and ends the call.
+    expect(await t.services.engineReports.apply('scripted', ended(lost, 'eng_lost'))).toBe('applied');
+    expect(await read(fixture, lost)).toMatchObject({ status: 'completed', engine_call_id: 'eng_lost' });
+  });
+
+  it('ends the call as failed with the engine’s reason when the engine refuses it for good', async () => {
+    const fixture = await agentFixture(t);
+    engine.nextDials = [
+      {
+        outcome: 'failed',
+        reason: 'the number is not imported into the engine',
+        endedReason: 'number-not-imported',
+      },
+    ];
+    const callId = await placeCall(fixture);
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'failed',
+      ended_reason: 'number-not-imported',
+      failure_reason: 'the number is not imported into the engine',
+    });
+  });
+
+  it('retries an unanswered call per settings.retry as a new engine call, and ignores a late report of the first attempt', async () => {
+    const fixture = await agentFixture(t, { credits: 10 });
+    await t.admin('PATCH', `/admin/v1/agents/${fixture.agent.id}`, {
+      settings: { retry: { max_attempts: 2, delay_minutes: 5 } },
+    });
+    const callId = await placeCall(fixture);
+    const first = (await read(fixture, callId)).engine_call_id;
+    const noAnswer = ended(callId, first, {
+      outcome: 'no_answer',
+      endedReason: 'customer-did-not-answer',
+      startedAt: undefined,
+    });
+    expect(await t.services.engineReports.apply('scripted', noAnswer)).toBe('applied');
+    expect(await read(fixture, callId)).toMatchObject({ status: 'queued', attempts: 1 });
+
+    clock.advance(5 * 60_000);
+    await t.services.jobRunner.drain();
+    const second = (await read(fixture, callId)).engine_call_id;
+    expect(second).not.toBe(first);
+    expect(engine.dials.filter((d) => d.callId === callId).map((d) => d.attempt)).toEqual([1, 2]);
+
+    expect(await t.services.engineReports.apply('scripted', ended(callId, first))).toBe('ignored');
+    expect((await read(fixture, callId)).status).toBe('dialing');
+    expect(await t.services.engineReports.apply('scripted', { ...noAnswer, engineCallId: second })).toBe(
+      'applied',
+    );
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'no_answer',
+      ended_reason: 'customer-did-not-answer',
+      attempts: 2,
+    });
+    expect(await balanceOf(t, fixture.userId)).toBe(10);
+  });
+});
+
+describe('the backstop of a placed call', () => {
+  it('asks the engine when no report came, and applies its record', async () => {
+    const fixture = await agentFixture(t, { credits: 10 });
+    const callId = await placeCall(fixture);
+    const engineCallId = (await read(fixture, callId)).engine_call_id;
+    clock.advance(10 * 60_000);
+    await t.services.jobRunner.drain();
+    expect((await read(fixture, callId)).status).toBe('dialing');
+
+    engine.records.set(engineCallId, ended(callId, engineCallId, { endedReason: 'assistant-ended-call' }));
+    clock.advance(10 * 60_000);
+    await t.services.jobRunner.drain();
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'completed',
+      ended_reason: 'assistant-ended-call',
+    });
+  });
+
+  it('ends a call the engine stays silent about for an hour as failed', async () => {
+    const fixture = await agentFixture(t);
+    const callId = await placeCall(fixture);
+    for (let i = 0; i < 6; i++) {
+      clock.advance(10 * 60_000);
+      await t.services.jobRunner.drain();
+    }
+    expect(await read(fixture, callId)).toMatchObject({ status: 'failed', ended_reason: 'engine-silent' });
+    expect((await read(fixture, callId)).failure_reason).toContain('reported nothing');
+  });
+});
+
+describe('publishing for an engine that keeps agents of its own', () => {
+  it('queues the sync of each published version, placeholders as written', async () => {
+    const fixture = await agentFixture(t);
+    await t.services.jobRunner.drain();
+    await publish(t, fixture.agent.id);
+    await t.services.jobRunner.drain();
+    const synced = engine.synced.filter((v) => v.agentId === fixture.agent.id);
+    expect(synced.map((v) => v.version)).toEqual([1, 2]);
+    expect(synced[1]).toMatchObject({ prompt: 'Call {name} about {product}.', phoneNumber: '+14155550199' });
+  });
+});
