@@ -248,6 +248,8 @@ export function createCallPipeline(deps: {
       agentVersion: call.agent_version,
       from: call.from_number,
       to: call.to_number,
+      name: call.name,
+      email: call.email,
       prompt: call.prompt,
       welcomeMessage: call.welcome_message,
       context: (call.context ?? {}) as Record<string, unknown>,

@@ -31,8 +31,10 @@ export interface DialRequest {
   agentVersion: number;
   /** Caller ID: the agent's number (E.164). */
   from: string;
-  /** The callee (E.164). */
+  /** The callee (E.164), and the name and email the call was placed with (template values, src/calls/input.ts). */
   to: string;
+  name: string;
+  email: string | null;
   /** The rendered prompt and welcome message the voice agent speaks with. */
   prompt: string;
   welcomeMessage: string;

@@ -128,6 +128,8 @@ describe('a batch of calls dispatched together (SIMULATED_CALL_SECONDS=61)', () 
       agentVersion: 1,
       from: '+14155550199',
       to: '+14155550300',
+      name: 'Ada',
+      email: null,
       prompt: 'p',
       welcomeMessage: 'w',
       context: {},
