@@ -31,6 +31,7 @@ import { registerRateLimiting } from './rate-limits/hooks.js';
 import type { Services } from './services.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { subscriptionRoutes } from './subscriptions/routes.js';
+import { engineCallbackRoutes } from './telephony/routes.js';
 import { userRoutes } from './users/routes.js';
 
 export interface AppOptions {
@@ -153,6 +154,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   // The call-trigger webhook (its credential is the URL).
   await app.register(webhookRoutes, { calls: services.calls, idempotency: services.idempotency });
+  // The voice engine's callbacks (docs/engines.md), authenticated the engine's way.
+  await app.register(engineCallbackRoutes, {
+    config: services.config,
+    reports: services.engineReports,
+    clock: services.clock,
+  });
   for (const plugin of options.extraRoutes?.root ?? []) await app.register(plugin);
 
   app.addHook('onClose', () => services.close());

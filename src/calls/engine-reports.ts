@@ -16,7 +16,12 @@ import type { Clock } from '../core/clock.js';
 import { type Db, runPrepared } from '../core/db.js';
 import { newId } from '../core/ids.js';
 import { type Job, RetryJobError } from '../core/jobs.js';
-import type { EngineReport, EngineReports, TelephonyAdapter } from '../telephony/port.js';
+import {
+  type EngineReport,
+  type EngineReports,
+  type TelephonyAdapter,
+  TelephonyError,
+} from '../telephony/port.js';
 import {
   answerAndFinishCalls,
   type CallEnding,
@@ -168,6 +173,13 @@ export function createEngineReports(deps: {
     return moved ? 'applied' : 'ignored';
   }
 
+  /** Unanswered past ENGINE_SILENCE_LIMIT_MS, or talking past MAX_CALL_MS. */
+  function pastLimit(call: ReportedCall): boolean {
+    const talking = call.status === 'in_progress' && call.started_at;
+    const since = talking ? (call.started_at as Date) : call.updated_at;
+    return clock.now().getTime() - since.getTime() >= (talking ? MAX_CALL_MS : ENGINE_SILENCE_LIMIT_MS);
+  }
+
   /**
    * The backstop of a placed call: asks the engine for its record of the call and applies it as a
    * report. A call that stays unanswered past ENGINE_SILENCE_LIMIT_MS, or talking past MAX_CALL_MS,
@@ -181,16 +193,22 @@ export function createEngineReports(deps: {
     if (!call || call.tenant_id !== job.payload.tenantId) return;
     if (call.status !== 'dialing' && call.status !== 'in_progress') return;
     if (call.engine_call_id && telephony.lookup) {
-      const report = await telephony.lookup(call.engine_call_id, call.id);
+      let report: EngineReport | undefined;
+      try {
+        report = await telephony.lookup(call.engine_call_id, call.id);
+      } catch (error) {
+        // The engine unreachable: asked again with back-off, until the call is past its limit. An
+        // engine that does not know the call (a permanent refusal) has nothing more to say.
+        const permanent = error instanceof TelephonyError && !error.transient;
+        if (!permanent && !pastLimit(call)) throw error;
+      }
       if (report && (await apply(engine, report)) === 'applied' && report.kind === 'ended') return;
       call = (await findReportedCall(db, engine, ids)) ?? call;
       if (call.status !== 'dialing' && call.status !== 'in_progress') return;
     }
     const now = clock.now();
-    const talking = call.status === 'in_progress' && call.started_at;
-    const since = talking ? (call.started_at as Date) : call.updated_at;
-    const limit = talking ? MAX_CALL_MS : ENGINE_SILENCE_LIMIT_MS;
-    if (now.getTime() - since.getTime() >= limit) {
+    if (pastLimit(call)) {
+      const talking = call.status === 'in_progress';
       const reason = talking
         ? `the engine still reported the call in progress ${MAX_CALL_MS / 3_600_000} hours after it was answered`
         : `the engine reported nothing about the call for ${ENGINE_SILENCE_LIMIT_MS / 60_000} minutes`;

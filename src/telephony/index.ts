@@ -1,9 +1,17 @@
-/** Picks the telephony adapter named by TELEPHONY (decisions.md §1, platform.md §7). */
+/** Picks the telephony adapter named by TELEPHONY (decisions.md §1, platform.md §7, docs/engines.md). */
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { Db } from '../core/db.js';
 import type { PublishedAgentVersion, TelephonyAdapter } from './port.js';
+import { createRetellTelephony } from './retell/adapter.js';
 import { createSimulatedTelephony } from './simulated.js';
+import { createVapiTelephony } from './vapi/adapter.js';
+
+/** loadConfig reads an engine's settings exactly when TELEPHONY names it. */
+function configured<T>(settings: T | undefined, engine: string): T {
+  if (!settings) throw new Error(`TELEPHONY=${engine} without its settings`);
+  return settings;
+}
 
 export function createTelephony(
   config: Config,
@@ -25,8 +33,20 @@ export function createTelephony(
         callSeconds: config.simulatedCallSeconds,
         realtime: config.simulatedRealtime,
       });
-    default:
-      throw new Error(`TELEPHONY=${config.telephony} is not wired yet`);
+    case 'vapi':
+      return createVapiTelephony({
+        config: configured(config.vapi, 'vapi'),
+        publicBaseUrl: config.publicBaseUrl,
+        clock: deps.clock,
+      });
+    case 'retell':
+      return createRetellTelephony({
+        config: configured(config.retell, 'retell'),
+        db: deps.db,
+        clock: deps.clock,
+        publicBaseUrl: config.publicBaseUrl,
+        findAgentVersion: deps.findAgentVersion,
+      });
   }
 }
 

@@ -47,7 +47,11 @@ class ScriptedEngine implements TelephonyAdapter {
     throw new Error('progress is never asked for a placed call');
   }
 
+  /** What lookup throws instead of answering. */
+  lookupError: Error | undefined;
+
   async lookup(engineCallId: string) {
+    if (this.lookupError) throw this.lookupError;
     return this.records.get(engineCallId);
   }
 
@@ -285,15 +289,26 @@ describe('the backstop of a placed call', () => {
     });
   });
 
-  it('ends a call the engine stays silent about for an hour as failed', async () => {
+  it.each([
+    ['has no record of it', undefined],
+    ['does not know it', new TelephonyError('the engine answered 404', false)],
+    ['cannot be reached', new TelephonyError('the engine answered 503', true)],
+  ])('ends a call as failed when for an hour the engine %s', async (_, lookupError) => {
     const fixture = await agentFixture(t);
     const callId = await placeCall(fixture);
-    for (let i = 0; i < 6; i++) {
-      clock.advance(10 * 60_000);
-      await t.services.jobRunner.drain();
+    engine.lookupError = lookupError;
+    try {
+      for (let i = 0; i < 7; i++) {
+        clock.advance(10 * 60_000);
+        await t.services.jobRunner.drain();
+        if (i < 5) expect((await read(fixture, callId)).status).toBe('dialing');
+      }
+    } finally {
+      engine.lookupError = undefined;
     }
-    expect(await read(fixture, callId)).toMatchObject({ status: 'failed', ended_reason: 'engine-silent' });
-    expect((await read(fixture, callId)).failure_reason).toContain('reported nothing');
+    const call = await read(fixture, callId);
+    expect(call).toMatchObject({ status: 'failed', ended_reason: 'engine-silent' });
+    expect(call.failure_reason).toContain('reported nothing');
   });
 });
 

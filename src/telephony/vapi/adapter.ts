@@ -1,0 +1,161 @@
+/**
+ * The Vapi voice engine (TELEPHONY=vapi, platform.md §7). Each dial is one `POST /call` from the
+ * agent's number (a Vapi phone number the operator imported) to the callee, with a transient
+ * assistant speaking the rendered prompt and welcome message. Vapi then reports the call through
+ * its server messages to `/engines/vapi/server-messages` (./routes.ts); `lookup` asks it directly.
+ */
+import { type Clock, systemClock } from '../../core/clock.js';
+import type { VapiConfig } from '../../core/config.js';
+import {
+  type CallProgress,
+  type DialRequest,
+  type DialResult,
+  type EngineReport,
+  type TelephonyAdapter,
+  TelephonyError,
+} from '../port.js';
+import { createVapiClient, type VapiClient, type VapiCreateCallBody } from './client.js';
+import { CALL_ID_METADATA_KEY, reportFromCall, TENANT_ID_METADATA_KEY } from './messages.js';
+
+export const VAPI_SERVER_MESSAGES_PATH = '/engines/vapi/server-messages';
+
+/** The ended reason of a dial refused before Vapi was asked (ours, not Vapi's). */
+export const PHONE_NUMBER_NOT_IMPORTED = 'phone-number-not-imported';
+
+/**
+ * OpenAI's gpt-4o: the model Vapi's own examples and dashboard default to, fast enough for
+ * turn-taking on the phone and billed by Vapi without a provider key of the operator's.
+ */
+export const DEFAULT_VAPI_MODEL = 'gpt-4o';
+
+/** Only the messages the adapter reads: Vapi's default list would post every utterance too. */
+const SERVER_MESSAGES = ['status-update', 'end-of-call-report'];
+
+const PHONE_NUMBER_TTL_MS = 5 * 60_000;
+/** A miss re-reads the list, unless it was read this recently (a burst of dials from one bad number). */
+const MISS_REREAD_AFTER_MS = 10_000;
+/** CreateCustomerDTO.name and CreateAssistantDTO.name allow 40 characters. */
+const VAPI_NAME_LENGTH = 40;
+
+export interface VapiTelephonyOptions {
+  config: VapiConfig;
+  /** Where Vapi reaches this service (PUBLIC_BASE_URL); its server messages go below it. */
+  publicBaseUrl: string;
+  clock?: Clock;
+  /** How long the list of Vapi's phone numbers is trusted (default 5 minutes). */
+  phoneNumberTtlMs?: number;
+  /** The OpenAI model of the transient assistant (default DEFAULT_VAPI_MODEL). */
+  model?: string;
+}
+
+const truncate = (text: string, length: number) => Array.from(text).slice(0, length).join('');
+
+/** Vonage keeps numbers without `+`: numbers are the same when their digits are (E.164). */
+const digitsOf = (number: string) => number.replace(/\D/g, '');
+
+/** Vapi's phone numbers by their digits, read through its API and kept for a while. */
+function createPhoneNumberDirectory(client: VapiClient, clock: Clock, ttlMs: number) {
+  let known: { readAt: number; idByDigits: Map<string, string> } | undefined;
+  let reading: Promise<NonNullable<typeof known>> | undefined;
+
+  const read = () => {
+    reading ??= client
+      .listPhoneNumbers()
+      .then((numbers) => {
+        const idByDigits = new Map<string, string>();
+        for (const { id, number } of numbers) {
+          const digits = number ? digitsOf(number) : '';
+          if (digits && !idByDigits.has(digits)) idByDigits.set(digits, id);
+        }
+        known = { readAt: clock.now().getTime(), idByDigits };
+        return known;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+
+  return {
+    /** The id of the Vapi number with these digits, or undefined when none has them. */
+    async idOf(number: string): Promise<string | undefined> {
+      const digits = digitsOf(number);
+      const age = known ? clock.now().getTime() - known.readAt : Number.POSITIVE_INFINITY;
+      if (known && age < ttlMs) {
+        const id = known.idByDigits.get(digits);
+        if (id || age < MISS_REREAD_AFTER_MS) return id;
+      }
+      return (await read()).idByDigits.get(digits);
+    },
+    forget() {
+      known = undefined;
+    },
+  };
+}
+
+export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAdapter {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const client = createVapiClient({ config });
+  const phoneNumbers = createPhoneNumberDirectory(
+    client,
+    clock,
+    options.phoneNumberTtlMs ?? PHONE_NUMBER_TTL_MS,
+  );
+  const serverUrl = `${options.publicBaseUrl.replace(/\/+$/, '')}${VAPI_SERVER_MESSAGES_PATH}`;
+  const model = options.model ?? DEFAULT_VAPI_MODEL;
+
+  const createCallBody = (request: DialRequest, phoneNumberId: string): VapiCreateCallBody => {
+    const name = truncate(request.name.trim(), VAPI_NAME_LENGTH);
+    return {
+      // Shown in Vapi's dashboard: the operator finds our call there by its id.
+      name: request.callId,
+      phoneNumberId,
+      customer: { number: request.to, ...(name ? { name } : {}) },
+      assistant: {
+        name: truncate(`${request.agentId} v${request.agentVersion}`, VAPI_NAME_LENGTH),
+        ...(request.welcomeMessage ? { firstMessage: request.welcomeMessage } : {}),
+        model: { provider: 'openai', model, messages: [{ role: 'system', content: request.prompt }] },
+        serverMessages: SERVER_MESSAGES,
+        // Echoed in every server message (`assistant`, `call.assistant`): how a report finds its call.
+        metadata: { [CALL_ID_METADATA_KEY]: request.callId, [TENANT_ID_METADATA_KEY]: request.tenantId },
+        server: {
+          url: serverUrl,
+          ...(config.serverCredentialId ? { credentialId: config.serverCredentialId } : {}),
+        },
+      },
+    };
+  };
+
+  return {
+    name: 'vapi',
+
+    async dial(request: DialRequest): Promise<DialResult> {
+      const phoneNumberId = await phoneNumbers.idOf(request.from);
+      if (!phoneNumberId) {
+        return {
+          outcome: 'failed',
+          reason: `The agent's number ${request.from} is not imported into Vapi.`,
+          endedReason: PHONE_NUMBER_NOT_IMPORTED,
+        };
+      }
+      try {
+        const call = await client.createCall(createCallBody(request, phoneNumberId));
+        return { outcome: 'placed', engineCallId: call.id };
+      } catch (error) {
+        // Refused for good: perhaps the number was removed from Vapi since it was read.
+        if (error instanceof TelephonyError && !error.transient) phoneNumbers.forget();
+        throw error;
+      }
+    },
+
+    async progress(): Promise<CallProgress> {
+      return { state: 'failed', reason: 'Vapi reports its calls through server messages; it is not polled.' };
+    },
+
+    async lookup(engineCallId: string, callId: string): Promise<EngineReport | undefined> {
+      const call = await client.getCall(engineCallId);
+      return reportFromCall(call, { engineCallId, callId }, clock.now());
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * POST /engines/vapi/server-messages: where Vapi posts the server messages of the calls the vapi
+ * adapter placed (the assistant's `server.url`). Vapi authenticates with the operator's Custom
+ * Credential, a Bearer token equal to VAPI_SERVER_SECRET (`Authorization: Bearer …`, or the legacy
+ * `X-Vapi-Secret: …` header); anything else is 401 before the body is read, and changes nothing.
+ *
+ * Every authenticated Vapi message is answered 200 `{}`: one that reports a call is applied
+ * (EngineReports), any other (another type, an unknown or already-ended call) is acknowledged and
+ * ignored. A body that is not a Vapi message is 400. Not part of the partner or operator API, so
+ * hidden from the OpenAPI documents.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { bearerRefused, bearerToken, constantTimeEquals } from '../../core/auth.js';
+import { type Clock, systemClock } from '../../core/clock.js';
+import type { VapiConfig } from '../../core/config.js';
+import { invalidRequest } from '../../core/errors.js';
+import type { EngineReports } from '../port.js';
+import { VAPI_SERVER_MESSAGES_PATH } from './adapter.js';
+import { reportFromServerMessage, serverMessageOf } from './messages.js';
+
+/**
+ * An end-of-call-report carries the whole Call (its assistant and prompt), the transcript and
+ * every message of the conversation: a long call is well over the app's 1 MiB default.
+ */
+export const VAPI_MESSAGE_BODY_LIMIT = 8 * 1024 * 1024;
+
+export interface VapiRoutesOptions {
+  reports: EngineReports;
+  config: Pick<VapiConfig, 'serverSecret'>;
+  clock?: Clock;
+}
+
+const Acknowledged = Type.Object({}, { additionalProperties: false });
+
+export const vapiRoutes: FastifyPluginAsync<VapiRoutesOptions> = async (app, options) => {
+  const { reports } = options;
+  const secret = options.config.serverSecret;
+  const clock = options.clock ?? systemClock;
+
+  app.post(
+    VAPI_SERVER_MESSAGES_PATH,
+    {
+      bodyLimit: VAPI_MESSAGE_BODY_LIMIT,
+      schema: { hide: true, response: { 200: Acknowledged } },
+      onRequest: async (request) => {
+        const bearer = bearerToken(request);
+        const legacy = request.headers['x-vapi-secret'];
+        const accepted =
+          (bearer !== undefined && constantTimeEquals(bearer, secret)) ||
+          (typeof legacy === 'string' && constantTimeEquals(legacy, secret));
+        if (!accepted) {
+          throw bearerRefused(
+            'A valid Vapi server credential is required: Authorization: Bearer <VAPI_SERVER_SECRET>.',
+            bearer ?? (typeof legacy === 'string' ? legacy : undefined),
+          );
+        }
+      },
+    },
+    async (request) => {
+      const message = serverMessageOf(request.body);
+      if (!message) {
+        throw invalidRequest('The body is not a Vapi server message: expected {"message": {"type": …}}.');
+      }
+      const report = reportFromServerMessage(message, clock.now());
+      if (!report) {
+        request.log.debug({ vapiMessageType: message.type }, 'vapi server message ignored');
+        return {};
+      }
+      const result = await reports.apply('vapi', report);
+      request.log.info(
+        { vapiMessageType: message.type, engineCallId: report.engineCallId, callId: report.callId, result },
+        'vapi server message',
+      );
+      return {};
+    },
+  );
+};
