@@ -3,7 +3,12 @@
  * Every variable is documented in the README's configuration table (decisions.md §1).
  */
 import { isIP } from 'node:net';
+import { type RetellConfig, readEngines, type VapiConfig } from './config-engines.js';
+import { ConfigError, type Env, readBoolean, readEnum, readInteger, readUrl } from './config-readers.js';
 import { parseSecretKey, type SecretKeys } from './secrets.js';
+
+export type { RetellConfig, VapiConfig } from './config-engines.js';
+export { ConfigError } from './config-readers.js';
 
 export interface Config {
   port: number;
@@ -108,59 +113,6 @@ export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
   queryMs: 15_000,
   connectMs: 5_000,
 };
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(`Invalid configuration: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Env = Record<string, string | undefined>;
-
-function readInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max)
-    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-function readBoolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(name, `must be true or false, got "${raw}"`);
-}
-
-function readEnum<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!allowed.includes(raw as T))
-    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
-  return raw as T;
-}
-
-function readUrl(env: Env, name: string, protocols: readonly string[]): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, 'is not a valid URL');
-  }
-  if (!protocols.includes(url.protocol)) {
-    throw new ConfigError(name, `must use one of ${protocols.join(', ')}`);
-  }
-  return raw;
-}
 
 function readPlatformEmail(env: Env): Config['platformEmail'] {
   const smtpUrl = readUrl(env, 'PLATFORM_SMTP_URL', ['smtp:', 'smtps:']);
@@ -276,61 +228,6 @@ function readRedisKeyPrefix(env: Env): string {
     throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 printable ASCII characters without spaces');
   }
   return raw;
-}
-
-export interface VapiConfig {
-  /** VAPI_API_KEY: the private key, sent as a bearer token. */
-  apiKey: string;
-  /** VAPI_API_BASE, default https://api.vapi.ai (tests point it at a local server). */
-  apiBase: string;
-  /** VAPI_SERVER_CREDENTIAL_ID: the Custom Credential Vapi authenticates its server messages with. */
-  serverCredentialId: string | undefined;
-  /** VAPI_SERVER_SECRET: the bearer token of that credential (the legacy X-Vapi-Secret too). */
-  serverSecret: string;
-}
-
-export interface RetellConfig {
-  /** RETELL_API_KEY: the API key; Retell also signs its webhooks with it. */
-  apiKey: string;
-  /** RETELL_API_BASE, default https://api.retellai.com. */
-  apiBase: string;
-  /** RETELL_VOICE_ID: the voice of the Retell agents synced from published versions (default 11labs-Adrian). */
-  voiceId: string;
-}
-
-function readEngines(env: Env, telephony: Config['telephony']): Pick<Config, 'vapi' | 'retell'> {
-  const required = (name: string) => {
-    const value = env[name];
-    if (!value) throw new ConfigError(name, `is required when TELEPHONY=${telephony}`);
-    return value;
-  };
-  const base = (name: string, fallback: string) =>
-    (readUrl(env, name, ['http:', 'https:']) ?? fallback).replace(/\/+$/, '');
-  if (telephony === 'vapi') {
-    const serverSecret = required('VAPI_SERVER_SECRET');
-    if (serverSecret.length < 16)
-      throw new ConfigError('VAPI_SERVER_SECRET', 'must be at least 16 characters long');
-    return {
-      vapi: {
-        apiKey: required('VAPI_API_KEY'),
-        apiBase: base('VAPI_API_BASE', 'https://api.vapi.ai'),
-        serverCredentialId: env.VAPI_SERVER_CREDENTIAL_ID || undefined,
-        serverSecret,
-      },
-      retell: undefined,
-    };
-  }
-  if (telephony === 'retell') {
-    return {
-      vapi: undefined,
-      retell: {
-        apiKey: required('RETELL_API_KEY'),
-        apiBase: base('RETELL_API_BASE', 'https://api.retellai.com'),
-        voiceId: env.RETELL_VOICE_ID || '11labs-Adrian',
-      },
-    };
-  }
-  return { vapi: undefined, retell: undefined };
 }
 
 export function loadConfig(env: Env = process.env): Config {

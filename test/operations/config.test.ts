@@ -93,6 +93,45 @@ describe('loadConfig', () => {
     expect(loadConfig({ PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x' }).processor).toBe('stripe');
   });
 
+  it('TELEPHONY=vapi or retell needs its engine’s credentials and takes its base URL', () => {
+    const vapi = { TELEPHONY: 'vapi', VAPI_API_KEY: 'vapi-key', VAPI_SERVER_SECRET: 's'.repeat(16) };
+    expect(() => loadConfig({ ...vapi, VAPI_API_KEY: '' })).toThrow(
+      /VAPI_API_KEY is required when TELEPHONY=vapi/,
+    );
+    expect(() => loadConfig({ ...vapi, VAPI_SERVER_SECRET: undefined })).toThrow(
+      /VAPI_SERVER_SECRET is required/,
+    );
+    expect(() => loadConfig({ ...vapi, VAPI_SERVER_SECRET: 'short' })).toThrow(
+      /VAPI_SERVER_SECRET must be at least 16/,
+    );
+    expect(() => loadConfig({ ...vapi, VAPI_API_BASE: 'ftp://vapi' })).toThrow(/VAPI_API_BASE/);
+    expect(loadConfig(vapi).vapi).toEqual({
+      apiKey: 'vapi-key',
+      apiBase: 'https://api.vapi.ai',
+      serverCredentialId: undefined,
+      serverSecret: 's'.repeat(16),
+    });
+    expect(loadConfig({ ...vapi, VAPI_API_BASE: 'http://127.0.0.1:9/' }).vapi?.apiBase).toBe(
+      'http://127.0.0.1:9',
+    );
+    expect(() => loadConfig({ TELEPHONY: 'retell' })).toThrow(
+      /RETELL_API_KEY is required when TELEPHONY=retell/,
+    );
+    expect(loadConfig({ TELEPHONY: 'retell', RETELL_API_KEY: 'key_x' })).toMatchObject({
+      vapi: undefined,
+      retell: { apiKey: 'key_x', apiBase: 'https://api.retellai.com', voiceId: '11labs-Adrian' },
+    });
+    expect(() => loadConfig({ TELEPHONY: 'twilio' })).toThrow(
+      /TELEPHONY must be one of simulated, vapi, retell/,
+    );
+    // The simulator reads none of them.
+    expect(loadConfig({ VAPI_API_KEY: 'unused' })).toMatchObject({
+      telephony: 'simulated',
+      vapi: undefined,
+      retell: undefined,
+    });
+  });
+
   it('a PostgreSQL DATABASE_URL needs SECRETS_KEY; the embedded database does not', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://db/x' })).toThrow(/SECRETS_KEY is required/);
     expect(loadConfig({ DATABASE_URL: 'memory://' }).secretKeys).toBeUndefined();

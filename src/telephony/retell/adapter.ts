@@ -1,0 +1,200 @@
+/**
+ * The Retell voice engine (TELEPHONY=retell, platform.md §7). Retell keeps agents of its own: each
+ * published version of one of our agents is synced once to a Retell LLM (the prompt and welcome
+ * message, our `{key}` placeholders as Retell's `{{key}}` dynamic variables) and a Retell agent
+ * that uses it and sends its webhooks to us; `retell_agent_versions` remembers the pair. A call is
+ * then POST /v2/create-phone-call naming that agent version, with the call's template values as
+ * dynamic variables and our call id in the metadata; Retell's webhooks (routes.ts) report the rest.
+ */
+import type { Clock } from '../../core/clock.js';
+import type { RetellConfig } from '../../core/config.js';
+import type { Db } from '../../core/db.js';
+import type {
+  CallProgress,
+  DialRequest,
+  DialResult,
+  EngineReport,
+  PublishedAgentVersion,
+  TelephonyAdapter,
+} from '../port.js';
+import { TelephonyError } from '../port.js';
+import { createRetellClient } from './client.js';
+import { CALL_ID_METADATA_KEY, reportOfCall, TENANT_ID_METADATA_KEY } from './events.js';
+
+export interface RetellAgentVersionsTable {
+  agent_id: string;
+  version: number;
+  tenant_id: string;
+  llm_id: string;
+  llm_version: number | null;
+  retell_agent_id: string;
+  retell_agent_version: number;
+  synced_at: Date;
+}
+
+declare module '../../core/db.js' {
+  interface Tables {
+    retell_agent_versions: RetellAgentVersionsTable;
+  }
+}
+
+/** Where Retell posts the webhooks of the agents we create (routes.ts). */
+export const RETELL_WEBHOOK_PATH = '/engines/retell/webhooks';
+
+export interface RetellTelephonyOptions {
+  config: RetellConfig;
+  db: Db;
+  clock: Clock;
+  /** PUBLIC_BASE_URL: Retell must reach the webhook route there. */
+  publicBaseUrl: string;
+  /** The published version a call was placed with, to sync it when the publish job has not yet. */
+  findAgentVersion(
+    tenantId: string,
+    agentId: string,
+    version: number,
+  ): Promise<PublishedAgentVersion | undefined>;
+}
+
+/** The `{key}` placeholders of src/calls/template.ts, rewritten as Retell's `{{key}}`. */
+export function toRetellTemplate(text: string): string {
+  return text.replace(/\{(\w+)\}/g, '{{$1}}');
+}
+
+/**
+ * The values our template renderer would use for this call (the context, then the built-in phone,
+ * name and email, as src/calls/input.ts and service.ts fill them), as Retell wants them: strings
+ * only (objects as JSON, like renderTemplate), absent values left out so the placeholder stays as
+ * written, and only keys a placeholder can name (`\w+`).
+ */
+export function dynamicVariables(request: DialRequest): Record<string, string> {
+  const values: Record<string, unknown> = { ...request.context, phone: request.to };
+  if (request.name !== '') values.name = request.name;
+  if (request.email !== null) values.email = request.email;
+  const variables: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (!/^\w+$/.test(key) || value === null || value === undefined) continue;
+    variables[key] =
+      typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  }
+  return variables;
+}
+
+type SyncedVersion = Pick<RetellAgentVersionsTable, 'retell_agent_id' | 'retell_agent_version'>;
+
+export function createRetellTelephony(options: RetellTelephonyOptions): TelephonyAdapter {
+  const { config, db, clock } = options;
+  const client = createRetellClient(config);
+  const webhookUrl = `${options.publicBaseUrl.replace(/\/+$/, '')}${RETELL_WEBHOOK_PATH}`;
+  /** This process's syncs under way, so concurrent dials of a new version create one Retell agent. */
+  const syncing = new Map<string, Promise<SyncedVersion>>();
+
+  const readSynced = (tenantId: string, agentId: string, version: number) =>
+    db
+      .selectFrom('retell_agent_versions')
+      .select(['retell_agent_id', 'retell_agent_version'])
+      .where('tenant_id', '=', tenantId)
+      .where('agent_id', '=', agentId)
+      .where('version', '=', version)
+      .executeTakeFirst();
+
+  /**
+   * Creates the Retell LLM and agent, then records them. No lock spans the HTTP calls (no
+   * transaction or connection is held while Retell answers): two processes syncing the same new
+   * version at once each create a pair, the first insert wins, and the other pair stays at Retell
+   * unused. Rare (a publish job racing a first dial), and harmless but for a spare agent.
+   */
+  async function createAndRecord(published: PublishedAgentVersion): Promise<SyncedVersion> {
+    const { tenantId, agentId, version } = published;
+    const llm = await client.createRetellLlm({
+      general_prompt: toRetellTemplate(published.prompt),
+      begin_message: toRetellTemplate(published.welcomeMessage),
+    });
+    const llmVersion = typeof llm.version === 'number' ? llm.version : undefined;
+    const agent = await client.createAgent({
+      response_engine: {
+        type: 'retell-llm',
+        llm_id: llm.llm_id,
+        ...(llmVersion === undefined ? {} : { version: llmVersion }),
+      },
+      voice_id: config.voiceId,
+      agent_name: `voiceplane ${agentId} v${version}`,
+      webhook_url: webhookUrl,
+    });
+    await db
+      .insertInto('retell_agent_versions')
+      .values({
+        agent_id: agentId,
+        version,
+        tenant_id: tenantId,
+        llm_id: llm.llm_id,
+        llm_version: llmVersion ?? null,
+        retell_agent_id: agent.agent_id,
+        retell_agent_version: agent.version,
+        synced_at: clock.now(),
+      })
+      .onConflict((conflict) => conflict.columns(['agent_id', 'version']).doNothing())
+      .execute();
+    // The winner's row, whoever wrote it, so every dial of this version names the same agent.
+    const stored = await readSynced(tenantId, agentId, version);
+    if (!stored) {
+      throw new TelephonyError(`Agent ${agentId} v${version} is synced to Retell for another tenant.`, false);
+    }
+    return stored;
+  }
+
+  async function ensureSynced(published: PublishedAgentVersion): Promise<SyncedVersion> {
+    const { tenantId, agentId, version } = published;
+    const known = await readSynced(tenantId, agentId, version);
+    if (known) return known;
+    const key = `${agentId}\u0000${version}`;
+    const running = syncing.get(key);
+    if (running) return running;
+    const sync = createAndRecord(published).finally(() => syncing.delete(key));
+    syncing.set(key, sync);
+    return sync;
+  }
+
+  return {
+    name: 'retell',
+
+    async syncAgentVersion(published: PublishedAgentVersion): Promise<void> {
+      await ensureSynced(published);
+    },
+
+    async dial(request: DialRequest): Promise<DialResult> {
+      const { tenantId, agentId, agentVersion } = request;
+      let synced = await readSynced(tenantId, agentId, agentVersion);
+      if (!synced) {
+        const published = await options.findAgentVersion(tenantId, agentId, agentVersion);
+        if (!published) {
+          return {
+            outcome: 'failed',
+            reason: `Version ${agentVersion} of agent ${agentId} was not found, so it could not be synced to Retell.`,
+          };
+        }
+        synced = await ensureSynced(published);
+      }
+      const call = await client.createPhoneCall({
+        from_number: request.from,
+        to_number: request.to,
+        override_agent_id: synced.retell_agent_id,
+        override_agent_version: synced.retell_agent_version,
+        retell_llm_dynamic_variables: dynamicVariables(request),
+        metadata: { [CALL_ID_METADATA_KEY]: request.callId, [TENANT_ID_METADATA_KEY]: tenantId },
+      });
+      return { outcome: 'placed', engineCallId: call.call_id };
+    },
+
+    async progress(): Promise<CallProgress> {
+      return {
+        state: 'failed',
+        reason: 'Retell reports its calls by webhook; the progress of a placed call is never asked.',
+      };
+    },
+
+    async lookup(engineCallId: string, callId: string): Promise<EngineReport | undefined> {
+      const call = await client.getCall(engineCallId);
+      return reportOfCall(call, clock.now(), callId);
+    },
+  };
+}

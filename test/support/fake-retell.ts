@@ -1,0 +1,400 @@
+/**
+ * A local server speaking Retell's API for exactly the calls the Retell adapter makes
+ * (src/telephony/retell/client.ts), so the adapter's real HTTP code runs in the suite:
+ *
+ * - POST /create-retell-llm, POST /create-agent, POST /v2/create-phone-call, GET /v2/get-call/{id};
+ * - `Authorization: Bearer <apiKey>` required (401 `{ status: 'error', message }` otherwise);
+ * - every request body validated against Retell's published OpenAPI schema of its operation
+ *   (./engines/retell-openapi.json, with its origin), plus one check Retell's schemas leave out:
+ *   no top-level field the operation does not define (a misspelt field would otherwise pass).
+ *   A failing body is 400 like Retell's, and recorded with its `schemaErrors`;
+ * - `fail(...)` makes the next matching requests answer an error (503, 400, …) without doing anything;
+ * - `playCall(callId, script)` plays a placed call: posts `call_started` (when it connected),
+ *   `call_ended` and `call_analyzed` to the webhook_url of the call's agent, signed like Retell
+ *   (x-retell-signature with retell-sdk's `sign` and the API key), and moves the call's status so
+ *   GET /v2/get-call agrees.
+ *
+ * Usage: `const retell = await startFakeRetell(); …config { apiKey: retell.apiKey, apiBase: retell.url }…;
+ * await retell.playCall(retell.calls[0].call_id, { disconnectionReason: 'dial_no_answer' }); await retell.close();`
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { sign } from 'retell-sdk';
+
+export const RETELL_OPENAPI_PATH = path.join(import.meta.dirname, 'engines', 'retell-openapi.json');
+
+export interface RecordedRetellRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: unknown;
+  status: number;
+  /** Ajv's errors when the body failed the operation's schema. */
+  schemaErrors?: ErrorObject[];
+}
+
+export interface FakeRetellFault {
+  method?: string;
+  path: string | RegExp;
+  status: number;
+  message?: string;
+  /** How many matching requests it answers (default 1). */
+  times?: number;
+}
+
+export interface PlayCallScript {
+  /** Retell's disconnection_reason (default user_hangup). */
+  disconnectionReason?: string;
+  /** Whether the callee picked up: call_started is sent only then (default: by the reason). */
+  connected?: boolean;
+  /** Milliseconds since the epoch (default: now, so signatures are fresh). */
+  startTimestamp?: number;
+  /** Default 42 s for a connected call, 0 otherwise. */
+  durationMs?: number;
+  transcript?: string;
+  recordingUrl?: string;
+  /** Which events to send, in order (default: call_started when connected, call_ended, call_analyzed). */
+  events?: ('call_started' | 'call_ended' | 'call_analyzed')[];
+  /** valid (default), bad (wrong key), stale (ten minutes old) or none. */
+  signature?: 'valid' | 'bad' | 'stale' | 'none';
+}
+
+export interface WebhookDelivery {
+  event: string;
+  status: number;
+  body: string;
+}
+
+export interface FakeRetellOptions {
+  apiKey?: string;
+  /**
+   * How a webhook reaches the app (default: fetch to the agent's webhook_url). Tests that drive
+   * the app with `inject` pass one that injects instead.
+   */
+  deliver?: (
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+  ) => Promise<{ status: number; body: string }>;
+}
+
+export interface FakeRetell {
+  url: string;
+  apiKey: string;
+  requests: RecordedRetellRequest[];
+  /** What was created, in order, as Retell answered it. */
+  llms: Record<string, unknown>[];
+  agents: Record<string, unknown>[];
+  calls: Record<string, unknown>[];
+  /** Requests to method + path (a prefix or a pattern). */
+  requestsTo(method: string, path: string | RegExp): RecordedRetellRequest[];
+  fail(fault: FakeRetellFault): void;
+  playCall(callId: string, script?: PlayCallScript): Promise<WebhookDelivery[]>;
+  close(): Promise<void>;
+}
+
+/** Reasons of calls that never connected (no call_started; call_status not_connected). */
+const NOT_CONNECTED = new Set(
+  `dial_no_answer dial_busy dial_failed invalid_destination telephony_provider_permission_denied
+   telephony_provider_unavailable sip_routing_error marked_as_spam user_declined registered_call_timeout`.split(
+    /\s+/,
+  ),
+);
+
+const OPERATIONS: { method: string; template: string; pattern: RegExp }[] = [
+  { method: 'POST', template: '/create-retell-llm', pattern: /^\/create-retell-llm$/ },
+  { method: 'POST', template: '/create-agent', pattern: /^\/create-agent$/ },
+  { method: 'POST', template: '/v2/create-phone-call', pattern: /^\/v2\/create-phone-call$/ },
+];
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
+  components: { schemas: Record<string, unknown> };
+}
+
+type BodySchemas = Map<string, { validate: ValidateFunction; fields: Set<string> }>;
+/** Compiled once per test file: the document is large. */
+let compiledBodySchemas: BodySchemas | undefined;
+
+/** Each operation's body validator, and the top-level fields its schema defines. */
+function compileBodySchemas(): BodySchemas {
+  if (compiledBodySchemas) return compiledBodySchemas;
+  const document = JSON.parse(fs.readFileSync(RETELL_OPENAPI_PATH, 'utf8')) as OpenApiDocument;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+  addFormats(ajv);
+  ajv.addSchema({ components: document.components }, 'retell');
+  const fieldsOf = (schema: any): string[] => {
+    if (!schema || typeof schema !== 'object') return [];
+    if (typeof schema.$ref === 'string')
+      return fieldsOf(document.components.schemas[schema.$ref.split('/').pop()]);
+    return [...Object.keys(schema.properties ?? {}), ...(schema.allOf ?? []).flatMap(fieldsOf)];
+  };
+  const compiled: BodySchemas = new Map();
+  for (const operation of OPERATIONS) {
+    const schema =
+      document.paths[operation.template]?.[operation.method.toLowerCase()]?.requestBody?.content[
+        'application/json'
+      ]?.schema;
+    if (!schema) continue;
+    const local = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"retell#/components/'));
+    compiled.set(operation.template, { validate: ajv.compile(local), fields: new Set(fieldsOf(schema)) });
+  }
+  compiledBodySchemas = compiled;
+  return compiled;
+}
+
+const randomId = () => crypto.randomBytes(16).toString('hex');
+
+/** A signature like sign()'s, at a chosen time (sign() always uses now). */
+function signAt(body: string, key: string, timestamp: number): string {
+  const digest = crypto
+    .createHmac('sha256', key)
+    .update(body + timestamp)
+    .digest('hex');
+  return `v=${timestamp},d=${digest}`;
+}
+
+export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<FakeRetell> {
+  const apiKey = options.apiKey ?? `key_${randomId()}`;
+  const bodySchemas = compileBodySchemas();
+  const requests: RecordedRetellRequest[] = [];
+  const faults: FakeRetellFault[] = [];
+  const llms: Record<string, unknown>[] = [];
+  const agents: Record<string, unknown>[] = [];
+  const calls: Record<string, unknown>[] = [];
+
+  const answer = (res: http.ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  const errorBody = (message: string) => ({ status: 'error', message });
+
+  function handle(method: string, urlPath: string, body: unknown): { status: number; body: unknown } {
+    const now = Date.now();
+    const input = body as Record<string, any>;
+    if (method === 'POST' && urlPath === '/create-retell-llm') {
+      const llm = {
+        ...input,
+        llm_id: `llm_${randomId()}`,
+        version: 0,
+        is_published: false,
+        last_modification_timestamp: now,
+      };
+      llms.push(llm);
+      return { status: 201, body: llm };
+    }
+    if (method === 'POST' && urlPath === '/create-agent') {
+      const agent = {
+        ...input,
+        agent_id: `agent_${randomId()}`,
+        version: 0,
+        is_published: false,
+        last_modification_timestamp: now,
+      };
+      agents.push(agent);
+      return { status: 201, body: agent };
+    }
+    if (method === 'POST' && urlPath === '/v2/create-phone-call') {
+      const agent = agents.find(
+        (candidate) =>
+          candidate.agent_id === input.override_agent_id &&
+          (input.override_agent_version === undefined || candidate.version === input.override_agent_version),
+      );
+      if (!agent) return { status: 422, body: errorBody('Cannot find requested asset under given api key.') };
+      const call = {
+        call_type: 'phone_call',
+        from_number: input.from_number,
+        to_number: input.to_number,
+        direction: 'outbound',
+        call_id: `call_${randomId()}`,
+        agent_id: agent.agent_id,
+        agent_version: agent.version,
+        agent_name: agent.agent_name,
+        call_status: 'registered',
+        metadata: input.metadata ?? {},
+        retell_llm_dynamic_variables: input.retell_llm_dynamic_variables ?? {},
+      };
+      calls.push(call);
+      return { status: 201, body: call };
+    }
+    const getCall = /^\/v2\/get-call\/([^/]+)$/.exec(urlPath);
+    if (method === 'GET' && getCall) {
+      const call = calls.find((candidate) => candidate.call_id === decodeURIComponent(getCall[1]));
+      return call
+        ? { status: 200, body: call }
+        : { status: 404, body: errorBody('The requested resource was not found.') };
+    }
+    return { status: 404, body: errorBody('The requested resource was not found.') };
+  }
+
+  function takeFault(method: string, urlPath: string): FakeRetellFault | undefined {
+    const fault = faults.find(
+      (candidate) =>
+        (candidate.method === undefined || candidate.method === method) &&
+        (typeof candidate.path === 'string'
+          ? urlPath.startsWith(candidate.path)
+          : candidate.path.test(urlPath)),
+    );
+    if (fault && --(fault as { times: number }).times <= 0) faults.splice(faults.indexOf(fault), 1);
+    return fault;
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const method = req.method ?? 'GET';
+      const urlPath = new URL(req.url ?? '/', 'http://fake').pathname;
+      const text = Buffer.concat(chunks).toString('utf8');
+      const record: RecordedRetellRequest = {
+        method,
+        path: urlPath,
+        authorization: req.headers.authorization,
+        body: undefined,
+        status: 0,
+      };
+      requests.push(record);
+      const reply = (status: number, body: unknown) => {
+        record.status = status;
+        answer(res, status, body);
+      };
+      if (req.headers.authorization !== `Bearer ${apiKey}`)
+        return reply(401, errorBody('API key is missing or invalid.'));
+      if (text !== '') {
+        try {
+          record.body = JSON.parse(text);
+        } catch {
+          return reply(400, errorBody('Invalid request format, please check API reference.'));
+        }
+      }
+      const operation = OPERATIONS.find(
+        (candidate) => candidate.method === method && candidate.pattern.test(urlPath),
+      );
+      const schema = operation && bodySchemas.get(operation.template);
+      if (schema) {
+        const unknown = Object.keys((record.body as object) ?? {}).filter(
+          (field) => !schema.fields.has(field),
+        );
+        const valid = schema.validate(record.body);
+        if (!valid || unknown.length > 0) {
+          record.schemaErrors = [
+            ...(schema.validate.errors ?? []),
+            ...unknown.map(
+              (field): ErrorObject => ({
+                instancePath: `/${field}`,
+                schemaPath: '#/properties',
+                keyword: 'additionalProperties',
+                params: { additionalProperty: field },
+                message: 'is not a field of this operation',
+              }),
+            ),
+          ];
+          return reply(400, errorBody('Invalid request format, please check API reference.'));
+        }
+      }
+      const fault = takeFault(method, urlPath);
+      if (fault) return reply(fault.status, errorBody(fault.message ?? `Injected ${fault.status}.`));
+      const result = handle(method, urlPath, record.body);
+      reply(result.status, result.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const deliver =
+    options.deliver ??
+    (async (target: string, body: string, headers: Record<string, string>) => {
+      const response = await fetch(target, { method: 'POST', headers, body });
+      return { status: response.status, body: await response.text() };
+    });
+
+  async function signatureHeader(
+    body: string,
+    kind: PlayCallScript['signature'],
+  ): Promise<Record<string, string>> {
+    if (kind === 'none') return {};
+    if (kind === 'bad') return { 'x-retell-signature': await sign(body, `${apiKey}-wrong`) };
+    if (kind === 'stale') return { 'x-retell-signature': signAt(body, apiKey, Date.now() - 10 * 60_000) };
+    return { 'x-retell-signature': await sign(body, apiKey) };
+  }
+
+  async function playCall(callId: string, script: PlayCallScript = {}): Promise<WebhookDelivery[]> {
+    const call = calls.find((candidate) => candidate.call_id === callId);
+    if (!call) throw new Error(`fake Retell: no call ${callId}`);
+    const agent = agents.find((candidate) => candidate.agent_id === call.agent_id);
+    const webhookUrl = agent?.webhook_url;
+    if (typeof webhookUrl !== 'string')
+      throw new Error(`fake Retell: the agent of ${callId} has no webhook_url`);
+    const reason = script.disconnectionReason ?? 'user_hangup';
+    const connected = script.connected ?? !NOT_CONNECTED.has(reason);
+    const start = script.startTimestamp ?? Date.now();
+    const durationMs = script.durationMs ?? (connected ? 42_000 : 0);
+    const events = script.events ?? [
+      ...(connected ? (['call_started'] as const) : []),
+      'call_ended' as const,
+      'call_analyzed' as const,
+    ];
+    const deliveries: WebhookDelivery[] = [];
+    for (const event of events) {
+      if (event === 'call_started') Object.assign(call, { call_status: 'ongoing', start_timestamp: start });
+      else {
+        Object.assign(call, {
+          call_status: connected ? 'ended' : 'not_connected',
+          start_timestamp: start,
+          end_timestamp: start + durationMs,
+          duration_ms: durationMs,
+          disconnection_reason: reason,
+          ...(script.transcript === undefined ? {} : { transcript: script.transcript }),
+          ...(script.recordingUrl === undefined ? {} : { recording_url: script.recordingUrl }),
+        });
+      }
+      if (event === 'call_analyzed') {
+        call.call_analysis = {
+          call_summary: 'A test call.',
+          in_voicemail: reason === 'voicemail_reached',
+          call_successful: connected,
+        };
+      }
+      const body = JSON.stringify({ event, call });
+      const headers = {
+        'content-type': 'application/json',
+        ...(await signatureHeader(body, script.signature)),
+      };
+      const result = await deliver(webhookUrl, body, headers);
+      deliveries.push({ event, status: result.status, body: result.body });
+    }
+    return deliveries;
+  }
+
+  return {
+    url,
+    apiKey,
+    requests,
+    llms,
+    agents,
+    calls,
+    requestsTo: (method, pathPattern) =>
+      requests.filter(
+        (request) =>
+          request.method === method &&
+          (typeof pathPattern === 'string'
+            ? request.path.startsWith(pathPattern)
+            : pathPattern.test(request.path)),
+      ),
+    fail(fault) {
+      faults.push({ ...fault, times: fault.times ?? 1 });
+    },
+    playCall,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
