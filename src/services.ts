@@ -17,6 +17,7 @@ import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
 import type { PaymentProcessor } from './billing/processor.js';
 import { createSimulatedProcessor } from './billing/simulated.js';
 import { createStripeProcessor } from './billing/stripe.js';
+import { type BrandingService, createBrandingService, type TxtResolver } from './branding/service.js';
 import { ENGINE_CHECK_QUEUE, type EngineCheckPayload } from './calls/engine-dials.js';
 import { createEngineReports } from './calls/engine-reports.js';
 import { type CallJobPayload, createCallPipeline, PROGRESS_QUEUE } from './calls/pipeline.js';
@@ -88,6 +89,8 @@ export interface Adapters {
   mailSender: SmtpSender;
   /** Resolves the hosts tenants and partners name (event webhooks, SMTP servers) for the outbound guard (DNS). */
   resolveHost: HostResolver;
+  /** TXT lookups that verify tenants' custom domains (DNS). */
+  resolveTxt: TxtResolver;
 }
 
 export interface ServiceOptions {
@@ -117,6 +120,8 @@ export interface Services {
   readonly subscriptions: SubscriptionService;
   readonly emails: EmailService;
   readonly agents: AgentService;
+  /** Tenants' brands and custom domains; whose brand a portal request shows. */
+  readonly branding: BrandingService;
   readonly doNotCall: DoNotCallService;
   readonly calls: CallService;
   /** Applies what voice engines report about their calls (the engines' callback routes). */
@@ -200,6 +205,12 @@ export function createServices(options: ServiceOptions): Services {
     partnerLimitDefault: config.rateLimits.partner,
   });
   const plans = createPlanService({ db, clock });
+  const branding = createBrandingService({
+    db,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    resolveTxt: given.resolveTxt,
+  });
   const subscriptions = createSubscriptionService({
     db,
     clock,
@@ -216,6 +227,7 @@ export function createServices(options: ServiceOptions): Services {
     outbound: smtpOutbound,
     platformEmail: config.platformEmail,
     onQueued: () => jobRunner?.wake(),
+    brandOf: (tx, tenantId) => branding.brandOf(tenantId, tx),
   });
   const users = createUserService({
     db,
@@ -349,6 +361,7 @@ export function createServices(options: ServiceOptions): Services {
     doNotCall,
     calls,
     engineReports,
+    branding,
     events,
     members,
     insights: createInsightService({ db, clock }),

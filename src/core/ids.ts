@@ -48,7 +48,8 @@ export type IdPrefix =
   | 'del'
   | 'mem'
   | 'mses'
-  | 'minv';
+  | 'minv'
+  | 'dom';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

@@ -109,6 +109,11 @@ export function createEmailService(deps: {
   platformEmail?: { smtpUrl: string; from: string };
   /** Wakes this process's job runner after an email is queued outside a user's request. */
   onQueued?: () => void;
+  /**
+   * The name and portal address a tenant's clients know it by (white-label, src/branding): a
+   * user's emails say the brand's name and link to its portal, never the platform's.
+   */
+  brandOf?: (executor: Tx, tenantId: string) => Promise<{ name: string; portalUrl: string } | undefined>;
 }) {
   const { db, clock, templates, sender } = deps;
 
@@ -165,6 +170,7 @@ export function createEmailService(deps: {
     const tenant = await findTenant(tx, user.tenant_id);
     if (!tenant?.email_smtp_url || !tenant.email_from) return false;
     const name = user.name ?? user.email;
+    const brand = await deps.brandOf?.(tx, tenant.id);
     await write(tx, {
       tenant,
       kind,
@@ -173,7 +179,13 @@ export function createEmailService(deps: {
       toName: name,
       sender: 'tenant',
       from: tenant.email_from,
-      values: { ...extra, tenant_name: tenant.name, user_name: name, user_email: user.email },
+      values: {
+        ...extra,
+        tenant_name: brand?.name ?? tenant.name,
+        portal_url: brand?.portalUrl ?? '',
+        user_name: name,
+        user_email: user.email,
+      },
     });
     return true;
   }

@@ -3,10 +3,12 @@
  * bearer ADMIN_TOKEN, the same envelope and error codes as the partner API, no scopes.
  * Each feature keeps its operator routes in its own folder; this plugin is their one list.
  */
+
 import type { FastifyInstance } from 'fastify';
 import { agentAdminRoutes } from '../agents/admin-routes.js';
 import { apiKeyAdminRoutes } from '../api-keys/admin-routes.js';
 import { paymentMethodAdminRoutes } from '../billing/admin-routes.js';
+import { brandingAdminRoutes } from '../branding/admin-routes.js';
 import { callAdminRoutes } from '../calls/admin-routes.js';
 import { registerAdminAuth } from '../core/auth.js';
 import { creditAdminRoutes } from '../credits/admin-routes.js';
@@ -22,6 +24,7 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   const db = database.db;
   registerAdminAuth(app, config.adminToken);
   await app.register(tenantAdminRoutes, { tenants });
+  await app.register(brandingAdminRoutes, { branding: services.branding, tenants });
   await app.register(apiKeyAdminRoutes, {
     db,
     clock,

@@ -115,6 +115,45 @@ describe('welcome email', () => {
     );
   });
 
+  it('speaks in the tenant’s brand and links to its portal: the slug on the platform host, then its verified domain', async () => {
+    const tenant = await createEmailTenant(
+      t,
+      { smtp_url: smtp.url('mailer', PASSWORD), from: 'hi@brand.example' },
+      'Legal Name Ltd',
+    );
+    const branded = await t.admin('PATCH', `/admin/v1/tenants/${tenant.id}/branding`, {
+      brand_name: 'Brightline Voice',
+      slug: 'brightline',
+    });
+    expect(branded.status).toBe(200);
+    await postUser(tenant, { email: 'bo@client.example', name: 'Bo' });
+    await t.services.jobRunner.drain();
+    const [first] = smtp.messages.filter((m) => m.envelope.to.includes('bo@client.example'));
+    expect(decodeHeader(first.headers.subject)).toBe('Welcome to Brightline Voice, Bo');
+    expect(first.text).toContain(`${t.config.publicBaseUrl}/portal/brightline`);
+    expect(first.html).toContain(`<a href="${t.config.publicBaseUrl}/portal/brightline">`);
+    expect(first.raw).not.toContain('Legal Name Ltd');
+
+    await t.services.database.db
+      .insertInto('tenant_domains')
+      .values({
+        id: `dom_${tenant.id}`,
+        tenant_id: tenant.id,
+        hostname: 'portal.brightline.example',
+        verification_token: 'token',
+        verified_at: clock.now(),
+        checked_at: clock.now(),
+        check_problem: null,
+        created_at: clock.now(),
+      })
+      .execute();
+    await postUser(tenant, { email: 'cy@client.example', name: 'Cy' });
+    await t.services.jobRunner.drain();
+    const [second] = smtp.messages.filter((m) => m.envelope.to.includes('cy@client.example'));
+    expect(second.text).toContain('https://portal.brightline.example/portal');
+    expect(second.raw).not.toMatch(/voiceplane/i);
+  });
+
   it('is not written for a tenant without email settings: no outbox row, no job, nothing sent', async () => {
     const tenant = await createEmailTenant(t, null, 'Quiet Agency');
     const before = smtp.messages.length;
