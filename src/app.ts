@@ -9,6 +9,7 @@ import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
 import { agentRoutes } from './agents/routes.js';
 import { SCOPES } from './api-keys/service.js';
+import { registerCustomDomainGuard } from './branding/host-guard.js';
 import { callRoutes } from './calls/partner-routes.js';
 import { webhookRoutes } from './calls/routes.js';
 import { consoleSurface } from './console/plugin.js';
@@ -94,6 +95,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
     done();
   });
+  registerCustomDomainGuard(app, services.branding);
   // Global rate-limit hooks (webhook, sign-in) before any route; the partner limiter goes to auth.
   const partnerLimiter = registerRateLimiting(app, services.rateLimits);
 

@@ -140,7 +140,6 @@ export async function insertAgentVersion(db: Executor, row: AgentVersionsTable):
   await db.insertInto('agent_versions').values(row).execute();
 }
 
-/** An agent's published versions, newest first, with the total (count(*) over ()). */
 /** One published version of a tenant's agent. */
 export async function findAgentVersion(
   db: Executor,
@@ -157,6 +156,7 @@ export async function findAgentVersion(
     .executeTakeFirst();
 }
 
+/** An agent's published versions, newest first, with the total (count(*) over ()). */
 export async function listAgentVersions(
   db: Executor,
   tenantId: string,

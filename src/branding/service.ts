@@ -186,6 +186,12 @@ export function createBrandingService(deps: {
     forget,
     brandOf,
 
+    /** Whether `host` (a Host header) could be a custom domain: a DNS name other than the platform's. */
+    mayBeCustomDomain(host: string | undefined): boolean {
+      const hostname = hostnameOf(host);
+      return hostname !== undefined && hostname !== platformHost;
+    },
+
     /** The brand of the tenant whose verified custom domain `host` (a Host header) names. */
     async forHost(host: string | undefined): Promise<Brand | undefined> {
       const hostname = hostnameOf(host);

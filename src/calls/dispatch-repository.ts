@@ -305,6 +305,24 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
  * the same call), its slot wakes a waiting call, and its own dispatch job (`jobId`, running now)
  * is parked until then, all in one transaction. False when the call was no longer dialing.
  */
+/**
+ * The call's own dispatch job, when it is still running (a report that overtook the end of the
+ * dispatch that placed the call), is queued again for the retry instead of a new one: a job of the
+ * same key that is queued or running would refuse the new one, and this one's acknowledgement
+ * then finds it queued and leaves it (as parkDispatchJob). False when no such job runs.
+ */
+async function rearmRunningJob(tx: Executor, job: EnqueueOptions): Promise<boolean> {
+  const rows = await runPrepared<{ id: number }>(tx, {
+    name: 'calls_rearm_running_dispatch',
+    text: `
+      UPDATE jobs SET status = 'queued', run_at = $2, attempts = greatest(attempts - 1, 0), locked_by = NULL, locked_until = NULL
+      WHERE singleton_key = $1 AND ${STILL_RUNNING_TEXT}
+      RETURNING id`,
+    values: [job.singletonKey, job.runAt],
+  });
+  return rows.length > 0;
+}
+
 export async function requeueForRetry(
   db: Db,
   step: CallStep & { jobId: number | null; scheduledFor: Date },
@@ -318,7 +336,7 @@ export async function requeueForRetry(
       name: 'calls_requeue_for_retry',
       text: `
         WITH requeued AS (
-          UPDATE calls c SET status = 'queued', scheduled_for = $3, updated_at = $4
+          UPDATE calls c SET status = 'queued', scheduled_for = $3, updated_at = $4, engine_call_id = NULL
           WHERE c.tenant_id = $1 AND c.id = $2 AND c.status IN ('dialing', 'in_progress')
           RETURNING ${QUALIFIED_CALL_COLUMN_LIST}
         ), requeued_event AS (
@@ -348,7 +366,7 @@ export async function requeueForRetry(
       ],
     });
     if (rows.length !== 1) return false;
-    if (redispatch) await enqueueJob(tx, redispatch);
+    if (redispatch && !(await rearmRunningJob(tx, redispatch))) await enqueueJob(tx, redispatch);
     return true;
   });
 }

@@ -54,15 +54,23 @@ async function findReportedCall(
   engine: string,
   ids: { callId: string | undefined; engineCallId: string | null },
 ): Promise<ReportedCall | undefined> {
-  const rows = await runPrepared<ReportedCall>(db, {
-    name: 'engine_reports_find_call',
-    text: `
+  // Two statements rather than one with a condition on the parameters: each keeps a generic plan
+  // on its own index (the primary key, or calls_engine_call).
+  const select = `
       SELECT ${CALL_COLUMN_LIST}, a.settings,
-             (SELECT d.attempt FROM engine_dials d WHERE d.call_id = c.id AND d.engine_call_id = $3) AS dial_attempt
-      FROM calls c JOIN agents a ON a.id = c.agent_id
-      WHERE CASE WHEN $1::text IS NOT NULL THEN c.id = $1 ELSE c.engine = $2 AND c.engine_call_id = $3 END`,
-    values: [ids.callId ?? null, engine, ids.engineCallId],
-  });
+             (SELECT d.attempt FROM engine_dials d WHERE d.call_id = c.id AND d.engine_call_id = $2) AS dial_attempt
+      FROM calls c JOIN agents a ON a.id = c.agent_id`;
+  const rows = ids.callId
+    ? await runPrepared<ReportedCall>(db, {
+        name: 'engine_reports_find_call_by_id',
+        text: `${select} WHERE c.id = $1`,
+        values: [ids.callId, ids.engineCallId],
+      })
+    : await runPrepared<ReportedCall>(db, {
+        name: 'engine_reports_find_call_by_engine_id',
+        text: `${select} WHERE c.engine = $1 AND c.engine_call_id = $2`,
+        values: [engine, ids.engineCallId],
+      });
   return rows[0];
 }
 

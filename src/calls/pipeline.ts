@@ -279,13 +279,23 @@ export function createCallPipeline(deps: {
       engine: deps.telephony.name,
     };
     if (await claimEngineDial(db, key, clock.now())) {
-      const result = await ask<DialResult>(call, job, () =>
+      let maybePlaced = false;
+      const result = await ask<DialResult | undefined>(call, job, () =>
         deps.telephony.dial(dialRequestOf(call)).catch(async (error: unknown) => {
-          if (!(error instanceof TelephonyError && error.maybePlaced)) await releaseEngineDial(db, key);
+          // The engine may have placed it: never asked again; its reports or the backstop decide.
+          if (error instanceof TelephonyError && error.maybePlaced) {
+            maybePlaced = true;
+            return undefined;
+          }
+          await releaseEngineDial(db, key);
           throw error;
         }),
       );
-      if (!result) return;
+      if (!result) {
+        if (maybePlaced)
+          await scheduleEngineCheck(db, { tenantId: call.tenant_id, callId: call.id }, clock.now());
+        return;
+      }
       if (result.outcome === 'failed' || result.outcome === 'no_answer') {
         await end(
           call,

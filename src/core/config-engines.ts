@@ -7,7 +7,7 @@ export interface VapiConfig {
   /** VAPI_API_BASE, default https://api.vapi.ai (tests point it at a local server). */
   apiBase: string;
   /** VAPI_SERVER_CREDENTIAL_ID: the Custom Credential Vapi authenticates its server messages with. */
-  serverCredentialId: string | undefined;
+  serverCredentialId: string;
   /** VAPI_SERVER_SECRET: the bearer token of that credential (the legacy X-Vapi-Secret too). */
   serverSecret: string;
 }
@@ -40,7 +40,7 @@ export function readEngines(
       vapi: {
         apiKey: required('VAPI_API_KEY'),
         apiBase: base('VAPI_API_BASE', 'https://api.vapi.ai'),
-        serverCredentialId: env.VAPI_SERVER_CREDENTIAL_ID || undefined,
+        serverCredentialId: required('VAPI_SERVER_CREDENTIAL_ID'),
         serverSecret,
       },
       retell: undefined,

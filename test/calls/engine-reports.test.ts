@@ -32,6 +32,9 @@ class ScriptedEngine implements TelephonyAdapter {
   private placed = 0;
   lastEngineCallId = '';
 
+  /** Runs while the engine answers a dial (a report that overtakes the answer). */
+  duringDial: ((request: DialRequest, engineCallId: string) => Promise<void>) | undefined;
+
   async dial(request: DialRequest): Promise<DialResult> {
     this.dials.push(request);
     const next = this.nextDials.shift();
@@ -40,6 +43,7 @@ class ScriptedEngine implements TelephonyAdapter {
     const engineCallId = `eng_${++this.placed}`;
     this.lastEngineCallId = engineCallId;
     this.records.set(engineCallId, undefined);
+    await this.duringDial?.(request, engineCallId);
     return { outcome: 'placed', engineCallId };
   }
 
@@ -268,6 +272,93 @@ describe('a call placed by a voice engine', () => {
       attempts: 2,
     });
     expect(await balanceOf(t, fixture.userId)).toBe(10);
+  });
+});
+
+describe('reports that race the dispatch', () => {
+  const retry = { retry: { max_attempts: 2, delay_minutes: 5 } };
+
+  it('retries a call whose no-answer report came while the dispatch that placed it was still running', async () => {
+    const fixture = await agentFixture(t, { credits: 10 });
+    await t.admin('PATCH', `/admin/v1/agents/${fixture.agent.id}`, { settings: retry });
+    engine.duringDial = async (request, engineCallId) => {
+      engine.duringDial = undefined;
+      const busy = ended(request.callId, engineCallId, {
+        outcome: 'no_answer',
+        endedReason: 'customer-busy',
+        startedAt: undefined,
+      });
+      expect(await t.services.engineReports.apply('scripted', busy)).toBe('applied');
+    };
+    const callId = await placeCall(fixture);
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'queued',
+      attempts: 1,
+      engine_call_id: null,
+    });
+    clock.advance(5 * 60_000);
+    await t.services.jobRunner.drain();
+    expect(engine.dials.filter((d) => d.callId === callId).map((d) => d.attempt)).toEqual([1, 2]);
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'dialing',
+      attempts: 2,
+      engine_call_id: engine.lastEngineCallId,
+    });
+  });
+
+  it('takes the reports of a later attempt whose answer was lost, and not those of the attempt before', async () => {
+    const fixture = await agentFixture(t, { credits: 10 });
+    await t.admin('PATCH', `/admin/v1/agents/${fixture.agent.id}`, { settings: retry });
+    const callId = await placeCall(fixture);
+    const first = engine.lastEngineCallId;
+    const noAnswer = ended(callId, first, {
+      outcome: 'no_answer',
+      endedReason: 'customer-did-not-answer',
+      startedAt: undefined,
+    });
+    await t.services.engineReports.apply('scripted', noAnswer);
+    engine.nextDials = [new TelephonyError('no answer within 10 s', true, true)];
+    clock.advance(5 * 60_000);
+    await t.services.jobRunner.drain();
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'dialing',
+      attempts: 2,
+      engine_call_id: null,
+    });
+    expect(await t.services.engineReports.apply('scripted', ended(callId, first))).toBe('ignored');
+    expect(await t.services.engineReports.apply('scripted', ended(callId, 'eng_second_lost'))).toBe(
+      'applied',
+    );
+    expect(await read(fixture, callId)).toMatchObject({
+      status: 'completed',
+      engine_call_id: 'eng_second_lost',
+      billed_minutes: 3,
+    });
+  });
+
+  it('waits for the engine after a possibly lost answer even on the dispatch job’s last attempt', async () => {
+    const fixture = await agentFixture(t);
+    const placed = await fixture.tenant.request('POST', '/api/v1/calls', {
+      agent_id: fixture.agent.id,
+      phone: '+14155550125',
+    });
+    const callId = placed.body.data.id;
+    engine.nextDials = [new TelephonyError('no answer within 10 s', true, true)];
+    const lastAttempt = {
+      id: -1,
+      queue: 'calls.dispatch',
+      attempt: 8,
+      maxAttempts: 8,
+      payload: { callId, tenantId: fixture.tenant.id },
+    };
+    await t.services.jobHandlers['calls.dispatch'](lastAttempt as unknown as Job);
+    expect(await read(fixture, callId)).toMatchObject({ status: 'dialing' });
+    await t.services.jobRunner.drain();
+    expect(engine.dials.filter((d) => d.callId === callId)).toHaveLength(1);
+    expect(await t.services.engineReports.apply('scripted', ended(callId, 'eng_placed_after_all'))).toBe(
+      'applied',
+    );
+    expect((await read(fixture, callId)).status).toBe('completed');
   });
 });
 

@@ -94,7 +94,12 @@ describe('loadConfig', () => {
   });
 
   it('TELEPHONY=vapi or retell needs its engine’s credentials and takes its base URL', () => {
-    const vapi = { TELEPHONY: 'vapi', VAPI_API_KEY: 'vapi-key', VAPI_SERVER_SECRET: 's'.repeat(16) };
+    const vapi = {
+      TELEPHONY: 'vapi',
+      VAPI_API_KEY: 'vapi-key',
+      VAPI_SERVER_SECRET: 's'.repeat(16),
+      VAPI_SERVER_CREDENTIAL_ID: 'cred_1',
+    };
     expect(() => loadConfig({ ...vapi, VAPI_API_KEY: '' })).toThrow(
       /VAPI_API_KEY is required when TELEPHONY=vapi/,
     );
@@ -108,7 +113,7 @@ describe('loadConfig', () => {
     expect(loadConfig(vapi).vapi).toEqual({
       apiKey: 'vapi-key',
       apiBase: 'https://api.vapi.ai',
-      serverCredentialId: undefined,
+      serverCredentialId: 'cred_1',
       serverSecret: 's'.repeat(16),
     });
     expect(loadConfig({ ...vapi, VAPI_API_BASE: 'http://127.0.0.1:9/' }).vapi?.apiBase).toBe(

@@ -235,7 +235,7 @@ function recordingReports(answer: 'applied' | 'ignored' = 'applied') {
 const config: VapiConfig = {
   apiKey: 'unused',
   apiBase: 'http://unused',
-  serverCredentialId: undefined,
+  serverCredentialId: 'cred-unused',
   serverSecret: SECRET,
 };
 

@@ -100,15 +100,15 @@ describe('dial', () => {
     );
   });
 
-  it('sends no credentialId without VAPI_SERVER_CREDENTIAL_ID, no customer name without one', async () => {
-    const adapter = createVapiTelephony({
-      config: configFor({ serverCredentialId: undefined }),
-      publicBaseUrl: 'https://vp.example.com',
-    });
+  it('sends no customer name or first message when the call has none', async () => {
+    const adapter = createVapiTelephony({ config: configFor({}), publicBaseUrl: 'https://vp.example.com' });
     await adapter.dial(dialRequest({ name: '  ', welcomeMessage: '' }));
     const body = requestsTo('POST', '/call')[0].body as VapiCreateCallBody;
     expect(requestsTo('POST', '/call')[0].schemaErrors).toEqual([]);
-    expect(body.assistant.server).toEqual({ url: 'https://vp.example.com/engines/vapi/server-messages' });
+    expect(body.assistant.server).toEqual({
+      url: 'https://vp.example.com/engines/vapi/server-messages',
+      credentialId: 'cred-7a1f',
+    });
     expect(body.customer).toEqual({ number: '+14155550123' });
     expect(body.assistant).not.toHaveProperty('firstMessage');
   });

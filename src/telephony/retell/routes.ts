@@ -17,8 +17,11 @@ import type { EngineReports } from '../port.js';
 import { RETELL_WEBHOOK_PATH } from './adapter.js';
 import { readRetellWebhook } from './events.js';
 
-/** A call object with a long transcript: well above any real one, far below the app's limit. */
-const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+/**
+ * A call_ended carries the whole call: the transcript, its word-level timings and tool calls. A
+ * long call is well over the app's 1 MiB default (as Vapi's end-of-call-report, vapi/routes.ts).
+ */
+const WEBHOOK_BODY_LIMIT = 8 * 1024 * 1024;
 
 const badSignature = () =>
   new ApiError(

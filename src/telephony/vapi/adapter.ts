@@ -121,7 +121,7 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
         metadata: { [CALL_ID_METADATA_KEY]: request.callId, [TENANT_ID_METADATA_KEY]: request.tenantId },
         server: {
           url: serverUrl,
-          ...(config.serverCredentialId ? { credentialId: config.serverCredentialId } : {}),
+          credentialId: config.serverCredentialId,
         },
       },
     };
