@@ -12,8 +12,9 @@ import { loggerOptions } from './core/logging.js';
 import { dataDirSecretKey } from './core/secrets.js';
 import { openAndMigrate } from './core/startup.js';
 import { startTracing } from './core/tracing.js';
+import { scheduleMaintenance } from './maintenance.js';
 import { isDatabaseEmpty, operatorLines, seedDemo } from './seed/demo.js';
-import { createServices, scheduleMaintenance } from './services.js';
+import { createServices } from './services.js';
 import { sealStoredSmtpPasswords } from './tenants/secrets.js';
 
 /** Starts the service; `appOptions` adds test-only routes (test/operations/fixtures/slow-server.ts). */

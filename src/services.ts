@@ -25,20 +25,11 @@ import { type CallService, createCallService, DISPATCH_QUEUE } from './calls/ser
 import { createWebhookTargetCache } from './calls/webhook-targets.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
-import type { Database, Executor } from './core/db.js';
+import type { Database } from './core/db.js';
 import { createIdempotencyStore, type IdempotencyStore } from './core/idempotency.js';
-import { DAY_MS, purgeFinishedJobs } from './core/job-retention.js';
-import {
-  createJobRunner,
-  enqueueJob,
-  type Job,
-  type JobHandler,
-  type JobLogger,
-  type JobRunner,
-} from './core/jobs.js';
+import { createJobRunner, type Job, type JobHandler, type JobLogger, type JobRunner } from './core/jobs.js';
 import { type HostResolver, systemResolver } from './core/outbound-addresses.js';
 import { createSecretBox, type SecretBox } from './core/secrets.js';
-import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from './core/table-maintenance.js';
 import { createDoNotCallService, type DoNotCallService } from './do-not-call/service.js';
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';
@@ -47,10 +38,9 @@ import { createEventDelivery, type DeliveryJobPayload, deliveryLimit } from './e
 import { recordUserCreated, recordUserDeleted } from './events/hooks.js';
 import { recordEvent } from './events/record.js';
 import { DELIVERY_QUEUE } from './events/repository.js';
-import { purgeExpiredEvents } from './events/retention.js';
-import { createEventService, EVENT_RETENTION_MS, type EventService } from './events/service.js';
+import { createEventService, type EventService } from './events/service.js';
 import { createInsightService, type InsightService } from './insights/service.js';
-import { purgeEndedMemberRecords } from './members/retention.js';
+import { maintenanceHandlers } from './maintenance.js';
 import { createMemberService, type MemberService } from './members/service.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { createMetricsService, type MetricsService } from './metrics/service.js';
@@ -142,14 +132,6 @@ export interface Services {
   /** Releases what the services hold open (SMTP and Redis connections); the database is the caller's. */
   close(): Promise<void>;
 }
-
-export const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
-export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
-export const EVENT_PURGE_QUEUE = 'maintenance.purge_events';
-export const MEMBER_PURGE_QUEUE = 'maintenance.purge_member_sessions';
-const PURGE_EVERY_MS = 60 * 60 * 1000;
-/** A purge that stopped with more to delete comes back this soon, leaving the workers room between runs. */
-const PURGE_AGAIN_MS = 60 * 1000;
 
 function defaultProcessor(config: Config, database: Database, clock: Clock): PaymentProcessor {
   if (config.processor === 'stripe') {
@@ -302,33 +284,13 @@ export function createServices(options: ServiceOptions): Services {
     [PROCESSOR_CANCEL_QUEUE]: (job) =>
       subscriptions.cancelAtProcessor(job.payload.subscription_id, job.payload.provider_subscription_id),
     [DELIVERY_QUEUE]: (job) => eventDelivery.deliver(job as Job<DeliveryJobPayload>),
-    [PURGE_QUEUE]: async (job) => {
-      await idempotency.purgeExpired();
-      await scheduleNext(db, job, new Date(clock.now().getTime() + PURGE_EVERY_MS));
-    },
-    [JOB_PURGE_QUEUE]: async (job) => {
-      const now = clock.now().getTime();
-      const { more } = await purgeFinishedJobs(db, {
-        cutoff: new Date(now - config.jobRetentionDays * DAY_MS),
-      });
-      await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
-    },
-    [EVENT_PURGE_QUEUE]: async (job) => {
-      const now = clock.now().getTime();
-      const { more } = await purgeExpiredEvents(db, { cutoff: new Date(now - EVENT_RETENTION_MS) });
-      await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
-    },
-    [MEMBER_PURGE_QUEUE]: async (job) => {
-      const now = clock.now();
-      const { more } = await purgeEndedMemberRecords(db, { now });
-      await scheduleNext(db, job, new Date(now.getTime() + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
-    },
-    [VACUUM_QUEUE]: async (job) => {
-      await maintainTables(database, (table, err) =>
-        options.logger?.warn({ err, table }, 'vacuum of a table failed (autovacuum does not run here)'),
-      );
-      await scheduleNext(db, job, new Date(clock.now().getTime() + VACUUM_EVERY_MS));
-    },
+    ...maintenanceHandlers({
+      database,
+      clock,
+      idempotency,
+      jobRetentionDays: config.jobRetentionDays,
+      logger: options.logger,
+    }),
   };
   jobRunner = createJobRunner({
     db,
@@ -375,37 +337,4 @@ export function createServices(options: ServiceOptions): Services {
       await rateLimits.close();
     },
   };
-}
-
-/**
- * A recurring maintenance job is one queued job at a time, whichever process scheduled it: its
- * singleton key is `<queue>:a` or `<queue>:b`, and each run queues the next under the other letter.
- * (Under its own key the next run would collide with the running job and never be queued.) A second
- * chain, queued by a process starting while one runs, merges into the first at its next run.
- * A run that fails (the database is down) is retried with the job runner's back-off, capped at
- * 15 minutes, without a limit on attempts: only a run that succeeds queues the next, so a chain
- * that gave up after ten failures would end until a process restarted.
- */
-const RECURRING_MAX_ATTEMPTS = 2_147_483_647;
-
-function scheduleRecurring(db: Executor, queue: string, slot: 'a' | 'b', runAt: Date) {
-  return enqueueJob(db, {
-    queue,
-    payload: { slot },
-    runAt,
-    singletonKey: `${queue}:${slot}`,
-    maxAttempts: RECURRING_MAX_ATTEMPTS,
-  });
-}
-
-function scheduleNext(db: Executor, job: Job, runAt: Date) {
-  return scheduleRecurring(db, job.queue, job.payload?.slot === 'a' ? 'b' : 'a', runAt);
-}
-
-/** Schedules the recurring maintenance jobs (idempotent across processes). */
-export async function scheduleMaintenance(services: Services): Promise<void> {
-  const { db } = services.database;
-  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE, MEMBER_PURGE_QUEUE, VACUUM_QUEUE]) {
-    await scheduleRecurring(db, queue, 'a', services.clock.now());
-  }
 }

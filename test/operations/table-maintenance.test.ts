@@ -12,7 +12,7 @@ import {
   VACUUM_EVERY_MS,
   VACUUM_QUEUE,
 } from '../../src/core/table-maintenance.js';
-import { scheduleMaintenance } from '../../src/services.js';
+import { scheduleMaintenance } from '../../src/maintenance.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { ENGINE } from '../support/databases.js';
 
