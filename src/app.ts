@@ -28,6 +28,7 @@ import { eventRoutes } from './events/routes.js';
 import { metricsRoutes, registerRequestMetrics } from './metrics/routes.js';
 import { operatorRoutes } from './operator/routes.js';
 import { planRoutes } from './plans/routes.js';
+import { portalSurface } from './portal/plugin.js';
 import { registerRateLimiting } from './rate-limits/hooks.js';
 import type { Services } from './services.js';
 import { sessionRoutes } from './sessions/routes.js';
@@ -153,6 +154,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   // The agency console: server-rendered pages for the tenant's members (cookie sessions, CSRF).
   await app.register(consoleSurface, { prefix: '/console', services, pages: CONSOLE_PAGES });
+  // The client portal (docs/portal.md): /portal/{slug} here, /portal on a tenant's verified domain.
+  await app.register(portalSurface, { prefix: '/portal', services });
 
   // The call-trigger webhook (its credential is the URL).
   await app.register(webhookRoutes, { calls: services.calls, idempotency: services.idempotency });

@@ -72,12 +72,10 @@ export async function findBrandOfTenant(db: Executor, tenantId: string): Promise
   return brandQuery(db).where('t.id', '=', tenantId).executeTakeFirst();
 }
 
-/** The tenant whose portal slug this is; a tenant without a slug answers to its id. */
+/** The tenant whose portal slug, or id, this is (a slug never contains `_`, every tenant id does). */
 export async function findBrandBySlug(db: Executor, slug: string): Promise<BrandRow | undefined> {
   return brandQuery(db)
-    .where((eb) =>
-      eb.or([eb('b.slug', '=', slug), eb.and([eb('t.id', '=', slug), eb('b.slug', 'is', null)])]),
-    )
+    .where((eb) => eb.or([eb('b.slug', '=', slug), eb('t.id', '=', slug)]))
     .executeTakeFirst();
 }
 

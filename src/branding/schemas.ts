@@ -12,10 +12,10 @@ const Slug = Type.String({
     'The portal’s path on the platform host: /portal/{slug}. Lowercase letters, digits, inner hyphens.',
   examples: ['acme-voice'],
 });
-const BrandName = Type.String({ minLength: 1, maxLength: 100, examples: ['Acme Voice'] });
+const BrandName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', examples: ['Acme Voice'] });
 const LogoUrl = Type.String({
   format: 'uri',
-  pattern: '^https://',
+  pattern: '^https://[^/?#\\s@]+\\.[^/?#\\s@]+(?:[/?#]|$)',
   maxLength: 2000,
   description: 'An https URL of the logo image, shown in the portal and the sign-in page.',
   examples: ['https://cdn.acme.example/logo.png'],

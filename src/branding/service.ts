@@ -162,20 +162,23 @@ export function createBrandingService(deps: {
     const name = `${VERIFICATION_PREFIX}.${row.hostname}`;
     const expected = verificationValue(row.verification_token);
     let records: string[][];
+    let timer: NodeJS.Timeout | undefined;
     try {
       records = await Promise.race([
         resolveTxt(name),
-        new Promise<never>((_, reject) =>
-          setTimeout(
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
             () => reject(Object.assign(new Error('timeout'), { code: 'ETIMEOUT' })),
             TXT_TIMEOUT_MS,
-          ).unref(),
-        ),
+          );
+        }),
       ]);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === 'ENOTFOUND' || code === 'ENODATA') return `No TXT record was found at ${name}.`;
       return `The DNS lookup of ${name} failed (${code ?? 'error'}); try again in a few minutes.`;
+    } finally {
+      clearTimeout(timer);
     }
     const values = records.map((chunks) => chunks.join(''));
     if (values.includes(expected)) return undefined;
@@ -199,7 +202,7 @@ export function createBrandingService(deps: {
       return cached(`host:${hostname}`, () => findBrandByVerifiedHost(db, hostname));
     },
 
-    /** The brand of the tenant whose portal slug (or, without one, id) this is. */
+    /** The brand of the tenant whose portal slug, or id, this is (links with the id keep working once a slug is set). */
     async forSlug(slug: string): Promise<Brand | undefined> {
       if (slug.length > 64) return undefined;
       return cached(`slug:${slug}`, () => findBrandBySlug(db, slug));
@@ -213,9 +216,6 @@ export function createBrandingService(deps: {
 
     async update(tenantId: string, input: UpdateBrandingBody): Promise<Branding> {
       if (!(await findBrandOfTenant(db, tenantId))) throw notFound('Tenant');
-      if (input.slug?.startsWith('ten_')) {
-        throw validationFailed([{ field: 'slug', issue: 'must not look like a tenant id (ten_…)' }]);
-      }
       try {
         await upsertBrand(db, tenantId, {
           ...(input.slug !== undefined ? { slug: input.slug } : {}),

@@ -21,6 +21,7 @@ export type Section =
   | 'do-not-call'
   | 'webhooks'
   | 'emails'
+  | 'branding'
   | 'members'
   | 'account';
 
@@ -61,6 +62,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
     heading: 'Settings',
     items: [
       { section: 'emails', label: 'Email', href: '/console/emails', role: 'viewer' },
+      { section: 'branding', label: 'Branding', href: '/console/branding', role: 'viewer' },
       { section: 'members', label: 'Members', href: '/console/members', role: 'viewer' },
       { section: 'account', label: 'Your account', href: '/console/account', role: 'viewer' },
     ],

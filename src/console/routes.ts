@@ -5,6 +5,7 @@
 
 import { agentPages } from '../agents/console-pages.js';
 import { apiKeyPages } from '../api-keys/console-pages.js';
+import { brandingPages } from '../branding/console-pages.js';
 import { callPages } from '../calls/console-pages.js';
 import { doNotCallPages } from '../do-not-call/console-pages.js';
 import { emailPages } from '../emails/console-pages.js';
@@ -31,5 +32,6 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   memberPages,
   accountPages,
   emailPages,
+  brandingPages,
   webhookPages,
 ];
