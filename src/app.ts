@@ -34,6 +34,7 @@ import type { Services } from './services.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { subscriptionRoutes } from './subscriptions/routes.js';
 import { engineCallbackRoutes } from './telephony/routes.js';
+import { topUpRoutes } from './top-ups/routes.js';
 import { userRoutes } from './users/routes.js';
 
 export interface AppOptions {
@@ -130,6 +131,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         subscriptions: services.subscriptions,
         publicBaseUrl: config.publicBaseUrl,
       });
+      await partner.register(topUpRoutes, { topUps: services.topUps, publicBaseUrl: config.publicBaseUrl });
       await partner.register(agentRoutes, { agents: services.agents, publicBaseUrl: config.publicBaseUrl });
       await partner.register(doNotCallRoutes, {
         doNotCall: services.doNotCall,

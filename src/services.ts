@@ -64,6 +64,7 @@ import {
 import { createTelephony } from './telephony/index.js';
 import type { EngineReports, TelephonyAdapter } from './telephony/port.js';
 import { createTenantService, type TenantService } from './tenants/service.js';
+import { createTopUpService, TOP_UP_RECONCILE_QUEUE, type TopUpService } from './top-ups/service.js';
 import { createUserService, type UserService } from './users/service.js';
 
 /** The service's borders with the outside world; each defaults to what the configuration names. */
@@ -109,6 +110,8 @@ export interface Services {
   readonly sessions: SessionService;
   readonly subscriptions: SubscriptionService;
   readonly emails: EmailService;
+  /** Minutes users buy beyond their plan's (charged through the processor, or recorded). */
+  readonly topUps: TopUpService;
   readonly agents: AgentService;
   /** Tenants' brands and custom domains; whose brand a portal request shows. */
   readonly branding: BrandingService;
@@ -200,6 +203,7 @@ export function createServices(options: ServiceOptions): Services {
     processor,
     events: { record: recordEvent },
   });
+  const topUps = createTopUpService({ db, clock, processor, idempotency });
   const emails = createEmailService({
     db,
     clock,
@@ -284,6 +288,7 @@ export function createServices(options: ServiceOptions): Services {
     [PROCESSOR_CANCEL_QUEUE]: (job) =>
       subscriptions.cancelAtProcessor(job.payload.subscription_id, job.payload.provider_subscription_id),
     [DELIVERY_QUEUE]: (job) => eventDelivery.deliver(job as Job<DeliveryJobPayload>),
+    [TOP_UP_RECONCILE_QUEUE]: (job) => topUps.reconcile(job.tenantId ?? '', job.payload.top_up_id),
     ...maintenanceHandlers({
       database,
       clock,
@@ -323,6 +328,7 @@ export function createServices(options: ServiceOptions): Services {
     doNotCall,
     calls,
     engineReports,
+    topUps,
     branding,
     events,
     members,

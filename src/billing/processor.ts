@@ -1,6 +1,7 @@
 /**
  * The card-processor port: the operations billing needs, with Stripe's semantics (customers,
- * cards, monthly prices, subscriptions with trials, price changes with proration, cancellation).
+ * cards, monthly prices, subscriptions with trials, price changes with proration, cancellation,
+ * one-off charges of the card on file).
  * Adapters: `simulated` (in-process, ./simulated.ts) and `stripe` (the official SDK, ./stripe.ts).
  *
  * Every call that changes something takes an idempotency key: the processor performs it once per
@@ -37,6 +38,35 @@ export interface Card {
   id: string;
   brand: string;
   last4: string;
+}
+
+/**
+ * A one-off charge (Stripe: a PaymentIntent). `processing`: the processor has not settled it yet
+ * (not seen with cards, but possible); look again later.
+ */
+export type Charge =
+  | { id: string; status: 'succeeded'; amount: number; currency: string }
+  | { id: string; status: 'processing'; amount: number; currency: string }
+  | {
+      id: string;
+      status: 'declined';
+      amount: number;
+      currency: string;
+      /** The processor's reason, e.g. `generic_decline`, `insufficient_funds`. */
+      declineCode: string | null;
+      message: string;
+    };
+
+export interface ChargeInput {
+  customerId: string;
+  /** The customer's default card (attachPaymentMethod made it the default). */
+  paymentMethodId: string;
+  /** In the currency's minor unit. */
+  amount: number;
+  currency: string;
+  description: string;
+  /** Our references (e.g. `top_up_id`); `findCharge` finds a charge by one of them. */
+  metadata: Record<string, string>;
 }
 
 export interface PaymentProcessor {
@@ -77,6 +107,22 @@ export interface PaymentProcessor {
     customerId: string,
     operationId: string,
   ): Promise<ProcessorSubscription | undefined>;
+  /**
+   * Charges the customer's card at once, the customer not present (off-session). A decline is an
+   * answer (`status: 'declined'`), not an error; a refusal of the request (amount too small,
+   * unknown card) throws ProcessorRequestError.
+   */
+  chargeCustomer(input: ChargeInput, key: string): Promise<Charge>;
+  /**
+   * The customer's charge whose metadata `metadataKey` is `metadataValue`, created at or after
+   * `createdSince`, if any: finds a charge whose answer was lost.
+   */
+  findCharge(query: {
+    customerId: string;
+    metadataKey: string;
+    metadataValue: string;
+    createdSince: Date;
+  }): Promise<Charge | undefined>;
 }
 
 /** The processor did not answer usably (timeout, network, 5xx, rate limit): the outcome is unknown. */
@@ -105,4 +151,33 @@ export class ProcessorRequestError extends Error {
  */
 export function processorKeyBase(tenantId: string, idempotencyKey: string): string {
   return `vp_${crypto.createHash('sha256').update(`${tenantId}\n${idempotencyKey}`).digest('hex').slice(0, 40)}`;
+}
+
+/** The fields of a Stripe PaymentIntent a charge is read from (both adapters speak Stripe's shapes). */
+export interface PaymentIntentLike {
+  id: string;
+  status: string;
+  amount: number;
+  currency: string;
+  last_payment_error?: { decline_code?: string | null; message?: string | null } | null;
+}
+
+/**
+ * A PaymentIntent as a charge: `succeeded`; `requires_payment_method` (a failed confirmation) and
+ * `canceled` are declined; anything else has not settled yet.
+ */
+export function chargeOfPaymentIntent(intent: PaymentIntentLike): Charge {
+  const { id, amount, currency } = intent;
+  if (intent.status === 'succeeded') return { id, status: 'succeeded', amount, currency };
+  if (intent.status === 'requires_payment_method' || intent.status === 'canceled') {
+    return {
+      id,
+      status: 'declined',
+      amount,
+      currency,
+      declineCode: intent.last_payment_error?.decline_code ?? null,
+      message: intent.last_payment_error?.message ?? 'The card was not charged.',
+    };
+  }
+  return { id, status: 'processing', amount, currency };
 }

@@ -1,7 +1,8 @@
 /**
  * The `simulated` processor adapter (PROCESSOR=simulated, the default): the in-process engine of
- * src/processor-simulator/, with its objects in the database so subscriptions survive a restart,
- * Stripe's idempotency-key replay, and call counters tests read.
+ * src/processor-simulator/ (and ./simulated-charges.ts for one-off charges), with its objects in the
+ * database so subscriptions survive a restart, Stripe's idempotency-key replay, and call counters
+ * tests read.
  */
 import crypto from 'node:crypto';
 import type { Clock } from '../core/clock.js';
@@ -17,11 +18,13 @@ import {
 import { EngineError } from '../processor-simulator/params.js';
 import {
   type Card,
+  chargeOfPaymentIntent,
   type PaymentProcessor,
   ProcessorRequestError,
   type ProcessorSubscription,
   ProcessorUnavailableError,
 } from './processor.js';
+import { CardDeclinedError, createPaymentIntents } from './simulated-charges.js';
 
 /** Executed (not replayed) calls per operation; tests assert exactly-once effects with them. */
 export type CallCounts = Record<
@@ -33,7 +36,9 @@ export type CallCounts = Record<
   | 'changePrice'
   | 'cancelSubscription'
   | 'retrieveSubscription'
-  | 'findSubscriptionByOperation',
+  | 'findSubscriptionByOperation'
+  | 'chargeCustomer'
+  | 'findCharge',
   number
 > & { replayed: number };
 
@@ -82,8 +87,11 @@ export function createSimulatedProcessor(options: {
     cancelSubscription: 0,
     retrieveSubscription: 0,
     findSubscriptionByOperation: 0,
+    chargeCustomer: 0,
+    findCharge: 0,
     replayed: 0,
   };
+  const paymentIntents = createPaymentIntents(store, () => options.clock.now());
   // Concurrent calls with one key: the second waits for the first's answer, as Stripe's 409 + retry would.
   const inFlight = new Map<string, Promise<unknown>>();
 
@@ -230,6 +238,40 @@ export function createSimulatedProcessor(options: {
         const list = await engine.listSubscriptions({ customer: customerId, status: 'all' });
         const found = list.data.find((sub) => sub.metadata?.vp_operation === operationId);
         return found ? toProcessorSubscription(found) : undefined;
+      } catch (error) {
+        mapError(error);
+      }
+    },
+    async chargeCustomer(input, key) {
+      const params = {
+        amount: input.amount,
+        currency: input.currency,
+        customer: input.customerId,
+        payment_method: input.paymentMethodId,
+        confirm: true,
+        off_session: true,
+        description: input.description,
+        metadata: input.metadata,
+      };
+      // A decline is stored as the key's answer like a success: a retry replays it, never charges.
+      const intent = await once('chargeCustomer', key, params, () =>
+        paymentIntents.create(params).catch((error) => {
+          if (error instanceof CardDeclinedError) return error.paymentIntent;
+          throw error;
+        }),
+      );
+      return chargeOfPaymentIntent(intent);
+    },
+    async findCharge(query) {
+      calls.findCharge++;
+      try {
+        const list = await paymentIntents.list({
+          customer: query.customerId,
+          created: { gte: Math.floor(query.createdSince.getTime() / 1000) },
+          limit: 100,
+        });
+        const found = list.data.find((intent) => intent.metadata[query.metadataKey] === query.metadataValue);
+        return found ? chargeOfPaymentIntent(found) : undefined;
       } catch (error) {
         mapError(error);
       }

@@ -6,6 +6,8 @@
 import Stripe from 'stripe';
 import {
   type Card,
+  type Charge,
+  chargeOfPaymentIntent,
   type PaymentProcessor,
   ProcessorRequestError,
   type ProcessorStatus,
@@ -63,6 +65,29 @@ function mapError(error: unknown): never {
     );
   }
   throw error;
+}
+
+/**
+ * A declined confirmation is Stripe's 402 card_error naming the PaymentIntent it left. A card error
+ * without one (no intent was made) stays a refusal of the request (mapError).
+ */
+function declinedCharge(error: unknown, input: { amount: number; currency: string }): Charge | undefined {
+  const e = error as {
+    type?: string;
+    message?: string;
+    decline_code?: string;
+    code?: string;
+    payment_intent?: Stripe.PaymentIntent;
+  };
+  if (e?.type !== 'StripeCardError' || !e.payment_intent?.id) return undefined;
+  const charge = chargeOfPaymentIntent(e.payment_intent);
+  if (charge.status !== 'declined') return charge;
+  return {
+    ...charge,
+    declineCode: e.decline_code || charge.declineCode || e.code || null,
+    message: e.message ?? charge.message,
+    amount: e.payment_intent.amount ?? input.amount,
+  };
 }
 
 async function call<T>(work: () => Promise<T>): Promise<T> {
@@ -178,6 +203,39 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
       );
       const found = list.data.find((sub) => sub.metadata?.vp_operation === operationId);
       return found ? toProcessorSubscription(found) : undefined;
+    },
+    async chargeCustomer(input, key) {
+      try {
+        const intent = await stripe.paymentIntents.create(
+          {
+            amount: input.amount,
+            currency: input.currency,
+            customer: input.customerId,
+            payment_method: input.paymentMethodId,
+            confirm: true,
+            off_session: true,
+            description: input.description,
+            metadata: input.metadata,
+          },
+          { idempotencyKey: key },
+        );
+        return chargeOfPaymentIntent(intent);
+      } catch (error) {
+        const declined = declinedCharge(error, input);
+        if (declined) return declined;
+        mapError(error);
+      }
+    },
+    async findCharge(query) {
+      const list = await call(() =>
+        stripe.paymentIntents.list({
+          customer: query.customerId,
+          created: { gte: Math.floor(query.createdSince.getTime() / 1000) },
+          limit: 100,
+        }),
+      );
+      const found = list.data.find((intent) => intent.metadata?.[query.metadataKey] === query.metadataValue);
+      return found ? chargeOfPaymentIntent(found) : undefined;
     },
   };
 }

@@ -49,7 +49,8 @@ export type IdPrefix =
   | 'mem'
   | 'mses'
   | 'minv'
-  | 'dom';
+  | 'dom'
+  | 'top';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

@@ -30,6 +30,10 @@ const PARTNER_TAGS = [
   { name: 'Users', description: 'Your clients: the users of your tenant.' },
   { name: 'Plans', description: 'Your plan catalog.' },
   { name: 'Subscriptions', description: 'Users’ subscriptions to your plans.' },
+  {
+    name: 'Top-ups',
+    description: 'Minutes users buy beyond their plan’s, charged or recorded for your invoicing.',
+  },
   { name: 'Agents', description: 'Your voice agents: drafts, published versions, webhooks, call controls.' },
   { name: 'Do-not-call', description: 'Numbers no call of your tenant is placed to.' },
   {

@@ -126,8 +126,53 @@ export interface IdempotencyRecord {
   error?: StoredError;
 }
 
-/** The objects the engine creates. */
-export type EngineObject = Customer | PaymentMethod | Price | Subscription | Invoice;
+export interface PaymentIntentError {
+  type: 'card_error';
+  code: 'card_declined';
+  decline_code: string;
+  doc_url: string;
+  message: string;
+  payment_method: { id: string; object: 'payment_method'; type: 'card' };
+}
+
+export interface PaymentIntent {
+  id: string;
+  object: 'payment_intent';
+  amount: number;
+  amount_received: number;
+  capture_method: 'automatic_async';
+  client_secret: string;
+  confirmation_method: 'automatic';
+  created: number;
+  currency: string;
+  customer: string;
+  description: string | null;
+  last_payment_error: PaymentIntentError | null;
+  latest_charge: string | null;
+  livemode: false;
+  metadata: Metadata;
+  payment_method: string | null;
+  payment_method_types: ['card'];
+  status: 'requires_payment_method' | 'requires_confirmation' | 'succeeded';
+}
+
+/** The ids of a customer's PaymentIntents, newest last (the store has no query by customer). */
+export interface CustomerPaymentIntents {
+  id: string;
+  object: 'customer_payment_intents';
+  ids: string[];
+  metadata: Metadata;
+}
+
+/** The objects the engine creates (PaymentIntents: src/billing/simulated-charges.ts). */
+export type EngineObject =
+  | Customer
+  | PaymentMethod
+  | Price
+  | Subscription
+  | Invoice
+  | PaymentIntent
+  | CustomerPaymentIntents;
 /** Everything a store keeps. */
 export type StoredObject = EngineObject | IdempotencyRecord;
 export type ObjectKind = StoredObject['object'];

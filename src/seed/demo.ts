@@ -124,6 +124,17 @@ export async function seedDemo(services: Services): Promise<DemoSeed> {
     'Agency console (the tenant dashboard):',
     `  ${base}/console   sign in as ${owner.email} / ${ownerPassword}   (shown once)`,
   );
+  // The demo agency's clients see its brand, never the platform's (docs/white-label.md).
+  const branding = await services.branding.update(tenant.id, {
+    slug: 'demo',
+    brand_name: 'Demo Voice Co.',
+    primary_color: '#0f766e',
+    support_email: 'help@demo-agency.example',
+  });
+  lines.push(
+    'Client portal (what the agency’s clients see, in its brand):',
+    `  ${branding.portal_url}   sign in as ${userEmail} / ${userPassword}`,
+  );
   return {
     tenantId: tenant.id,
     apiKey: key,

@@ -93,6 +93,18 @@ describe('resources', () => {
     expect(same).toMatchObject({ status: 422, code: 'unprocessable_entity' });
     expect((await vp.subscriptions.retrieve(subscription.id)).plan_id).toBe(plan.id);
   });
+
+  it('tops a user up once per generated key, and lists and reads the top-up', async () => {
+    const plan = await createPlan(t, tenant.id, { name: `Invoice ${Date.now()}`, provider: 'agency' });
+    const user = await vp.users.create({ email: email('top'), name: 'Topped Up', password: 'correct horse' });
+    await vp.subscriptions.create({ user_id: user.id, plan_id: plan.id });
+    const topUp = await vp.topUps.create(user.id, { minutes: 30 });
+    expect(topUp).toMatchObject({ user_id: user.id, minutes: 30, billing: 'agency', status: 'succeeded' });
+    expect((await vp.topUps.retrieve(user.id, topUp.id)).id).toBe(topUp.id);
+    const listed: string[] = [];
+    for await (const item of vp.topUps.list(user.id)) listed.push(item.id);
+    expect(listed).toEqual([topUp.id]);
+  });
 });
 
 describe('errors', () => {

@@ -4,7 +4,9 @@
  * form-encoded bodies in Stripe's bracket notation, Stripe JSON objects and error shapes,
  * Idempotency-Key replay (`Idempotent-Replayed: true`, 400 idempotency_error on other
  * parameters). The objects and their billing semantics come from the same engine as the simulated
- * adapter (src/processor-simulator/), driven by the test's clock.
+ * adapter (src/processor-simulator/, and src/billing/simulated-charges.ts for PaymentIntents: a
+ * declined confirmation answers 402 card_error with `decline_code` and the `payment_intent`),
+ * driven by the test's clock.
  *
  * Faults can be injected per route: an immediate 500, or a connection cut without an answer
  * (before or after the change was made), to prove the service's behaviour when Stripe is down or
@@ -14,6 +16,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createPaymentIntents } from '../../src/billing/simulated-charges.js';
 import { ProcessorEngine } from '../../src/processor-simulator/engine.js';
 import { memoryStore, publicObject } from '../../src/processor-simulator/objects.js';
 import { EngineError } from '../../src/processor-simulator/params.js';
@@ -89,7 +92,9 @@ export async function startStripeServer(options: {
   secretKey?: string;
 }): Promise<StripeTestServer> {
   const secretKey = options.secretKey ?? `sk_test_${crypto.randomBytes(12).toString('hex')}`;
-  const engine = new ProcessorEngine({ store: memoryStore(), now: options.now });
+  const store = memoryStore();
+  const engine = new ProcessorEngine({ store, now: options.now });
+  const paymentIntents = createPaymentIntents(store, options.now);
   const requests: RecordedRequest[] = [];
   let faults: (Fault & { left: number })[] = [];
   const idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
@@ -107,6 +112,9 @@ export async function startStripeServer(options: {
     ['GET', /^\/v1\/subscriptions\/([^/]+)$/, (m) => engine.retrieveSubscription(m[1])],
     ['POST', /^\/v1\/subscriptions\/([^/]+)$/, (m, p) => engine.updateSubscription(m[1], p)],
     ['DELETE', /^\/v1\/subscriptions\/([^/]+)$/, (m) => engine.cancelSubscription(m[1])],
+    ['POST', /^\/v1\/payment_intents$/, (_m, p) => paymentIntents.create(p)],
+    ['GET', /^\/v1\/payment_intents$/, (_m, p) => paymentIntents.list(p)],
+    ['GET', /^\/v1\/payment_intents\/([^/]+)$/, (m) => paymentIntents.retrieve(m[1])],
   ];
 
   function send(

@@ -9,7 +9,7 @@
  */
 import { Agents, Calls, DoNotCall } from './calling.js';
 import { Events, WebhookEndpoints } from './notifications.js';
-import { Plans, Subscriptions, Users } from './resources.js';
+import { Plans, Subscriptions, TopUps, Users } from './resources.js';
 import { Sessions } from './sessions.js';
 import { type ClientOptions, createTransport } from './transport.js';
 
@@ -17,6 +17,8 @@ export class Voiceplane {
   readonly users: Users;
   readonly plans: Plans;
   readonly subscriptions: Subscriptions;
+  /** Minutes a user buys beyond the plan's (docs/top-ups.md). */
+  readonly topUps: TopUps;
   readonly agents: Agents;
   readonly calls: Calls;
   readonly doNotCall: DoNotCall;
@@ -31,6 +33,7 @@ export class Voiceplane {
     this.users = new Users(send);
     this.plans = new Plans(send);
     this.subscriptions = new Subscriptions(send);
+    this.topUps = new TopUps(send);
     this.agents = new Agents(send);
     this.calls = new Calls(send);
     this.doNotCall = new DoNotCall(send);

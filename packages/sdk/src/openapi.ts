@@ -175,6 +175,56 @@ export interface paths {
         patch: operations["changeSubscriptionPlan"];
         trace?: never;
     };
+    "/api/v1/users/{id}/top-ups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user’s top-ups
+         * @description The user’s top-ups, succeeded and declined, newest first (ties broken by id).
+         *
+         *     Required scope: `subscriptions:read`.
+         */
+        get: operations["listTopUps"];
+        put?: never;
+        /**
+         * Top up a user’s minutes
+         * @description Adds minutes to the user’s credit balance, priced at minutes × topup_rate of the plan of the user’s current (active or trialing) subscription, in the plan’s currency. Processor-billed plans: the card on file is charged at once, then the minutes are credited; a declined card answers 422 unprocessable_entity, credits nothing and lists the top-up as declined (error.details.top_up_id). Agency-billed plans: credited at once and recorded for the agency’s own invoicing. 422 unprocessable_entity also when the user is blocked, has no current subscription, or (processor) has no card on file. The Idempotency-Key is forwarded to the processor: a retry charges once; 503 means the processor did not answer, retry with the same key.
+         *
+         *     Required scope: `subscriptions:write`.
+         */
+        post: operations["createTopUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/top-ups/{top_up_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a top-up
+         * @description One top-up of the user (the target of the Location header of POST /users/{id}/top-ups).
+         *
+         *     Required scope: `subscriptions:read`.
+         */
+        get: operations["getTopUp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents": {
         parameters: {
             query?: never;
@@ -1480,6 +1530,54 @@ export interface components {
          * @enum {string}
          */
         SubscriptionStatus: "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "paused" | "inactive";
+        /** TopUp */
+        TopUp: {
+            /** @example top_9xQ2mR7vK1cB4nT8pL0sD3fH */
+            id: string;
+            /** @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs */
+            user_id: string;
+            /**
+             * @description The plan of the user’s current subscription, whose topup_rate priced the top-up.
+             * @example plan_7Yt2mQ9vX1cB4nK8pL0sD3fH
+             */
+            plan_id: string;
+            /**
+             * @description Minutes bought.
+             * @example 120
+             */
+            minutes: number;
+            /**
+             * @description minutes × topup_rate, in the minor unit of the currency (rounded half up).
+             * @example 1200
+             */
+            amount: number;
+            /**
+             * @description Lowercase ISO 4217 code (the plan’s).
+             * @example usd
+             */
+            currency: string;
+            billing: components["schemas"]["TopUpBilling"];
+            status: components["schemas"]["TopUpStatus"];
+            processor_charge_id: string | null;
+            decline_code: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        /**
+         * TopUpBilling
+         * @description processor: charged to the user’s card through the processor; agency: recorded for the agency’s own invoicing.
+         * @enum {string}
+         */
+        TopUpBilling: "processor" | "agency";
+        /**
+         * TopUpStatus
+         * @description succeeded: the minutes were credited; declined: the card was declined and nothing was credited.
+         * @enum {string}
+         */
+        TopUpStatus: "succeeded" | "declined";
         /**
          * TriggerCallRequest
          * @description Any other key is stored with the call as its context and fills `{key}` placeholders (single braces, word characters) in the agent’s published prompt and welcome message; `{name}` is always available. At most 200 extra keys, nested at most 8 levels; the whole body at most 64 KiB.
@@ -1979,6 +2077,117 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+    };
+    listTopUps: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The user’s id.
+                 * @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of top-ups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TopUp"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+        };
+    };
+    createTopUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional. At most 255 printable ASCII characters; retries with the same key and body within 24 hours return the original answer.
+                 * @example onboard-ada-1
+                 */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /**
+                 * @description The user’s id.
+                 * @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Minutes to add, 1 to 100,000.
+                     * @example 120
+                     */
+                    minutes: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The minutes were credited (or, with Idempotent-Replayed, the original answer is replayed). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TopUp"];
+                    };
+                };
+            };
+        };
+    };
+    getTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user’s id.
+                 * @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+                /**
+                 * @description The top-up’s id.
+                 * @example top_9xQ2mR7vK1cB4nT8pL0sD3fH
+                 */
+                top_up_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The top-up. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TopUp"];
                     };
                 };
             };

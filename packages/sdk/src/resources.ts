@@ -117,3 +117,28 @@ export class Subscriptions extends Resource {
     });
   }
 }
+
+export class TopUps extends Resource {
+  /** createTopUp — retried safely: an Idempotency-Key is generated unless you pass one (one charge per key). */
+  create(userId: string, body: Body<'createTopUp'>, options?: RequestOptions): Promise<Data<'createTopUp'>> {
+    return this.data({
+      method: 'POST',
+      path: `/api/v1/users/${segment(userId)}/top-ups`,
+      body,
+      acceptsIdempotencyKey: true,
+      options,
+    });
+  }
+  /** getTopUp */
+  retrieve(userId: string, id: string, options?: RequestOptions): Promise<Data<'getTopUp'>> {
+    return this.data({
+      method: 'GET',
+      path: `/api/v1/users/${segment(userId)}/top-ups/${segment(id)}`,
+      options,
+    });
+  }
+  /** listTopUps */
+  list(userId: string, query?: Query<'listTopUps'>): PageRequest<Item<'listTopUps'>> {
+    return this.paged<'listTopUps'>(`/api/v1/users/${segment(userId)}/top-ups`, query);
+  }
+}
