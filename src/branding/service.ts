@@ -216,6 +216,15 @@ export function createBrandingService(deps: {
 
     async update(tenantId: string, input: UpdateBrandingBody): Promise<Branding> {
       if (!(await findBrandOfTenant(db, tenantId))) throw notFound('Tenant');
+      // The logo's origin goes into the portal's Content-Security-Policy: a host that is a plain DNS name.
+      if (input.logo_url && !normalizeHostname(new URL(input.logo_url).hostname)) {
+        throw validationFailed([
+          {
+            field: 'logo_url',
+            issue: 'must be an https URL on a DNS name, e.g. https://cdn.example.com/logo.png',
+          },
+        ]);
+      }
       try {
         await upsertBrand(db, tenantId, {
           ...(input.slug !== undefined ? { slug: input.slug } : {}),

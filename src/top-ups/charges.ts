@@ -20,7 +20,7 @@ import { ApiError, unprocessable } from '../core/errors.js';
 import { RetryJobError } from '../core/jobs.js';
 import { addCreditEntry } from '../credits/repository.js';
 import { processorUnavailable } from '../subscriptions/processor-change.js';
-import { findTopUp, settleTopUp, type TopUpRow } from './repository.js';
+import { abandonTopUp, findTopUp, settleTopUp, type TopUpRow } from './repository.js';
 
 export const TOP_UP_RECONCILE_QUEUE = 'top_ups.reconcile';
 /** When a pending top-up is reconciled if no retry settled it. */
@@ -29,6 +29,11 @@ export const TOP_UP_RECONCILE_AFTER_MS = 5 * 60 * 1000;
 export const TOP_UP_METADATA_KEY = 'top_up_id';
 // Clocks of two machines: look for the charge a little before the top-up was written.
 const CLOCK_SKEW_MS = 5 * 60 * 1000;
+/**
+ * Reconciliation gives up on a top-up the processor has no charge for only this long after it was
+ * created: its first look (TOP_UP_RECONCILE_AFTER_MS) may come while a retried request is charging.
+ */
+const TOP_UP_ABANDON_AFTER_MS = 30 * 60 * 1000;
 const STILL_PROCESSING_RECHECK_MS = 60 * 1000;
 
 export interface ChargeDeps {
@@ -106,7 +111,7 @@ export function createTopUpCharges(deps: ChargeDeps) {
       } catch (error) {
         if (error instanceof ProcessorUnavailableError) throw processorUnavailable();
         if (error instanceof ProcessorRequestError) {
-          await settleTopUp(db, topUp.tenant_id, topUp.id, { status: 'abandoned', updated_at: clock.now() });
+          await abandonTopUp(db, topUp.tenant_id, topUp.id, clock.now());
           throw unprocessable(`The payment processor refused the charge: ${error.message}`);
         }
         throw error;
@@ -121,7 +126,10 @@ export function createTopUpCharges(deps: ChargeDeps) {
      */
     async settle(tx: Tx, topUp: TopUpRow, charge: Charge, now: Date): Promise<TopUpRow> {
       const locked = await findTopUp(tx, topUp.tenant_id, topUp.id, { forUpdate: true });
-      if (locked?.status === 'pending') return apply(tx, locked, charge, now);
+      // Abandoned too: reconciliation found no charge while this one was still on its way, and a
+      // charge the processor made is always credited.
+      if (locked?.status === 'pending' || locked?.status === 'abandoned')
+        return apply(tx, locked, charge, now);
       if (locked?.status === 'succeeded' || locked?.status === 'declined') return locked;
       throw processorUnavailable();
     },
@@ -143,12 +151,16 @@ export function createTopUpCharges(deps: ChargeDeps) {
           countsAsAttempt: false,
         });
       }
+      if (!charge && clock.now().getTime() - topUp.created_at.getTime() < TOP_UP_ABANDON_AFTER_MS) {
+        // Nothing yet: a request may still be charging it (a retry just before this run). Look again.
+        throw new RetryJobError('no charge found yet', TOP_UP_ABANDON_AFTER_MS, { countsAsAttempt: false });
+      }
       await db.transaction().execute(async (tx) => {
         const now = clock.now();
         const locked = await findTopUp(tx, tenantId, topUpId, { forUpdate: true });
         if (locked?.status !== 'pending') return;
         if (charge) await apply(tx, locked, charge, now);
-        else await settleTopUp(tx, tenantId, topUpId, { status: 'abandoned', updated_at: now });
+        else await abandonTopUp(tx, tenantId, topUpId, now);
       });
     },
   };

@@ -81,8 +81,20 @@ export async function settleTopUp(
     .set(changes)
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
+    .where('status', 'in', ['pending', 'abandoned'])
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** A pending top-up the processor has no charge for is abandoned (a settled one never is). */
+export async function abandonTopUp(db: Executor, tenantId: string, id: string, at: Date): Promise<void> {
+  await db
+    .updateTable('top_ups')
+    .set({ status: 'abandoned', updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 export async function listTopUps(

@@ -137,6 +137,16 @@ export function createTopUpService(deps: TopUpServiceDeps) {
     const plan = await findPlan(tx, tenantId, current.plan_id, { includeArchived: true });
     if (!plan) throw new Error(`subscription ${current.id} has no plan`);
 
+    const amount = topUpAmount(minutes, plan.topup_rate, plan.currency);
+    // Minutes that round to nothing at a paying rate would be free minutes, one request at a time.
+    if (amount === 0 && plan.topup_rate > 0) {
+      throw new ApiError('validation_failed', 'The request has invalid fields.', [
+        {
+          field: 'minutes',
+          issue: `costs less than the smallest amount in ${plan.currency.toUpperCase()}: buy more minutes`,
+        },
+      ]);
+    }
     const base = recorder ? processorKeyBase(tenantId, recorder.claim.key) : `vp_${randomBase62(32)}`;
     // A retry after an abandoned attempt must not replay that attempt's processor answer.
     const abandoned = previous.filter((row) => row.status === 'abandoned').length;
@@ -147,7 +157,7 @@ export function createTopUpService(deps: TopUpServiceDeps) {
       subscription_id: current.id,
       plan_id: plan.id,
       minutes,
-      amount: topUpAmount(minutes, plan.topup_rate, plan.currency),
+      amount,
       currency: plan.currency,
       billing: plan.provider,
       idempotency_ref: recorder ? sha256Hex(recorder.claim.key) : null,

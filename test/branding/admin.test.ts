@@ -88,6 +88,8 @@ describe('branding', () => {
       ['logo_url', 'https://'],
       ['logo_url', 'https:///logo.png'],
       ['logo_url', 'https://localhost/logo.png'],
+      ['logo_url', 'https://cdn.acme.example;x/logo.png'],
+      ['logo_url', 'https://cdn.acme.example,x/logo.png'],
       ['brand_name', '   '],
       ['primary_color', 'red'],
       ['primary_color', '#12345'],

@@ -56,6 +56,8 @@ describe('a verified custom domain', () => {
       expect(refused.body.error).toMatchObject({ code: 'not_found' });
       expect(refused.raw).not.toMatch(/voiceplane/i);
     }
+    const root = await t.inject({ method: 'GET', url: '/', headers: { host: 'calls.brand-one.example' } });
+    expect([root.status, root.headers.location]).toEqual([302, '/portal']);
     // The platform's own host, an address, and a name not (yet) verified are the platform as ever.
     for (const host of ['voiceplane.test', '127.0.0.1:3000', 'pending.brand-one.example']) {
       expect((await t.inject({ method: 'GET', url: '/api/v1/plans', headers: on(host) })).status, host).toBe(

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topUpAmount } from '../../src/top-ups/pricing.js';
-import { createTenant, type TestTenant } from '../support/app.js';
+import { createPlan, createTenant, type TestTenant } from '../support/app.js';
 import {
   balance,
   createUser,
@@ -146,6 +146,23 @@ describe('top-up rules', () => {
       expect((await world.tenant.request('GET', `/api/v1/users/${user.id}/top-ups`)).body.data).toEqual([]);
   });
 
+  it('refuses minutes that would cost nothing at a paying rate, and sells more of them', async () => {
+    const cheap = await createPlan(app.t, world.tenant.id, {
+      name: 'Cheap',
+      provider: 'agency',
+      topup_rate: 0.004,
+    });
+    const user = await subscribedUser(app.t, world, cheap.id);
+    const refused = await topUp(world.tenant, user.id, { minutes: 1 });
+    expect([refused.status, refused.body.error.code]).toEqual([422, 'validation_failed']);
+    expect(refused.body.error.details).toEqual([
+      { field: 'minutes', issue: expect.stringContaining('smallest amount') },
+    ]);
+    expect(await balance(app.t, user.id)).toBe(100);
+    const sold = await topUp(world.tenant, user.id, { minutes: 1000 });
+    expect([sold.status, sold.body.data.amount]).toEqual([201, 400]);
+  });
+
   it('prices minutes × topup_rate in the currency’s minor unit, rounded half up', () => {
     expect(topUpAmount(3, 0.1, 'usd')).toBe(30);
     expect(topUpAmount(1, 0.005, 'usd')).toBe(1);
@@ -155,6 +172,10 @@ describe('top-up rules', () => {
     expect(topUpAmount(7, 0.123456, 'eur')).toBe(86);
     expect(topUpAmount(100_000, 1_000_000, 'usd')).toBe(10_000_000_000_000);
     expect(topUpAmount(5, 0, 'usd')).toBe(0);
+    // Stripe's minor units, not CLDR's: IDR and HUF are counted in hundredths, BHD in thousandths.
+    expect(topUpAmount(10, 1000, 'idr')).toBe(1_000_000);
+    expect(topUpAmount(10, 100, 'huf')).toBe(100_000);
+    expect(topUpAmount(2, 0.5, 'bhd')).toBe(1000);
   });
 
   it('the routes are in the OpenAPI document with their scopes, errors and components', async () => {

@@ -1,0 +1,48 @@
+/**
+ * Amounts are integers in the currency's minor unit, as the card processor counts them. The
+ * digits are Stripe's, not CLDR's: Stripe counts HUF, IDR, ISK and a few others in hundredths
+ * although they have no coins (Intl says 0 digits for them), so one table serves pricing and display.
+ */
+const ZERO_DECIMAL = new Set([
+  'BIF',
+  'CLP',
+  'DJF',
+  'GNF',
+  'JPY',
+  'KMF',
+  'KRW',
+  'MGA',
+  'PYG',
+  'RWF',
+  'UGX',
+  'VND',
+  'VUV',
+  'XAF',
+  'XOF',
+  'XPF',
+]);
+const THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
+
+/** Digits of the currency's minor unit as the processor counts them (usd 2, jpy 0, kwd 3). */
+export function minorUnitDigits(currency: string): number {
+  const code = currency.toUpperCase();
+  if (ZERO_DECIMAL.has(code)) return 0;
+  if (THREE_DECIMAL.has(code)) return 3;
+  return 2;
+}
+
+/** An amount in minor units as people read it: "$49.00", "¥2,980", "KWD 1.250". */
+export function formatMoney(minorUnits: number, currency: string): string {
+  const digits = minorUnitDigits(currency);
+  const major = minorUnits / 10 ** digits;
+  try {
+    return new Intl.NumberFormat('en-US', {
+      style: 'currency',
+      currency: currency.toUpperCase(),
+      minimumFractionDigits: Math.min(digits, 3),
+      maximumFractionDigits: Math.min(digits, 3),
+    }).format(major);
+  } catch {
+    return `${major.toFixed(digits)} ${currency.toUpperCase()}`;
+  }
+}
