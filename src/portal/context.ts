@@ -106,7 +106,10 @@ export function csrfUserInfo(request: FastifyRequest): string {
 
 /** Only a page of this portal is a place to go back to after sign-in. */
 export function safeNext(next: unknown, base: string): string {
-  if (typeof next !== 'string' || next.includes('//') || next.includes('\\')) return base;
+  // Printable ASCII only: anything else cannot go into a Location header (a 500), and a real
+  // portal path never needs it (the browser sends it percent-encoded).
+  if (typeof next !== 'string' || !/^[\x21-\x7e]+$/.test(next)) return base;
+  if (next.includes('//') || next.includes('\\')) return base;
   if (next === base) return next;
   return next.startsWith(`${base}/`) || next.startsWith(`${base}?`) ? next : base;
 }
