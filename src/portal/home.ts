@@ -17,6 +17,8 @@ import { callTable, day, minutes, price } from './views.js';
 
 const CURRENT = ['active', 'trialing', 'past_due'];
 const RECENT_CALLS = 5;
+/** Subscriptions whose plan prices a top-up (the top-up service's rule). */
+const BUYABLE = ['active', 'trialing'];
 
 function planCard(subscription: Subscription | undefined, plan: Plan | undefined): Html {
   if (!subscription || !plan) {
@@ -82,7 +84,11 @@ export function homePages(services: Services): PortalPage[] {
       ? html`<p class="stat-note stat-note-danger">Your agents cannot place calls until minutes are added.</p>`
       : html`<p class="stat-note">${plan ? `${minutes(plan.included_minutes)} included each month` : 'Minutes available for calls'}</p>`
   }
-  <p class="stat-note">${moreMinutesNote(brand)}</p>
+  <p class="stat-note">${
+    subscription && BUYABLE.includes(subscription.status)
+      ? html`<a class="button button-primary button-small" href="${href(request, '/top-ups')}">Buy minutes</a>`
+      : moreMinutesNote(brand)
+  }</p>
 </section>`;
         const agentsCard = html`<section class="stat" aria-labelledby="agents-label">
   <h2 class="stat-label" id="agents-label">Agents</h2>

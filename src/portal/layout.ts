@@ -11,12 +11,13 @@ import { assetUrl } from './assets.js';
 import { brandStylesheetVersion } from './brand-style.js';
 import { csrfUserInfo, type Flash, href, type PortalState, portalOf } from './context.js';
 
-export type Section = 'home' | 'agents' | 'calls';
+export type Section = 'home' | 'agents' | 'calls' | 'top-ups';
 
 const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'home', label: 'Overview', path: '/' },
   { section: 'agents', label: 'Agents', path: '/agents' },
   { section: 'calls', label: 'Calls', path: '/calls' },
+  { section: 'top-ups', label: 'Minutes', path: '/top-ups' },
 ];
 
 function documentPage(options: {
@@ -70,7 +71,7 @@ function footer(brand: Brand): Html {
 </footer>`;
 }
 
-/** Where a client is told to ask for minutes (top-ups are not sold in the portal yet). */
+/** Where a client without a plan to buy minutes with is told to ask for them. */
 export function moreMinutesNote(brand: Brand): Html {
   return brand.supportEmail
     ? html`To buy more minutes, contact <a href="mailto:${brand.supportEmail}">${brand.supportEmail}</a>.`

@@ -41,6 +41,7 @@ import { homePages } from './home.js';
 import { errorPage, neutralNotFound } from './layout.js';
 import { createRouter } from './router.js';
 import { signInPages } from './sign-in.js';
+import { topUpPages } from './top-ups.js';
 
 /** Slugs and tenant ids: anything else in the key's place is no portal, without a lookup. */
 const PORTAL_KEY = /^[A-Za-z0-9_-]{1,64}$/;
@@ -54,6 +55,7 @@ export const portalSurface: FastifyPluginAsync<{ services: Services }> = async (
     ...homePages(services),
     ...agentPages(services),
     ...callPages(services),
+    ...topUpPages(services),
   ]);
   /** The brand's logo origin per request, for the img-src the helmet hook writes. */
   const logoSources = new WeakMap<IncomingMessage, string>();

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { CallListItem } from '../calls/schemas.js';
 import { dateTime, statusBadge } from '../console/components.js';
 import { type Html, html } from '../console/html.js';
+import { formatMoney, minorUnitDigits } from '../core/money.js';
 import { href } from './context.js';
 
 export function duration(seconds: number | null): string {
@@ -15,14 +16,21 @@ export function minutes(count: number): string {
   return `${count.toLocaleString('en-US')} ${Math.abs(count) === 1 ? 'minute' : 'minutes'}`;
 }
 
-/** A plan price in its currency (minor units), e.g. "$29.00". */
-export function price(minorUnits: number, currency: string): string {
+/** An amount in the minor unit of its currency, as the processor counts it: "$29.00", "¥500". */
+export const price = formatMoney;
+
+/** A per-minute rate (major unit, up to 6 decimals) in its currency: "$0.10", "$0.085". */
+export function rate(perMinute: number, currency: string): string {
+  const digits = minorUnitDigits(currency);
   try {
-    return new Intl.NumberFormat('en-US', { style: 'currency', currency: currency.toUpperCase() }).format(
-      minorUnits / 100,
-    );
+    return new Intl.NumberFormat('en-US', {
+      style: 'currency',
+      currency: currency.toUpperCase(),
+      minimumFractionDigits: digits,
+      maximumFractionDigits: Math.max(digits, 6),
+    }).format(perMinute);
   } catch {
-    return `${(minorUnits / 100).toFixed(2)} ${currency.toUpperCase()}`;
+    return `${perMinute} ${currency.toUpperCase()}`;
   }
 }
 

@@ -5,8 +5,6 @@
  */
 import { minorUnitDigits } from '../core/money.js';
 
-export { minorUnitDigits };
-
 const MICROS = 1_000_000n;
 
 export function topUpAmount(minutes: number, topupRate: number, currency: string): number {

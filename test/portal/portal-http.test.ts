@@ -111,9 +111,9 @@ describe('signing in', () => {
     expect(overview.body).toContain('Welcome, Grace Hopper');
     expect(overview.body).toMatch(/Minutes left<\/h2>\s*<p class="stat-value">499</);
     expect(overview.body).toContain('Growth');
-    expect(overview.body).toContain(
-      `To buy more minutes, contact <a href="mailto:help@${acme.slug}.example">`,
-    );
+    // With a plan, minutes are bought in the portal; the support address stays in the footer.
+    expect(overview.body).toContain(`href="${acme.base}/top-ups">Buy minutes</a>`);
+    expect(overview.body).toContain(`<a href="mailto:help@${acme.slug}.example">`);
     expect(overview.body).toContain('+14155550123');
     expect(overview.body).not.toContain('+14155550124');
     expectUnbranded(overview, 'overview');
@@ -137,6 +137,8 @@ describe('signing in', () => {
       `${globex.base}/calls`,
       '/console',
       `${acme.base}-x`,
+      `${acme.base}/中`,
+      `${acme.base}/\r\nset-cookie: x=1`,
     ]) {
       const other = portalClient(t);
       await other.get(`${acme.base}/sign-in`);
@@ -428,8 +430,8 @@ describe('where the portal answers', () => {
     );
     const overview = await client.get('/portal');
     expect(overview.body).toContain('Welcome, Hedy Lamarr');
-    // Without a support email, clients are told to ask the agency by name.
-    expect(overview.body).toContain('To buy more minutes, contact Globex Calls.');
+    // Minutes are bought on the portal's own address.
+    expect(overview.body).toContain('href="/portal/top-ups">Buy minutes</a>');
     expect((await client.get('/portal/agents')).body).toContain('Hedy’s line');
 
     // Another agency's slug on this domain is just no page of Globex's.
