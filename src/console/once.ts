@@ -59,6 +59,10 @@ export function newFormKey(): string {
 
 const FORM_KEY = /^[A-Za-z0-9_-]{16,64}$/;
 
+/** A value `newFormKey` could have made. */
+export const isFormKey = (value: string | undefined): value is string =>
+  value !== undefined && FORM_KEY.test(value);
+
 /**
  * Runs `run` once per form key, as the API runs a request with an Idempotency-Key: the first post
  * runs (its answer is stored by the service with its change), a repeat gets the stored result.
@@ -71,19 +75,38 @@ export async function oncePerFormKey<Result>(
   replayed: (body: unknown) => Result,
 ): Promise<Result> {
   const { tenantId, formKey } = options;
-  if (!formKey || !FORM_KEY.test(formKey)) return run(undefined);
-  const key = `console:${formKey}`;
+  if (!isFormKey(formKey)) return run(undefined);
+  return onceUnderKey(
+    store,
+    {
+      tenantId,
+      key: `console:${formKey}`,
+      path: options.path,
+      fields: options.fields,
+      reuse: 'This form was already sent with other values; reload the page.',
+      busy: 'This form is still being processed; wait a moment and reload the page.',
+    },
+    run,
+    replayed,
+  );
+}
+
+/**
+ * The idempotency store's protocol for one form post under `key` (the console's and the portal's
+ * forms): a repeat with the same fields gets the stored result (`replayed`), other fields are 409
+ * idempotency_key_reuse, a repeat while the first still runs 409 conflict; a failure releases the key.
+ */
+export async function onceUnderKey<Result>(
+  store: IdempotencyStore,
+  options: { tenantId: string; key: string; path: string; fields: unknown; reuse: string; busy: string },
+  run: (claim: IdempotencyClaim) => Promise<Result>,
+  replayed: (body: unknown) => Result,
+): Promise<Result> {
+  const { tenantId, key } = options;
   const begun = await store.begin(tenantId, key, fingerprintOf('POST', options.path, options.fields));
   if (begun.kind === 'replay') return replayed(begun.response.body);
-  if (begun.kind === 'reuse') {
-    throw new ApiError(
-      'idempotency_key_reuse',
-      'This form was already sent with other values; reload the page.',
-    );
-  }
-  if (begun.kind === 'busy') {
-    throw new ApiError('conflict', 'This form is still being processed; wait a moment and reload the page.');
-  }
+  if (begun.kind === 'reuse') throw new ApiError('idempotency_key_reuse', options.reuse);
+  if (begun.kind === 'busy') throw new ApiError('conflict', options.busy);
   const claim: IdempotencyClaim = {
     tenantId,
     key,
@@ -93,8 +116,7 @@ export async function oncePerFormKey<Result>(
     recorded: false,
   };
   try {
-    const result = await run(claim);
-    return result;
+    return await run(claim);
   } catch (error) {
     await store.release(claim).catch(() => {});
     throw error;

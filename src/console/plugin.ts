@@ -14,13 +14,13 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { toApiError } from '../core/http-errors.js';
 import type { Role } from '../members/schemas.js';
 import { roleAllows } from '../members/service.js';
 import type { Services } from '../services.js';
 import { assetRoutes } from './assets.js';
 import { csrfUserInfo, SESSION_COOKIE } from './cookies.js';
 import { checkParameters, takeFlash } from './forms.js';
+import { pageErrorHandler } from './page-errors.js';
 import { errorPage } from './sign-in.js';
 
 export type ConsoleAccess = 'public' | 'second-factor' | Role;
@@ -100,24 +100,13 @@ export async function consoleSurface(
     checkParameters(request);
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const code = (error as { code?: string }).code;
-    if (code?.startsWith('FST_CSRF')) {
-      return errorPage(
-        reply,
-        403,
-        'This form has expired or did not come from the console. Reload the page and try again.',
-      );
-    }
-    const { apiError, unexpected } = toApiError(error);
-    if (unexpected) request.log.error({ err: error }, 'console page failed');
-    if (apiError.headers) reply.headers(apiError.headers);
-    const message =
-      apiError.status >= 500
-        ? `Something went wrong on our side (request ${request.id}). Please try again.`
-        : apiError.message;
-    return errorPage(reply, apiError.status, message);
-  });
+  app.setErrorHandler(
+    pageErrorHandler({
+      surface: 'console',
+      csrfRefused: 'This form has expired or did not come from the console. Reload the page and try again.',
+      page: errorPage,
+    }),
+  );
   app.setNotFoundHandler((_request, reply) => errorPage(reply, 404, 'There is no such page in the console.'));
 
   await app.register(assetRoutes);

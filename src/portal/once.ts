@@ -9,19 +9,10 @@
  * finds the key's earlier attempt itself (a declined top-up answers declined again, a pending one
  * is resumed with the same processor key), so nothing is charged twice.
  */
-import { randomBytes } from 'node:crypto';
-import { ApiError } from '../core/errors.js';
-import { fingerprintOf, type IdempotencyClaim, type IdempotencyStore } from '../core/idempotency.js';
+import { isFormKey, onceUnderKey } from '../console/once.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency.js';
 
-const FORM_KEY = /^[A-Za-z0-9_-]{16,64}$/;
-
-/** The hidden field's value: a new random key each time the form is rendered. */
-export function newFormKey(): string {
-  return randomBytes(18).toString('base64url');
-}
-
-export const isFormKey = (value: string | undefined): value is string =>
-  value !== undefined && FORM_KEY.test(value);
+export { isFormKey, newFormKey } from '../console/once.js';
 
 /**
  * Runs `run` once per (user, form key): the first post runs, a repeat with the same fields gets the
@@ -34,31 +25,18 @@ export async function oncePerUserFormKey<Result>(
   run: (claim: IdempotencyClaim) => Promise<Result>,
   replayed: (body: unknown) => Result,
 ): Promise<Result> {
-  const { tenantId } = options;
   if (!isFormKey(options.formKey)) throw new Error('oncePerUserFormKey needs a form key');
-  const key = `portal:${options.userId}:${options.formKey}`;
-  const begun = await store.begin(tenantId, key, fingerprintOf('POST', options.action, options.fields));
-  if (begun.kind === 'replay') return replayed(begun.response.body);
-  if (begun.kind === 'reuse') {
-    throw new ApiError('idempotency_key_reuse', 'This form was already sent with other values.');
-  }
-  if (begun.kind === 'busy') {
-    throw new ApiError('conflict', 'This form is still being processed.');
-  }
-  const claim: IdempotencyClaim = {
-    tenantId,
-    key,
-    owner: begun.owner,
-    recoveryPoint: begun.recoveryPoint,
-    recoveryData: begun.recoveryData,
-    recorded: false,
-  };
-  try {
-    return await run(claim);
-  } catch (error) {
-    await store.release(claim).catch(() => {});
-    throw error;
-  } finally {
-    store.finish(claim);
-  }
+  return onceUnderKey(
+    store,
+    {
+      tenantId: options.tenantId,
+      key: `portal:${options.userId}:${options.formKey}`,
+      path: options.action,
+      fields: options.fields,
+      reuse: 'This form was already sent with other values.',
+      busy: 'This form is still being processed.',
+    },
+    run,
+    replayed,
+  );
 }

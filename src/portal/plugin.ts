@@ -20,8 +20,8 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Brand } from '../branding/service.js';
+import { pageErrorHandler } from '../console/page-errors.js';
 import { ApiError } from '../core/errors.js';
-import { toApiError } from '../core/http-errors.js';
 import { checkStorable, MAX_BODY_DEPTH } from '../core/validation.js';
 import type { Services } from '../services.js';
 import { agentPages } from './agents.js';
@@ -155,26 +155,19 @@ export const portalSurface: FastifyPluginAsync<{ services: Services }> = async (
     csrfOpts: { hmacKey: services.secrets.deriveKey('portal-csrf').toString('base64') },
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const code = (error as { code?: string }).code;
-    if (code?.startsWith('FST_CSRF')) {
-      return errorPage(
-        reply,
-        403,
-        'This form has expired or did not come from this page. Reload the page and try again.',
-      );
-    }
-    const { apiError, unexpected } = toApiError(error);
-    if (unexpected) request.log.error({ err: error }, 'portal page failed');
-    if (apiError.headers) reply.headers(apiError.headers);
-    const message =
-      apiError.status >= 500
-        ? `Something went wrong on our side (reference ${request.id}). Please try again.`
-        : apiError.status === 404
-          ? 'This page does not exist, or it is not yours to see.'
-          : apiError.message;
-    return errorPage(reply, apiError.status, message);
-  });
+  app.setErrorHandler(
+    pageErrorHandler({
+      surface: 'portal',
+      csrfRefused: 'This form has expired or did not come from this page. Reload the page and try again.',
+      messageOf: (apiError, request) =>
+        apiError.status >= 500
+          ? `Something went wrong on our side (reference ${request.id}). Please try again.`
+          : apiError.status === 404
+            ? 'This page does not exist, or it is not yours to see.'
+            : undefined,
+      page: errorPage,
+    }),
+  );
   app.setNotFoundHandler((request, reply) =>
     request.portal ? errorPage(reply, 404, 'There is no such page here.') : neutralNotFound(reply),
   );
