@@ -129,6 +129,19 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       id = response.body.data.id;
       break;
     }
+    case 'top-ups': {
+      // A top-up of the shared probe user (the path's {id}), on an agency-billed plan: no card needed.
+      const userId = await objectOf(tenant, 'users');
+      // Subscribed unless an earlier probe already subscribed it (then refused as a duplicate).
+      await tenant.request('POST', '/api/v1/subscriptions', {
+        user_id: userId,
+        plan_id: await objectOf(tenant, 'plans'),
+      });
+      const response = await tenant.request('POST', `/api/v1/users/${userId}/top-ups`, { minutes: 10 });
+      if (response.status !== 201) throw new Error(`could not top up to probe: ${response.raw}`);
+      id = response.body.data.id;
+      break;
+    }
     default:
       throw new Error(`the security suite has no factory for "${kind}": add one to objectOf()`);
   }
