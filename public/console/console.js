@@ -58,3 +58,27 @@ for (const region of document.querySelectorAll('[data-refresh]')) {
   };
   setTimeout(tick, every);
 }
+// A top-up's price follows the minutes typed, computed as the server prices it (minutes × rate,
+// in the currency's minor unit, rounded half up): <output data-top-up-price for="…">.
+for (const output of document.querySelectorAll('output[data-top-up-price]')) {
+  const input = document.getElementById(output.htmlFor.value);
+  if (!input) continue;
+  const { rateMicros, digits, currency, each, plan } = output.dataset;
+  const money = new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency,
+    minimumFractionDigits: Number(digits),
+    maximumFractionDigits: Number(digits),
+  });
+  input.addEventListener('input', () => {
+    const text = input.value.trim();
+    const minutes = /^\d{1,6}$/.test(text) ? Number(text) : 0;
+    if (minutes < Number(input.min) || minutes > Number(input.max)) {
+      output.textContent = `${each} a minute (${plan} plan)`;
+      return;
+    }
+    const minor = (BigInt(minutes) * BigInt(rateMicros) * 10n ** BigInt(digits) + 500000n) / 1000000n;
+    const amount = money.format(Number(minor) / 10 ** Number(digits));
+    output.textContent = `${minutes.toLocaleString('en-US')} minute${minutes === 1 ? '' : 's'} cost ${amount} at ${each} a minute`;
+  });
+}

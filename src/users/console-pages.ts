@@ -1,7 +1,8 @@
 /**
  * Console pages for the tenant's users: the list with the API's indexed search (the same
  * `users.list` as GET /api/v1/users?search=), a user's detail (balance, subscriptions, status),
- * and what an admin does to a user: block or unblock, grant credits, delete.
+ * and what an admin does to a user: block or unblock, grant credits, top up (./console-top-ups.ts),
+ * delete.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -28,9 +29,12 @@ import type { ConsolePages } from '../console/plugin.js';
 import { AddCreditsBody } from '../credits/schemas.js';
 import { balanceOf, grantCredits } from '../credits/service.js';
 import type { Services } from '../services.js';
+import { postTopUp, topUpStanding } from './console-top-ups.js';
 import { ListUsersQuery, type UserListItem } from './schemas.js';
+import { type TopUpForm, topUpList, topUpPanel } from './top-up-views.js';
 
 const PAGE_SIZE = 25;
+const TOP_UPS_PAGE_SIZE = 10;
 
 function usersTable(users: UserListItem[]): Html {
   return html`<div class="panel panel-flush"><div class="table-wrap"><table>
@@ -55,20 +59,34 @@ interface CreditForm {
   errors: Record<string, string>;
 }
 
+/** What a refused form shows again: the credit form's or the top-up form's fields and reasons. */
+interface UserPageState {
+  credit?: CreditForm;
+  topUp?: TopUpForm;
+  status?: number;
+}
+
+/** The top-ups list's page (`?page=`): a page number, else the first. */
+function topUpsPage(request: FastifyRequest): number {
+  const page = (request.query as { page?: unknown } | undefined)?.page;
+  return typeof page === 'string' && /^[1-9]\d{0,8}$/.test(page) ? Number(page) : 1;
+}
+
 async function sendUserPage(
   request: FastifyRequest,
   reply: FastifyReply,
   services: Services,
   userId: string,
-  credit: CreditForm = { errors: {} },
-  status = 200,
+  state: UserPageState = {},
 ) {
+  const credit = state.credit ?? { errors: {} };
   const tenantId = memberTenantId(request);
   const deps = { db: services.database.db, clock: services.clock };
   const user = await services.users.get(tenantId, userId);
-  const [balance, subscriptions] = await Promise.all([
+  const [balance, subscriptions, topUps] = await Promise.all([
     balanceOf(deps, { tenantId, userId }),
     services.subscriptions.list(tenantId, { user_id: userId, page: 1, limit: 10, sort_order: 'desc' }),
+    services.topUps.list(tenantId, userId, { page: topUpsPage(request), limit: TOP_UPS_PAGE_SIZE }),
   ]);
   const planNames = await services.plans.namesOf(
     tenantId,
@@ -114,12 +132,20 @@ async function sendUserPage(
   </div>
   <div class="form-actions"><button class="button button-primary" type="submit">Grant credits</button></div>
 </form>`;
+  const topUpForm =
+    admin &&
+    topUpPanel({
+      userId: user.id,
+      standing: await topUpStanding(services, tenantId, user, subscriptions.data),
+      csrf,
+      form: state.topUp ?? {},
+    });
   const current = subscriptions.data.find((s) => ['active', 'trialing', 'past_due'].includes(s.status));
   return sendPage(request, reply, {
     title: name,
     section: 'users',
     parent: { href: '/console/users', label: 'Users' },
-    status,
+    status: state.status ?? 200,
     actions: actions || undefined,
     flash: Object.keys(credit.errors).length
       ? { kind: 'error', message: 'The credits were not granted: check the fields marked below.' }
@@ -142,6 +168,8 @@ async function sendUserPage(
   </div>
   ${creditForm}
 </div>
+${topUpForm}
+${topUpList(user.id, topUps)}
 <div class="panel panel-flush">
   <div class="panel-header"><h2>Subscriptions</h2>${
     subscriptions.pagination.has_more &&
@@ -269,7 +297,16 @@ export const userPages: ConsolePages = async (app, { services }) => {
     } catch (error) {
       const errors = fieldIssues(error);
       if (Object.keys(errors).length === 0) throw error;
-      return sendUserPage(request, reply, services, request.params.id, { minutes, reason, errors }, 422);
+      return sendUserPage(request, reply, services, request.params.id, {
+        credit: { minutes, reason, errors },
+        status: 422,
+      });
     }
   });
+
+  app.post<{ Params: { id: string } }>('/users/:id/top-ups', (request, reply) =>
+    postTopUp(request, reply, services, (topUp, status) =>
+      sendUserPage(request, reply, services, request.params.id, { topUp, status }),
+    ),
+  );
 };

@@ -184,7 +184,7 @@ describe.skipIf(!hasChromium)('the business pages, in a browser', () => {
         ?.replace(/,/g, '')
         .trim(),
     );
-    await page.getByLabel('Minutes').fill('120');
+    await page.getByLabel('Minutes', { exact: true }).fill('120');
     await page.getByLabel('Reason').fill('Welcome bonus');
     await page.getByRole('button', { name: 'Grant credits' }).click();
     await page.getByText(`120 minutes granted; the balance is ${balanceBefore + 120} minutes.`).waitFor();

@@ -35,10 +35,10 @@ const TOTAL_RUNS = Number(process.env.FUZZ_RUNS ?? 320);
 
 const t: TestApp = await startTestApp({ env: { LOG_LEVEL: 'warn' }, adapters: withoutRateLimits });
 const operations = await partnerOperations(t);
-// The console answers HTML pages (not the envelope) and refuses every forged form by its CSRF
-// check: its own suites (test/console) cover it.
+// The console and the client portal answer HTML pages (not the envelope) and refuse every forged
+// form by their CSRF checks: their own suites (test/console, test/portal) cover them.
 const routes = listRoutes(t.app).filter(
-  (r) => r.path !== '/api/v1/openapi.json' && !r.path.startsWith('/console'),
+  (r) => r.path !== '/api/v1/openapi.json' && !r.path.startsWith('/console') && !r.path.startsWith('/portal'),
 );
 afterAll(() => t.close());
 
