@@ -246,7 +246,7 @@ export function createServices(options: ServiceOptions): Services {
     clock,
     emails,
     passwordHashMemoryKib: config.passwordHashMemoryKib,
-    publicBaseUrl: config.publicBaseUrl,
+    brandOf: (executor, tenantId) => branding.brandOf(tenantId, executor),
     onQueued: () => jobRunner?.wake(),
   });
   const calls = createCallService({

@@ -1,7 +1,9 @@
 /**
- * The portal's stylesheet, read once from public/portal/ and served under each portal's own path
- * (`{base}/assets/styles.css?v=<hash>`), so a custom domain serves everything itself and nothing
- * points at the platform. The hash in the URL lets browsers keep it for good.
+ * The portal's stylesheet and its one script (the reset page's, which moves the link's token from
+ * the fragment into the form), read once from public/portal/ and served under each portal's own
+ * path (`{base}/assets/styles.css?v=<hash>`), so a custom domain serves everything itself and
+ * nothing points at the platform; the Content-Security-Policy allows scripts from 'self' only.
+ * The hash in the URL lets browsers keep them for good.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,6 +12,7 @@ import type { FastifyReply } from 'fastify';
 const ASSETS_DIR = new URL('../../public/portal/', import.meta.url);
 const TYPES: Record<string, string> = {
   'styles.css': 'text/css; charset=utf-8',
+  'reset-password.js': 'text/javascript; charset=utf-8',
 };
 
 const assets = new Map(

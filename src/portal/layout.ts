@@ -26,6 +26,8 @@ function documentPage(options: {
   bodyClass: string;
   /** The portal whose brand styles the page; none for a page that belongs to no portal. */
   state?: PortalState;
+  /** Scripts of the portal's own assets (public/portal/*.js), loaded deferred. */
+  scripts?: string[];
 }): string {
   const { state } = options;
   const assetsBase = state?.base ?? '/portal';
@@ -39,6 +41,7 @@ function documentPage(options: {
 <title>${title}</title>
 <link rel="stylesheet" href="${assetUrl(assetsBase, 'styles.css')}">
 ${state && html`<link rel="stylesheet" href="${state.base}/brand.css?v=${brandStylesheetVersion(state.brand)}">`}
+${(options.scripts ?? []).map((name) => html`<script src="${assetUrl(assetsBase, name)}" defer></script>`)}
 </head>
 <body class="${options.bodyClass}">
 ${options.body}
@@ -131,8 +134,14 @@ ${footer(state.brand)}`;
     .send(documentPage({ title: options.title, body, bodyClass: 'portal', state }));
 }
 
-/** A centred card in the brand (sign-in, errors for signed-out visitors). */
-export function cardPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
+/** A centred card in the brand (sign-in, password reset, errors for signed-out visitors). */
+export function cardPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: Html,
+  options: { scripts?: string[] } = {},
+): FastifyReply {
   const state = portalOf(reply.request);
   const page = html`<main id="main" class="card-layout">
   <div class="card">
@@ -146,7 +155,7 @@ export function cardPage(reply: FastifyReply, status: number, title: string, bod
     .code(status)
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .send(documentPage({ title, body: page, bodyClass: 'card-page', state }));
+    .send(documentPage({ title, body: page, bodyClass: 'card-page', state, scripts: options.scripts }));
 }
 
 /** An error as a page of the portal: in the shell for a signed-in user, a card otherwise. */

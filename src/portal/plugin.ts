@@ -39,6 +39,7 @@ import {
 } from './context.js';
 import { homePages } from './home.js';
 import { errorPage, neutralNotFound } from './layout.js';
+import { passwordResetPages } from './password-reset.js';
 import { createRouter } from './router.js';
 import { signInPages } from './sign-in.js';
 import { topUpPages } from './top-ups.js';
@@ -52,6 +53,7 @@ export const portalSurface: FastifyPluginAsync<{ services: Services }> = async (
   const root = app.prefix;
   const router = createRouter([
     ...signInPages(services),
+    ...passwordResetPages(services),
     ...homePages(services),
     ...agentPages(services),
     ...callPages(services),

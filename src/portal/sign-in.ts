@@ -1,6 +1,7 @@
 /**
- * Signing in to the portal and out of it, and the brand's stylesheet. Sign-in is the `/auth/v1`
- * one (services.sessions.signIn with the portal's tenant): the same accounts, the same 7-day
+ * Signing in to the portal and out of it, and the brand's stylesheet (a forgotten password is
+ * ./password-reset.ts). Sign-in is the `/auth/v1` one (services.sessions.signIn with the
+ * portal's tenant): the same accounts, the same 7-day
  * sessions, the same refusal of blocked and deleted users, and the same rate-limit buckets (per
  * client address and per tenant + email), so the portal is no side door around POST /auth/v1/sessions.
  */
@@ -38,10 +39,10 @@ function signInForm(
       </div>
       <button class="button button-primary button-block" type="submit">Sign in</button>
     </form>
-    ${
+    <p class="card-note"><a href="${base}/forgot-password">Forgot your password?</a>${
       brand.supportEmail &&
-      html`<p class="card-note">Trouble signing in? Write to <a href="mailto:${brand.supportEmail}">${brand.supportEmail}</a>.</p>`
-    }`,
+      html`<br>Other trouble signing in? Write to <a href="mailto:${brand.supportEmail}">${brand.supportEmail}</a>.`
+    }</p>`,
   );
 }
 

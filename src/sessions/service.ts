@@ -5,11 +5,13 @@
  * A reset request is answered before anything about the email is looked up: the request only
  * queues a job (the same work, the same answer, whether or not the email belongs to a user), and
  * the job writes the single-use token with its email through the durable email outbox. The token
- * is stored as its SHA-256, lasts one hour, and using it signs the user out everywhere.
+ * is stored as its SHA-256, lasts one hour, and using it signs the user out everywhere. The link
+ * in the email is on the tenant's client portal (`<brand.portalUrl>/reset-password#token=…`,
+ * docs/portal.md), in the agency's brand like the email itself: never on the platform's host.
  */
 import { bearerChallenge, bearerRefused } from '../core/auth.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db, Executor } from '../core/db.js';
 import { ApiError } from '../core/errors.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
 import { enqueueJob, type Job, PermanentJobError } from '../core/jobs.js';
@@ -57,8 +59,11 @@ export function createSessionService(deps: {
   clock: Clock;
   emails: Pick<EmailService, 'queuePasswordReset'>;
   passwordHashMemoryKib: number;
-  /** Base of the reset link in the email. */
-  publicBaseUrl: string;
+  /**
+   * The tenant's client portal (src/branding: its verified custom domain, else its slug on the
+   * platform host): the reset link's page is there. Read with the transaction that writes the email.
+   */
+  brandOf: (executor: Executor, tenantId: string) => Promise<{ portalUrl: string }>;
   /** Called after a job was queued, so this process's worker picks it up at once. */
   onQueued: () => void;
 }) {
@@ -134,10 +139,12 @@ export function createSessionService(deps: {
       const user = await findLiveUserByEmail(db, tenantId, email);
       if (!user || user.status === 'blocked') return;
       const token = `${RESET_PREFIX}${randomBase62(40)}`;
-      // The token travels in the fragment: browsers never send it to a server or in a Referer.
-      const resetUrl = `${deps.publicBaseUrl}/reset-password#token=${token}`;
       await db.transaction().execute(async (tx) => {
         const now = clock.now();
+        // The portal's page; the token travels in the fragment: browsers never send it to a
+        // server or in a Referer.
+        const { portalUrl } = await deps.brandOf(tx, tenantId);
+        const resetUrl = `${portalUrl}/reset-password#token=${token}`;
         if (!(await deps.emails.queuePasswordReset(tx, user, { reset_url: resetUrl, reset_token: token }))) {
           return;
         }
@@ -153,8 +160,16 @@ export function createSessionService(deps: {
       });
     },
 
-    /** Sets the new password with a reset token (once), signing the user out everywhere. */
-    async resetPassword(token: string, password: string): Promise<PasswordResetDone> {
+    /**
+     * Sets the new password with a reset token (once), signing the user out everywhere. With
+     * `tenantId` (a portal's page), a token of another tenant's user is refused like an unknown
+     * one, and stays usable on its own portal.
+     */
+    async resetPassword(
+      token: string,
+      password: string,
+      options: { tenantId?: string } = {},
+    ): Promise<PasswordResetDone> {
       if (!token.startsWith(RESET_PREFIX)) throw resetInvalid();
       const tokenHash = sha256Hex(token);
       // Looked at first, so a dead token costs no password hash.
@@ -163,7 +178,10 @@ export function createSessionService(deps: {
       return db.transaction().execute(async (tx) => {
         const at = clock.now();
         const reset = await usePasswordReset(tx, tokenHash, at);
-        if (!reset) throw resetInvalid();
+        // Thrown inside the transaction: the token's use is rolled back with it.
+        if (!reset || (options.tenantId !== undefined && reset.tenant_id !== options.tenantId)) {
+          throw resetInvalid();
+        }
         const user = await findUser(tx, reset.tenant_id, reset.user_id, { forUpdate: true });
         if (!user || user.deleted_at || user.status === 'blocked') throw resetInvalid();
         await setPasswordHash(tx, user.tenant_id, user.id, passwordHash, at);

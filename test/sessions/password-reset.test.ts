@@ -37,10 +37,13 @@ const resetEmailsTo = (address: string) =>
     (m) => m.envelope.to.includes(address) && decodeHeader(m.headers.subject ?? '').startsWith('Reset'),
   );
 
+/** The link is on the tenant's client portal (no slug: its id on the platform host), never the bare host. */
 function tokenIn(message: ReceivedMessage): string {
-  const match = /http:\/\/voiceplane\.test\/reset-password#token=(vpr_[0-9A-Za-z]+)/.exec(message.text);
+  const page = `http://voiceplane.test/portal/${tenant.id}/reset-password`;
+  const match = new RegExp(`${page.replace(/[.]/g, '\\.')}#token=(vpr_[0-9A-Za-z]+)`).exec(message.text);
   if (!match) throw new Error(`no reset link in: ${message.text}`);
-  expect(message.html).toContain(`href="http://voiceplane.test/reset-password#token=${match[1]}"`);
+  expect(message.html).toContain(`href="${page}#token=${match[1]}"`);
+  expect(message.text).not.toContain('http://voiceplane.test/reset-password');
   return match[1];
 }
 

@@ -664,7 +664,7 @@ export interface paths {
         put?: never;
         /**
          * Request a password reset email
-         * @description Emails the user a single-use reset link valid for one hour, through the tenant’s own SMTP settings. The answer is the same whether or not the email belongs to an account. Every request counts toward a limit per tenant and email and per client address (429).
+         * @description Emails the user a single-use reset link valid for one hour, through the tenant’s own SMTP settings and in its brand. The link opens the tenant’s client portal, `<portal_url>/reset-password#token=vpr_…` (its verified custom domain, else `/portal/{slug}` on this host), where the user chooses the new password; the token is in the fragment, so no server log or Referer sees it. The answer is the same whether or not the email belongs to an account. Every request counts toward a limit per tenant and email and per client address (429).
          */
         post: operations["requestPasswordReset"];
         delete?: never;
@@ -684,7 +684,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset token
-         * @description Sets the new password and signs the user out everywhere. A token that is used, expired, unknown, or whose user was blocked or deleted since is 422.
+         * @description Sets the new password and signs the user out everywhere. The client portal’s reset page does this with the emailed link’s token; a dashboard of your own can too, reading the token from the link’s fragment (`#token=`) or from `{{reset_token}}` in its own copy of the email template. A token that is used, expired, unknown, or whose user was blocked or deleted since is 422.
          */
         post: operations["confirmPasswordReset"];
         delete?: never;
