@@ -15,14 +15,22 @@ import {
   type TestAppOptions,
   type TestTenant,
 } from '../support/app.js';
+import { ENGINE } from '../support/databases.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const hasChromium = fs.existsSync(CHROMIUM);
+/**
+ * The browser flows run once, on the embedded database's pass: pages are the same whatever the
+ * database, and the PostgreSQL pass (TEST_DATABASE=postgres) covers the same pages over HTTP, so
+ * running them twice only lengthened the suite.
+ */
+export const browserPass = ENGINE !== 'postgres';
+export const hasChromium = browserPass && fs.existsSync(CHROMIUM);
 const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-results/console');
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core');
 
 export function warnWithoutChromium(suite: string): void {
-  if (!hasChromium)
+  if (!browserPass) console.warn(`${suite}: the browser tests run on the embedded database's pass only`);
+  else if (!hasChromium)
     console.warn(`${suite}: skipping the browser tests, no ${CHROMIUM} (apt-get install chromium)`);
 }
 

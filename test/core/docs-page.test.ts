@@ -10,11 +10,13 @@ import path from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
+import { ENGINE } from '../support/databases.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
+// Once, on the embedded database's pass (see test/console/harness.ts, browserPass).
+const hasChromium = ENGINE !== 'postgres' && fs.existsSync(CHROMIUM);
 if (!hasChromium)
-  console.warn(`core/docs-page: skipping the browser tests, no ${CHROMIUM} (apt-get install chromium)`);
+  console.warn(`core/docs-page: skipping the browser tests (no ${CHROMIUM}, or the PostgreSQL pass)`);
 const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots');
 
 /** A free port, so PUBLIC_BASE_URL (the document's server, where "try it" sends) is this server. */
