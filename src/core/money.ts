@@ -46,3 +46,18 @@ export function formatMoney(minorUnits: number, currency: string): string {
     return `${major.toFixed(digits)} ${currency.toUpperCase()}`;
   }
 }
+
+/** A per-minute rate (major unit, up to 6 decimals) in its currency: "$0.10", "€0.085". */
+export function formatRate(perMinute: number, currency: string): string {
+  const digits = minorUnitDigits(currency);
+  try {
+    return new Intl.NumberFormat('en-US', {
+      style: 'currency',
+      currency: currency.toUpperCase(),
+      minimumFractionDigits: digits,
+      maximumFractionDigits: Math.max(digits, 6),
+    }).format(perMinute);
+  } catch {
+    return `${perMinute} ${currency.toUpperCase()}`;
+  }
+}

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { CallListItem } from '../calls/schemas.js';
 import { dateTime, statusBadge } from '../console/components.js';
 import { type Html, html } from '../console/html.js';
-import { formatMoney, minorUnitDigits } from '../core/money.js';
+import { formatMoney, formatRate } from '../core/money.js';
 import { href } from './context.js';
 
 export function duration(seconds: number | null): string {
@@ -20,19 +20,7 @@ export function minutes(count: number): string {
 export const price = formatMoney;
 
 /** A per-minute rate (major unit, up to 6 decimals) in its currency: "$0.10", "$0.085". */
-export function rate(perMinute: number, currency: string): string {
-  const digits = minorUnitDigits(currency);
-  try {
-    return new Intl.NumberFormat('en-US', {
-      style: 'currency',
-      currency: currency.toUpperCase(),
-      minimumFractionDigits: digits,
-      maximumFractionDigits: Math.max(digits, 6),
-    }).format(perMinute);
-  } catch {
-    return `${perMinute} ${currency.toUpperCase()}`;
-  }
-}
+export const rate = formatRate;
 
 /** The day only: "21 Nov 2026". */
 export function day(iso: string): string {

@@ -6,7 +6,7 @@
 import { badge, dateTime, emptyState, field, pager, statusBadge } from '../console/components.js';
 import { type Html, html } from '../console/html.js';
 import { newFormKey } from '../console/once.js';
-import { formatMoney, minorUnitDigits } from '../core/money.js';
+import { formatMoney, formatRate, minorUnitDigits } from '../core/money.js';
 import type { Plan } from '../plans/schemas.js';
 import { topUpAmount } from '../top-ups/pricing.js';
 import { MAX_TOP_UP_MINUTES, MIN_TOP_UP_MINUTES, type TopUp } from '../top-ups/schemas.js';
@@ -30,21 +30,6 @@ export interface TopUpListPage {
   pagination: Parameters<typeof pager>[0];
 }
 
-/** A per-minute rate (major unit, up to 6 decimals): "$0.10", "€0.085". */
-function perMinute(rate: number, currency: string): string {
-  const digits = minorUnitDigits(currency);
-  try {
-    return new Intl.NumberFormat('en-US', {
-      style: 'currency',
-      currency: currency.toUpperCase(),
-      minimumFractionDigits: digits,
-      maximumFractionDigits: Math.max(digits, 6),
-    }).format(rate);
-  } catch {
-    return `${rate} ${currency.toUpperCase()}`;
-  }
-}
-
 const minutesText = (count: number) => `${count.toLocaleString('en-US')} minute${count === 1 ? '' : 's'}`;
 
 /** The minutes as typed, when they are a number the form accepts. */
@@ -62,7 +47,7 @@ export function payerNote(plan: Plan): string {
 }
 
 function priceLine(plan: Plan, minutes: number | undefined): string {
-  const each = `${perMinute(plan.topup_rate, plan.currency)} a minute`;
+  const each = `${formatRate(plan.topup_rate, plan.currency)} a minute`;
   if (minutes === undefined) return `${each} (${plan.name} plan)`;
   return `${minutesText(minutes)} cost ${formatMoney(topUpAmount(minutes, plan.topup_rate, plan.currency), plan.currency)} at ${each}`;
 }
@@ -91,7 +76,7 @@ function topUpForm(userId: string, plan: Plan, csrf: Html, form: TopUpForm): Htm
     })}
     <div class="field">
       <p class="field-label" id="top_up_price-label">Price</p>
-      <p class="top-up-price"><output id="top_up_price" for="top_up_minutes" aria-labelledby="top_up_price-label" data-top-up-price data-rate-micros="${rateMicros}" data-digits="${minorUnitDigits(plan.currency)}" data-currency="${plan.currency.toUpperCase()}" data-each="${perMinute(plan.topup_rate, plan.currency)}" data-plan="${plan.name}">${priceLine(plan, minutes)}</output></p>
+      <p class="top-up-price"><output id="top_up_price" for="top_up_minutes" aria-labelledby="top_up_price-label" data-top-up-price data-rate-micros="${rateMicros}" data-digits="${minorUnitDigits(plan.currency)}" data-currency="${plan.currency.toUpperCase()}" data-each="${formatRate(plan.topup_rate, plan.currency)}" data-plan="${plan.name}">${priceLine(plan, minutes)}</output></p>
       <p class="hint">${payerNote(plan)}</p>
     </div>
   </div>
