@@ -12,6 +12,7 @@ import { SCOPES } from './api-keys/service.js';
 import { registerCustomDomainGuard } from './branding/host-guard.js';
 import { callRoutes } from './calls/partner-routes.js';
 import { webhookRoutes } from './calls/routes.js';
+import { campaignRoutes } from './campaigns/routes.js';
 import { consoleSurface } from './console/plugin.js';
 import { CONSOLE_PAGES } from './console/routes.js';
 import { registerPartnerAuth, tenantOf } from './core/auth.js';
@@ -35,6 +36,7 @@ import { sessionRoutes } from './sessions/routes.js';
 import { subscriptionRoutes } from './subscriptions/routes.js';
 import { engineCallbackRoutes } from './telephony/routes.js';
 import { topUpRoutes } from './top-ups/routes.js';
+import { usageRoutes } from './usage/routes.js';
 import { userRoutes } from './users/routes.js';
 
 export interface AppOptions {
@@ -132,6 +134,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         publicBaseUrl: config.publicBaseUrl,
       });
       await partner.register(topUpRoutes, { topUps: services.topUps, publicBaseUrl: config.publicBaseUrl });
+      await partner.register(usageRoutes, { usage: services.usage });
       await partner.register(agentRoutes, { agents: services.agents, publicBaseUrl: config.publicBaseUrl });
       await partner.register(doNotCallRoutes, {
         doNotCall: services.doNotCall,
@@ -139,6 +142,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       });
       await partner.register(eventRoutes, { events: services.events, publicBaseUrl: config.publicBaseUrl });
       await partner.register(callRoutes, { calls: services.calls, publicBaseUrl: config.publicBaseUrl });
+      await partner.register(campaignRoutes, {
+        campaigns: services.campaigns,
+        publicBaseUrl: config.publicBaseUrl,
+      });
       for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);
     },
     { prefix: '/api/v1' },

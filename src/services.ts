@@ -14,6 +14,7 @@ import {
   findPublishedVersion,
 } from './agents/service.js';
 import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
+import { createProcessorAccounts, type ProcessorAccounts } from './billing/accounts.js';
 import type { PaymentProcessor } from './billing/processor.js';
 import { createSimulatedProcessor } from './billing/simulated.js';
 import { createStripeProcessor } from './billing/stripe.js';
@@ -23,6 +24,8 @@ import { createEngineReports } from './calls/engine-reports.js';
 import { type CallJobPayload, createCallPipeline, PROGRESS_QUEUE } from './calls/pipeline.js';
 import { type CallService, createCallService, DISPATCH_QUEUE } from './calls/service.js';
 import { createWebhookTargetCache } from './calls/webhook-targets.js';
+import { CAMPAIGN_TICK_QUEUE, createCampaignScheduler, type TickPayload } from './campaigns/scheduler.js';
+import { type CampaignService, createCampaignService } from './campaigns/service.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import type { Database } from './core/db.js';
@@ -44,6 +47,7 @@ import { maintenanceHandlers } from './maintenance.js';
 import { createMemberService, type MemberService } from './members/service.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { createMetricsService, type MetricsService } from './metrics/service.js';
+import { createOverageInvoicing, OVERAGE_INVOICE_QUEUE } from './overage/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
@@ -65,7 +69,10 @@ import { createTelephony } from './telephony/index.js';
 import type { EngineReports, TelephonyAdapter } from './telephony/port.js';
 import { createTenantService, type TenantService } from './tenants/service.js';
 import { createTopUpService, TOP_UP_RECONCILE_QUEUE, type TopUpService } from './top-ups/service.js';
+import { createUsageService, type UsageService } from './usage/service.js';
 import { createUserService, type UserService } from './users/service.js';
+import { REFILL_QUEUE, type RefillPlan } from './wallets/repository.js';
+import { createWalletService, type WalletService } from './wallets/service.js';
 
 /** The service's borders with the outside world; each defaults to what the configuration names. */
 export interface Adapters {
@@ -99,6 +106,8 @@ export interface Services {
   readonly clock: Clock;
   readonly telephony: TelephonyAdapter;
   readonly processor: PaymentProcessor;
+  /** Each tenant's processor account (a connected Stripe account, or the platform's own). */
+  readonly processorAccounts: ProcessorAccounts;
   readonly rateLimits: RateLimits;
   readonly keyVerifier: KeyVerifier;
   readonly idempotency: IdempotencyStore;
@@ -112,11 +121,17 @@ export interface Services {
   readonly emails: EmailService;
   /** Minutes users buy beyond their plan's (charged through the processor, or recorded). */
   readonly topUps: TopUpService;
+  /** Users' months (minutes, calls, amounts) and the agency's totals and margin. */
+  readonly usage: UsageService;
+  /** Tenants' wholesale minutes (docs/wallets.md); calls debit them in the pipeline's statements. */
+  readonly wallets: WalletService;
   readonly agents: AgentService;
   /** Tenants' brands and custom domains; whose brand a portal request shows. */
   readonly branding: BrandingService;
   readonly doNotCall: DoNotCallService;
   readonly calls: CallService;
+  /** Batch calls: recipient lists an agent calls, dispatched by a scheduler job per campaign. */
+  readonly campaigns: CampaignService;
   /** Applies what voice engines report about their calls (the engines' callback routes). */
   readonly engineReports: EngineReports;
   /** Event webhook endpoints, their deliveries, the events list. */
@@ -172,6 +187,7 @@ export function createServices(options: ServiceOptions): Services {
       findAgentVersion: (tenantId, agentId, version) => findPublishedVersion(db, tenantId, agentId, version),
     });
   const processor = given.processor ?? defaultProcessor(config, database, clock);
+  const processorAccounts = createProcessorAccounts({ db, processorName: processor.name });
   const rateLimits = given.rateLimits ?? defaultRateLimits(config, database);
   const mailSender = given.mailSender ?? createSmtpSender();
   const resolveHost = given.resolveHost ?? systemResolver;
@@ -188,6 +204,7 @@ export function createServices(options: ServiceOptions): Services {
     secrets,
     smtpOutbound,
     partnerLimitDefault: config.rateLimits.partner,
+    processorAccounts,
   });
   const plans = createPlanService({ db, clock });
   const branding = createBrandingService({
@@ -201,9 +218,12 @@ export function createServices(options: ServiceOptions): Services {
     clock,
     idempotency,
     processor,
+    accounts: processorAccounts,
     events: { record: recordEvent },
   });
-  const topUps = createTopUpService({ db, clock, processor, idempotency });
+  const topUps = createTopUpService({ db, clock, processor, accounts: processorAccounts, idempotency });
+  const overage = createOverageInvoicing({ db, clock, processor, accounts: processorAccounts });
+  const wallets = createWalletService({ db, clock, idempotency, processor });
   const emails = createEmailService({
     db,
     clock,
@@ -257,6 +277,14 @@ export function createServices(options: ServiceOptions): Services {
     engine: telephony.name,
     onQueued: () => jobRunner?.wake(),
   });
+  const campaigns = createCampaignService({
+    db,
+    clock,
+    idempotency,
+    engine: telephony.name,
+    onQueued: () => jobRunner?.wake(),
+  });
+  const campaignScheduler = createCampaignScheduler({ db, clock, calls, onQueued: () => jobRunner?.wake() });
   const pipeline = createCallPipeline({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const engineReports = createEngineReports({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
@@ -275,6 +303,7 @@ export function createServices(options: ServiceOptions): Services {
   const jobHandlers: Record<string, JobHandler> = {
     [DISPATCH_QUEUE]: (job) => pipeline.dispatch(job as Job<CallJobPayload>),
     [PROGRESS_QUEUE]: (job) => pipeline.progress(job as Job<CallJobPayload>),
+    [CAMPAIGN_TICK_QUEUE]: (job) => campaignScheduler.tick(job as Job<TickPayload>),
     [ENGINE_CHECK_QUEUE]: (job) => engineReports.check(job as Job<EngineCheckPayload>),
     [ENGINE_SYNC_QUEUE]: async (job) => {
       const { tenantId, agentId, version } = job.payload as EngineSyncPayload;
@@ -286,9 +315,15 @@ export function createServices(options: ServiceOptions): Services {
     [PERIOD_QUEUE]: (job) => subscriptions.advance(job.tenantId ?? '', job.payload.subscription_id),
     [RECONCILE_QUEUE]: (job) => subscriptions.reconcile(job.tenantId ?? '', job.payload.operation_id),
     [PROCESSOR_CANCEL_QUEUE]: (job) =>
-      subscriptions.cancelAtProcessor(job.payload.subscription_id, job.payload.provider_subscription_id),
+      subscriptions.cancelAtProcessor(
+        job.tenantId ?? '',
+        job.payload.subscription_id,
+        job.payload.provider_subscription_id,
+      ),
     [DELIVERY_QUEUE]: (job) => eventDelivery.deliver(job as Job<DeliveryJobPayload>),
     [TOP_UP_RECONCILE_QUEUE]: (job) => topUps.reconcile(job.tenantId ?? '', job.payload.top_up_id),
+    [REFILL_QUEUE]: (job) => wallets.refill(job as Job<RefillPlan>),
+    [OVERAGE_INVOICE_QUEUE]: (job) => overage.invoice(job.tenantId ?? '', job.payload.overage_charge_id),
     ...maintenanceHandlers({
       database,
       clock,
@@ -314,6 +349,7 @@ export function createServices(options: ServiceOptions): Services {
     clock,
     telephony,
     processor,
+    processorAccounts,
     rateLimits,
     keyVerifier: createKeyVerifier({ db, clock, prefix: config.apiKeyPrefix, logger: options.logger }),
     idempotency,
@@ -327,8 +363,11 @@ export function createServices(options: ServiceOptions): Services {
     agents,
     doNotCall,
     calls,
+    campaigns,
     engineReports,
     topUps,
+    usage: createUsageService({ db, clock }),
+    wallets,
     branding,
     events,
     members,

@@ -9,6 +9,7 @@ import { DataEnvelope, IdParam } from '../core/schemas.js';
 import { PaymentMethod, PaymentMethodBody } from '../subscriptions/schemas.js';
 import { findUser } from '../users/repository.js';
 import { tenantOfUser } from '../users/service.js';
+import type { ProcessorAccounts } from './accounts.js';
 import { type PaymentProcessor, ProcessorRequestError, ProcessorUnavailableError } from './processor.js';
 import { findCustomer, insertCustomer, setCard } from './repository.js';
 
@@ -34,7 +35,7 @@ async function viaProcessor<T>(work: () => Promise<T>): Promise<T> {
 
 export async function paymentMethodAdminRoutes(
   fastify: FastifyInstance,
-  deps: { db: Db; clock: Clock; processor: PaymentProcessor },
+  deps: { db: Db; clock: Clock; processor: PaymentProcessor; accounts: ProcessorAccounts },
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -44,7 +45,7 @@ export async function paymentMethodAdminRoutes(
     async (request) => {
       const userId = request.params.id;
       const tenantId = await tenantOfUser(deps.db, userId);
-      const processor = deps.processor;
+      const { processor } = await deps.accounts.bind(deps.processor, tenantId);
       let customer = await findCustomer(deps.db, tenantId, userId, processor.name);
       if (!customer) {
         const user = (await findUser(deps.db, tenantId, userId))!;
@@ -91,7 +92,7 @@ export async function paymentMethodAdminRoutes(
     async (request) => {
       const userId = request.params.id;
       const tenantId = await tenantOfUser(deps.db, userId);
-      const processor = deps.processor;
+      const { processor } = await deps.accounts.bind(deps.processor, tenantId);
       const customer = await findCustomer(deps.db, tenantId, userId, processor.name);
       if (customer?.payment_method_id) {
         const pmId = customer.payment_method_id;

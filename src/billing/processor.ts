@@ -1,7 +1,7 @@
 /**
  * The card-processor port: the operations billing needs, with Stripe's semantics (customers,
  * cards, monthly prices, subscriptions with trials, price changes with proration, cancellation,
- * one-off charges of the card on file).
+ * one-off charges of the card on file, invoice items added to a customer's next invoice).
  * Adapters: `simulated` (in-process, ./simulated.ts) and `stripe` (the official SDK, ./stripe.ts).
  *
  * Every call that changes something takes an idempotency key: the processor performs it once per
@@ -67,10 +67,50 @@ export interface ChargeInput {
   description: string;
   /** Our references (e.g. `top_up_id`); `findCharge` finds a charge by one of them. */
   metadata: Record<string, string>;
+  /** The platform's cut in minor units (Stripe: `application_fee_amount`); connected accounts only. */
+  applicationFeeAmount?: number | null;
+}
+
+export interface InvoiceItemInput {
+  customerId: string;
+  /** The subscription whose next invoice carries the item (Stripe: `subscription`). */
+  subscriptionId: string | null;
+  /** In the currency's minor unit. */
+  amount: number;
+  currency: string;
+  description: string;
+  /** The period the item bills for, shown on the invoice. */
+  period: { start: Date; end: Date };
+  /** Our references (e.g. `overage_charge_id`); `findInvoiceItem` finds an item by one of them. */
+  metadata: Record<string, string>;
+}
+
+/** An invoice item (Stripe: InvoiceItem); `invoiceId` null while it waits for the next invoice. */
+export interface InvoiceItem {
+  id: string;
+  amount: number;
+  currency: string;
+  invoiceId: string | null;
+  metadata: Record<string, string>;
+}
+
+/** The lookup that finds an object whose creation answer was lost, by one of our metadata values. */
+export interface MetadataQuery {
+  customerId: string;
+  metadataKey: string;
+  metadataValue: string;
+  createdSince: Date;
 }
 
 export interface PaymentProcessor {
   readonly name: 'simulated' | 'stripe';
+  /**
+   * This processor bound to a connected account (Stripe Connect, `acct_…`): every request it makes
+   * carries the account (Stripe: the `Stripe-Account` header), so its objects live there and those
+   * of another account are unknown to it (`resource_missing`). null: the platform's own account.
+   * See docs/processor-accounts.md and src/billing/accounts.ts.
+   */
+  forAccount(accountId: string | null): PaymentProcessor;
   createCustomer(
     input: { email: string; name: string | null; metadata: Record<string, string> },
     key: string,
@@ -88,7 +128,14 @@ export interface PaymentProcessor {
    * charge leaves the subscription `incomplete`.
    */
   createSubscription(
-    input: { customerId: string; priceId: string; trialPeriodDays: number; metadata: Record<string, string> },
+    input: {
+      customerId: string;
+      priceId: string;
+      trialPeriodDays: number;
+      metadata: Record<string, string>;
+      /** The platform's cut of each invoice (Stripe: `application_fee_percent`); connected accounts only. */
+      applicationFeePercent?: number | null;
+    },
     key: string,
   ): Promise<ProcessorSubscription>;
   /**
@@ -117,12 +164,14 @@ export interface PaymentProcessor {
    * The customer's charge whose metadata `metadataKey` is `metadataValue`, created at or after
    * `createdSince`, if any: finds a charge whose answer was lost.
    */
-  findCharge(query: {
-    customerId: string;
-    metadataKey: string;
-    metadataValue: string;
-    createdSince: Date;
-  }): Promise<Charge | undefined>;
+  findCharge(query: MetadataQuery): Promise<Charge | undefined>;
+  /**
+   * Adds an amount to the customer's next invoice (of `subscriptionId`); nothing is charged now. A
+   * refusal of the request (unknown customer) throws ProcessorRequestError.
+   */
+  createInvoiceItem(input: InvoiceItemInput, key: string): Promise<InvoiceItem>;
+  /** The customer's invoice item whose metadata `metadataKey` is `metadataValue`, created since `createdSince`. */
+  findInvoiceItem(query: MetadataQuery): Promise<InvoiceItem | undefined>;
 }
 
 /** The processor did not answer usably (timeout, network, 5xx, rate limit): the outcome is unknown. */

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../core/db.js';
 
 export interface BillingCustomersTable {
@@ -108,4 +109,50 @@ export async function findPlanOfPrice(db: Executor, tenantId: string, processor:
     .where('price_id', '=', priceId)
     .executeTakeFirst();
   return row?.plan_id;
+}
+
+/** The tenant's processor account and application fee (null: the platform's own, no fee). */
+export async function findProcessorAccount(
+  db: Executor,
+  tenantId: string,
+  options: { forUpdate?: boolean } = {},
+) {
+  let query = db
+    .selectFrom('tenants')
+    .select(['processor_account_id', 'application_fee_percent'])
+    .where('id', '=', tenantId);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/**
+ * Whether the tenant has objects at the processor `processor` (a customer, a price, or a
+ * subscription): they live in the account they were made in, so the account may no longer change.
+ */
+export async function hasProcessorObjects(
+  db: Executor,
+  tenantId: string,
+  processor: string,
+): Promise<boolean> {
+  const customer = db
+    .selectFrom('billing_customers')
+    .select(sql.lit(1).as('one'))
+    .where('tenant_id', '=', tenantId)
+    .where('processor', '=', processor);
+  const price = db
+    .selectFrom('billing_prices')
+    .select(sql.lit(1).as('one'))
+    .where('tenant_id', '=', tenantId)
+    .where('processor', '=', processor);
+  const subscription = db
+    .selectFrom('subscriptions')
+    .select(sql.lit(1).as('one'))
+    .where('tenant_id', '=', tenantId)
+    .where('provider_subscription_id', 'is not', null);
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.or([eb.exists(customer), eb.exists(price), eb.exists(subscription)]).as('found'),
+    ])
+    .executeTakeFirstOrThrow();
+  return Boolean(row.found);
 }

@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
+import { accountStore } from '../processor-simulator/accounts.js';
 import { databaseStore } from '../processor-simulator/database-store.js';
 import { ProcessorEngine } from '../processor-simulator/engine.js';
 import {
@@ -19,12 +20,14 @@ import { EngineError } from '../processor-simulator/params.js';
 import {
   type Card,
   chargeOfPaymentIntent,
+  type InvoiceItem,
   type PaymentProcessor,
   ProcessorRequestError,
   type ProcessorSubscription,
   ProcessorUnavailableError,
 } from './processor.js';
 import { CardDeclinedError, createPaymentIntents } from './simulated-charges.js';
+import { createInvoiceItems, type InvoiceItem as SimulatedInvoiceItem } from './simulated-invoice-items.js';
 
 /** Executed (not replayed) calls per operation; tests assert exactly-once effects with them. */
 export type CallCounts = Record<
@@ -38,13 +41,20 @@ export type CallCounts = Record<
   | 'retrieveSubscription'
   | 'findSubscriptionByOperation'
   | 'chargeCustomer'
-  | 'findCharge',
+  | 'findCharge'
+  | 'createInvoiceItem'
+  | 'findInvoiceItem',
   number
 > & { replayed: number };
 
 export interface SimulatedProcessor extends PaymentProcessor {
   readonly calls: CallCounts;
   readonly engine: ProcessorEngine;
+}
+
+export function toInvoiceItem(item: SimulatedInvoiceItem): InvoiceItem {
+  const { id, amount, currency, metadata } = item;
+  return { id, amount, currency, invoiceId: item.invoice, metadata };
 }
 
 export function toProcessorSubscription(sub: Subscription): ProcessorSubscription {
@@ -74,10 +84,13 @@ export function createSimulatedProcessor(options: {
   db?: Db;
   clock: Clock;
   store?: EngineStore;
+  /** A connected account's processor (made by the platform's `forAccount`): its objects only. */
+  account?: { id: string; platform: SimulatedProcessor };
 }): SimulatedProcessor {
-  const store = options.store ?? (options.db ? databaseStore(options.db, options.clock) : memoryStore());
+  const shared = options.store ?? (options.db ? databaseStore(options.db, options.clock) : memoryStore());
+  const store = accountStore(shared, () => options.account?.id ?? null);
   const engine = new ProcessorEngine({ store, now: () => options.clock.now() });
-  const calls: CallCounts = {
+  const calls: CallCounts = options.account?.platform.calls ?? {
     createCustomer: 0,
     attachPaymentMethod: 0,
     detachPaymentMethod: 0,
@@ -89,9 +102,23 @@ export function createSimulatedProcessor(options: {
     findSubscriptionByOperation: 0,
     chargeCustomer: 0,
     findCharge: 0,
+    createInvoiceItem: 0,
+    findInvoiceItem: 0,
     replayed: 0,
   };
   const paymentIntents = createPaymentIntents(store, () => options.clock.now());
+  const invoiceItems = createInvoiceItems(store, () => options.clock.now());
+  /** An application fee parameter: refused without a connected account, as Stripe refuses it. */
+  function applicationFee(param: string, value: number | null | undefined): Record<string, number> {
+    if (!value) return {};
+    if (!options.account) {
+      throw new ProcessorRequestError(
+        'parameter_invalid',
+        `Can only apply an ${param} when the request is made on behalf of another account (using the Stripe-Account header).`,
+      );
+    }
+    return { [param]: value };
+  }
   // Concurrent calls with one key: the second waits for the first's answer, as Stripe's 409 + retry would.
   const inFlight = new Map<string, Promise<unknown>>();
 
@@ -102,7 +129,9 @@ export function createSimulatedProcessor(options: {
     request: unknown,
     work: () => Promise<T>,
   ): Promise<T> {
-    const recordId = `idem_${crypto.createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+    // Keys are per account, as Stripe's are (the platform's records keep their ids).
+    const scopedKey = options.account ? `${options.account.id}\n${key}` : key;
+    const recordId = `idem_${crypto.createHash('sha256').update(scopedKey).digest('hex').slice(0, 40)}`;
     const fingerprint = crypto
       .createHash('sha256')
       .update(`${operation}\n${JSON.stringify(request)}`)
@@ -161,8 +190,23 @@ export function createSimulatedProcessor(options: {
     }
   }
 
-  return {
+  const accounts = new Map<string, SimulatedProcessor>();
+  const processor: SimulatedProcessor = {
     name: 'simulated',
+    forAccount(accountId) {
+      if (options.account) return options.account.platform.forAccount(accountId);
+      if (!accountId) return processor;
+      let bound = accounts.get(accountId);
+      if (!bound) {
+        bound = createSimulatedProcessor({
+          ...options,
+          store: shared,
+          account: { id: accountId, platform: processor },
+        });
+        accounts.set(accountId, bound);
+      }
+      return bound;
+    },
     calls,
     engine,
     async createCustomer(input, key) {
@@ -203,6 +247,7 @@ export function createSimulatedProcessor(options: {
         trial_period_days: input.trialPeriodDays > 0 ? input.trialPeriodDays : undefined,
         payment_behavior: 'allow_incomplete',
         metadata: input.metadata,
+        ...applicationFee('application_fee_percent', input.applicationFeePercent),
       };
       const sub = await once('createSubscription', key, params, () => engine.createSubscription(params));
       return toProcessorSubscription(sub);
@@ -252,6 +297,7 @@ export function createSimulatedProcessor(options: {
         off_session: true,
         description: input.description,
         metadata: input.metadata,
+        ...applicationFee('application_fee_amount', input.applicationFeeAmount),
       };
       // A decline is stored as the key's answer like a success: a retry replays it, never charges.
       const intent = await once('chargeCustomer', key, params, () =>
@@ -276,5 +322,36 @@ export function createSimulatedProcessor(options: {
         mapError(error);
       }
     },
+    async createInvoiceItem(input, key) {
+      const params = {
+        customer: input.customerId,
+        ...(input.subscriptionId ? { subscription: input.subscriptionId } : {}),
+        amount: input.amount,
+        currency: input.currency,
+        description: input.description,
+        period: {
+          start: Math.floor(input.period.start.getTime() / 1000),
+          end: Math.floor(input.period.end.getTime() / 1000),
+        },
+        metadata: input.metadata,
+      };
+      const item = await once('createInvoiceItem', key, params, () => invoiceItems.create(params));
+      return toInvoiceItem(item);
+    },
+    async findInvoiceItem(query) {
+      calls.findInvoiceItem++;
+      try {
+        const list = await invoiceItems.list({
+          customer: query.customerId,
+          created: { gte: Math.floor(query.createdSince.getTime() / 1000) },
+          limit: 100,
+        });
+        const found = list.data.find((item) => item.metadata[query.metadataKey] === query.metadataValue);
+        return found ? toInvoiceItem(found) : undefined;
+      } catch (error) {
+        mapError(error);
+      }
+    },
   };
+  return processor;
 }

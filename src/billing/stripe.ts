@@ -8,6 +8,7 @@ import {
   type Card,
   type Charge,
   chargeOfPaymentIntent,
+  type InvoiceItem,
   type PaymentProcessor,
   ProcessorRequestError,
   type ProcessorStatus,
@@ -22,6 +23,11 @@ export interface StripeProcessorOptions {
   /** Per request, in ms (the SDK's default is 80 s; a partner request should not wait that long). */
   timeoutMs?: number;
   maxNetworkRetries?: number;
+  /**
+   * A connected account (Stripe Connect): every request carries it as the `Stripe-Account` header
+   * (the SDK's `stripeAccount`), so the objects live in that account. Unset: the platform's own.
+   */
+  stripeAccount?: string;
 }
 
 function toProcessorSubscription(sub: Stripe.Subscription): ProcessorSubscription {
@@ -36,6 +42,17 @@ function toProcessorSubscription(sub: Stripe.Subscription): ProcessorSubscriptio
     cancelAtPeriodEnd: sub.cancel_at_period_end,
     trialEnd: sub.trial_end ? new Date(sub.trial_end * 1000) : null,
     metadata: (sub.metadata ?? {}) as Record<string, string>,
+  };
+}
+
+function toInvoiceItem(item: Stripe.InvoiceItem): InvoiceItem {
+  const invoice = item.invoice;
+  return {
+    id: item.id,
+    amount: item.amount,
+    currency: item.currency,
+    invoiceId: typeof invoice === 'string' ? invoice : (invoice?.id ?? null),
+    metadata: (item.metadata ?? {}) as Record<string, string>,
   };
 }
 
@@ -98,7 +115,11 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createStripeProcessor(options: StripeProcessorOptions): PaymentProcessor {
+/** `parent`: the platform's processor a connected account's one was made from (its `forAccount`). */
+export function createStripeProcessor(
+  options: StripeProcessorOptions,
+  parent?: PaymentProcessor,
+): PaymentProcessor {
   const base = options.apiBase ? new URL(options.apiBase) : undefined;
   const stripe = new Stripe(options.secretKey, {
     ...(base
@@ -110,12 +131,25 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
       : {}),
     timeout: options.timeoutMs ?? 20_000,
     maxNetworkRetries: options.maxNetworkRetries ?? 2,
+    ...(options.stripeAccount ? { stripeAccount: options.stripeAccount } : {}),
     telemetry: false,
     appInfo: { name: 'voiceplane' },
   });
 
-  return {
+  // One client per connected account, each sending its `Stripe-Account` header on every request.
+  const accounts = new Map<string, PaymentProcessor>();
+  const processor: PaymentProcessor = {
     name: 'stripe',
+    forAccount(accountId) {
+      if (parent) return parent.forAccount(accountId);
+      if (!accountId) return processor;
+      let bound = accounts.get(accountId);
+      if (!bound) {
+        bound = createStripeProcessor({ ...options, stripeAccount: accountId }, processor);
+        accounts.set(accountId, bound);
+      }
+      return bound;
+    },
     async createCustomer(input, key) {
       const customer = await call(() =>
         stripe.customers.create(
@@ -170,6 +204,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
             // A declined first charge leaves the subscription incomplete instead of failing the call.
             payment_behavior: 'allow_incomplete',
             metadata: input.metadata,
+            ...(input.applicationFeePercent ? { application_fee_percent: input.applicationFeePercent } : {}),
           },
           { idempotencyKey: key },
         ),
@@ -216,6 +251,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
             off_session: true,
             description: input.description,
             metadata: input.metadata,
+            ...(input.applicationFeeAmount ? { application_fee_amount: input.applicationFeeAmount } : {}),
           },
           { idempotencyKey: key },
         );
@@ -237,5 +273,37 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
       const found = list.data.find((intent) => intent.metadata?.[query.metadataKey] === query.metadataValue);
       return found ? chargeOfPaymentIntent(found) : undefined;
     },
+    async createInvoiceItem(input, key) {
+      const item = await call(() =>
+        stripe.invoiceItems.create(
+          {
+            customer: input.customerId,
+            ...(input.subscriptionId ? { subscription: input.subscriptionId } : {}),
+            amount: input.amount,
+            currency: input.currency,
+            description: input.description,
+            period: {
+              start: Math.floor(input.period.start.getTime() / 1000),
+              end: Math.floor(input.period.end.getTime() / 1000),
+            },
+            metadata: input.metadata,
+          },
+          { idempotencyKey: key },
+        ),
+      );
+      return toInvoiceItem(item);
+    },
+    async findInvoiceItem(query) {
+      const list = await call(() =>
+        stripe.invoiceItems.list({
+          customer: query.customerId,
+          created: { gte: Math.floor(query.createdSince.getTime() / 1000) },
+          limit: 100,
+        }),
+      );
+      const found = list.data.find((item) => item.metadata?.[query.metadataKey] === query.metadataValue);
+      return found ? toInvoiceItem(found) : undefined;
+    },
   };
+  return processor;
 }

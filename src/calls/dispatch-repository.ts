@@ -20,10 +20,12 @@
  */
 import type { AgentSettings } from '../agents/settings.js';
 import { type Db, type Executor, runPrepared } from '../core/db.js';
+import { newId } from '../core/ids.js';
 import { STILL_RUNNING_TEXT } from '../core/job-statements.js';
 import type { EnqueueOptions } from '../core/job-types.js';
 import { enqueueJob } from '../core/jobs.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
+import { APPEND_WALLET_CALL_DEBITS } from '../wallets/repository.js';
 import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';
 
 const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
@@ -207,8 +209,10 @@ export interface CallFinish extends CallStep {
  * `ended_reason`, `billed_minutes` and timeline event and, in the same statement, debits each
  * completed call's minutes from its owner through APPEND_CREDIT_ENTRIES (credits/repository.ts),
  * with the reference `call:<id>` so a debit happens at most once (an owner's debits in one batch
- * change the balance once, by their sum), and wakes the waiting calls the ended ones make room
- * for. For each finish, false when the call was already final: nothing changes.
+ * change the balance once, by their sum), debits the tenant's wholesale wallet the same minutes
+ * when it has one (APPEND_WALLET_CALL_DEBITS, wallets/repository.ts), and wakes the waiting calls
+ * the ended ones make room for. For each finish, false when the call was already final: nothing
+ * changes.
  */
 export async function finishCallsAndDebit(
   db: Db,
@@ -253,9 +257,10 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
     text: `
         WITH input AS (
           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::integer[], $6::text[],
-                               $7::timestamptz[], $8::integer[], $9::text[], $11::text[], $12::text[], $13::text[])
+                               $7::timestamptz[], $8::integer[], $9::text[], $11::text[], $12::text[], $13::text[],
+                               $14::text[])
             AS i(tenant_id, id, status, ended_at, duration_seconds, failure_reason, at, minutes, ledger_id,
-                 ended_reason, transcript, recording_url)
+                 ended_reason, transcript, recording_url, wallet_ledger_id)
         ), ended AS (
           UPDATE calls c SET status = i.status, ended_at = i.ended_at, duration_seconds = i.duration_seconds,
                  failure_reason = i.failure_reason, updated_at = i.at, ended_reason = coalesce(i.ended_reason, i.status),
@@ -263,7 +268,7 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
                  transcript = coalesce(i.transcript, c.transcript), recording_url = coalesce(i.recording_url, c.recording_url)
           FROM input i
           WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status IN ('queued', 'dialing', 'in_progress')
-          RETURNING ${QUALIFIED_CALL_COLUMN_LIST}, i.minutes, i.ledger_id, i.at
+          RETURNING ${QUALIFIED_CALL_COLUMN_LIST}, i.minutes, i.ledger_id, i.wallet_ledger_id, i.at
         ), ended_event AS (
           INSERT INTO call_events (tenant_id, call_id, status, at, detail)
           SELECT tenant_id, id, status, ended_at, jsonb_strip_nulls(jsonb_build_object(
@@ -278,7 +283,11 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
           SELECT ledger_id AS id, tenant_id, user_id, -minutes AS minutes, 'call' AS reason,
                  'call:' || id AS reference, at AS created_at
           FROM ended WHERE minutes > 0
-        ), ${APPEND_CREDIT_ENTRIES}
+        ), ${APPEND_CREDIT_ENTRIES},
+        wallet_call AS (
+          SELECT wallet_ledger_id AS id, tenant_id, user_id, id AS call_id, minutes, at AS created_at
+          FROM ended WHERE minutes > 0
+        ), ${APPEND_WALLET_CALL_DEBITS}
         SELECT ended.id FROM ended`,
     values: [
       finishes.map((f) => f.tenantId),
@@ -294,6 +303,8 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
       finishes.map((f) => f.ending.endedReason ?? null),
       finishes.map((f) => f.ending.transcript ?? null),
       finishes.map((f) => f.ending.recordingUrl ?? null),
+      // The tenant's wholesale row, if it has a wallet (wallets/repository.ts).
+      finishes.map(() => newId('wled')),
     ],
   });
   const ended = new Set(rows.map((row) => row.id));

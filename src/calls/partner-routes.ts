@@ -37,7 +37,7 @@ export async function callRoutes(
         operationId: 'createCall',
         summary: 'Place a call',
         description: [
-          'Makes an agent of the caller’s tenant place one outbound call to `phone` with its published version, exactly as its webhook would: the same refusals (404 for an agent that is not in the tenant or deleted, 409 `agent_not_published`, 402 `insufficient_credits`, 409 `agent_unavailable`), except that invalid fields are 422 `validation_failed` and a number on the tenant’s do-not-call list is 422 `unprocessable_entity`.',
+          'Makes an agent of the caller’s tenant place one outbound call to `phone` with its published version, exactly as its webhook would: the same refusals (404 for an agent that is not in the tenant or deleted, 409 `agent_not_published`, 409 `agent_unavailable`, 402 `tenant_balance_exhausted`, 402 `insufficient_credits`), except that invalid fields are 422 `validation_failed` and a number on the tenant’s do-not-call list is 422 `unprocessable_entity`.',
           'Answers 202 with the queued call once it is durably stored. The agent’s call controls apply: outside its calling hours the call waits with `scheduled_for`; over a concurrency cap it waits queued until a slot frees. With an Idempotency-Key a retry answers the first 202 again and places no second call.',
         ].join('\n\n'),
         tags: ['Calls'],

@@ -85,8 +85,8 @@ export const dispatchKeyOf = (callId: string) => `dispatch:${callId}`;
  * Stores a queued call, its first timeline event, its `call.queued` event (recordCallEvents) and
  * its dispatch job in one statement (so one transaction and one round trip), provided the agent still is at this published version (and,
  * for the webhook, still behind `webhookId`), is not deleted, its owner may still call (not
- * deleted, not blocked, a positive balance) and the number is not on the tenant's do-not-call
- * list. Answers the agent's current settings, or undefined when that no longer holds (a
+ * deleted, not blocked, a positive balance), the tenant's wholesale wallet, if it has one, is
+ * above zero (docs/wallets.md) and the number is not on the tenant's do-not-call list. Answers the agent's current settings, or undefined when that no longer holds (a
  * rotation, publish, block, debit or listing that raced the request): nothing is stored.
  * The call and its job come as one jsonb argument, read back by name with `jsonb_to_record`.
  */
@@ -132,6 +132,7 @@ export async function insertQueuedCall(
           AND ($1::text IS NULL OR a.webhook_id = $1::text)
         JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
         WHERE u.deleted_at IS NULL AND u.status <> 'blocked' AND u.credit_balance_minutes > 0
+          AND NOT EXISTS (SELECT 1 FROM tenant_wallets w WHERE w.tenant_id = i.tenant_id AND w.balance_minutes <= 0)
           AND NOT EXISTS (SELECT 1 FROM do_not_call d WHERE d.tenant_id = i.tenant_id AND d.phone_number = i.to_number)
       ), queued AS (
         INSERT INTO calls (id, tenant_id, agent_id, agent_version, user_id, from_number, to_number, name, email,

@@ -74,7 +74,7 @@ export async function webhookRoutes(
           'Makes the voice agent that owns this webhook place one outbound call to `phone`, using its published version (a draft-only change is not used) and its phone number as caller ID.',
           'Answers 202 once the call is queued, without waiting for it; the call is durably stored before the answer. Each request places one call, unless it carries an `Idempotency-Key`: then a retry with the same key and body within 24 hours answers the first 202 again (`Idempotent-Replayed: true`) and places no second call; keys belong to this webhook.',
           'A number on the tenant’s do-not-call list is refused with 409 `do_not_call` before anything is stored. The agent’s call controls apply: outside its calling hours the call is accepted and waits; over its concurrency cap it waits queued until a slot frees.',
-          'Calls consume the owner’s credits: with no balance left the answer is 402 and no call is placed. Send `Content-Type: application/json`; no other header is needed, the URL itself is the credential.',
+          'Calls consume the owner’s credits: with no balance left the answer is 402 `insufficient_credits` and no call is placed; when the agency’s wholesale minutes are used up it is 402 `tenant_balance_exhausted`. Send `Content-Type: application/json`; no other header is needed, the URL itself is the credential.',
           'Pace requests: each webhook accepts 10 requests/s with bursts of 20 (429 with Retry-After beyond).',
         ].join('\n\n'),
         tags: ['Webhooks'],

@@ -24,6 +24,7 @@ import { newId } from '../core/ids.js';
 import { listPageCountedApart } from '../core/pagination.js';
 import { checkStorable } from '../core/validation.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
+import { balanceRefusal } from '../wallets/refusal.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
 import {
@@ -59,7 +60,7 @@ const WEBHOOK_ID = /^webh_[0-9A-Za-z]{16,64}$/;
 const unknownWebhook = () => new ApiError('not_found', 'No agent webhook at this address.');
 
 /** The refusal an agent earns, if any, in the order of decisions.md §7. */
-function refusalOf(target: WebhookTarget | undefined, missing: () => ApiError): ApiError | undefined {
+export function refusalOf(target: WebhookTarget | undefined, missing: () => ApiError): ApiError | undefined {
   if (!target || target.owner_deleted_at) return missing();
   if (target.published_version === null || target.prompt === null) {
     return new ApiError(
@@ -70,10 +71,7 @@ function refusalOf(target: WebhookTarget | undefined, missing: () => ApiError): 
   if (target.owner_status === 'blocked') {
     return new ApiError('agent_unavailable', 'The agent’s owner is blocked; the agent cannot place calls.');
   }
-  if (target.credit_balance_minutes <= 0) {
-    return new ApiError('insufficient_credits', 'The agent’s owner has no credits left; no call was placed.');
-  }
-  return undefined;
+  return balanceRefusal(target.wallet_balance_minutes, target.credit_balance_minutes);
 }
 
 /** The API's `context`: the webhook's limits on extra keys, as field errors. */
@@ -343,6 +341,10 @@ export function createCallService(deps: {
         recorder,
       });
     },
+
+    /** Campaigns (calls/campaign-calls.ts): the guarded insert in the caller's transaction; undefined when refused. */
+    insertInTx: (executor: Executor, target: CachedWebhookTarget, input: TriggerInput) =>
+      insert(executor, null, target, input),
 
     /** GET /api/v1/calls: the tenant's calls, filtered, newest first unless asked otherwise. */
     async listForTenant(tenantId: string, query: ListPartnerCallsQuery) {

@@ -5,7 +5,8 @@
  * An entry holds only what the insert needs and what cannot change while it stays true: the
  * agent, its tenant and owner (an agent's owner is fixed at creation), the published version's
  * number and that version's prompt, welcome message and phone number (agent_versions rows are
- * only ever inserted). The owner's status, balance and deletion are never cached.
+ * only ever inserted). The owner's status, balance and deletion, and the tenant's wallet, are
+ * never cached.
  *
  * No TTL is needed for correctness: the guarded insert re-checks, in the same statement, that the
  * webhook id still names this agent at this published version and that the owner may call, and

@@ -16,6 +16,7 @@ export type Section =
   | 'plans'
   | 'users'
   | 'subscriptions'
+  | 'usage'
   | 'agents'
   | 'calls'
   | 'do-not-call'
@@ -41,6 +42,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
       { section: 'users', label: 'Users', href: '/console/users', role: 'viewer' },
       { section: 'plans', label: 'Plans', href: '/console/plans', role: 'viewer' },
       { section: 'subscriptions', label: 'Subscriptions', href: '/console/subscriptions', role: 'viewer' },
+      { section: 'usage', label: 'Usage', href: '/console/usage', role: 'viewer' },
     ],
   },
   {

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DailyCalls } from '../insights/repository.js';
 import type { TenantOverview } from '../insights/service.js';
+import { walletPanel } from '../wallets/console-views.js';
 import { type Html, html } from './html.js';
 import { can, sendPage } from './layout.js';
 
@@ -116,15 +117,15 @@ ${started}
 }
 
 export async function overviewPages(app: FastifyInstance) {
-  const { insights } = app.services;
+  const { insights, wallets } = app.services;
   app.get('/', async (request, reply) => {
     const tenantId = request.consoleSession?.tenantId ?? '';
-    const overview = await insights.overview(tenantId);
+    const [overview, wallet] = await Promise.all([insights.overview(tenantId), wallets.get(tenantId)]);
     const isNew = overview.users === 0 && overview.days.every((d) => d.calls === 0);
     return sendPage(request, reply, {
       title: 'Overview',
       section: 'overview',
-      body: overviewBody(overview, isNew ? firstSteps(request) : html``),
+      body: html`${walletPanel(wallet)}${overviewBody(overview, isNew ? firstSteps(request) : html``)}`,
     });
   });
 }

@@ -14,6 +14,7 @@ import { accountPages } from '../members/account-pages.js';
 import { memberPages } from '../members/console-pages.js';
 import { planPages } from '../plans/console-pages.js';
 import { subscriptionPages } from '../subscriptions/console-pages.js';
+import { usagePages } from '../usage/console-pages.js';
 import { userPages } from '../users/console-pages.js';
 import { overviewPages } from './overview.js';
 import type { ConsolePages } from './plugin.js';
@@ -29,6 +30,7 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   planPages,
   userPages,
   subscriptionPages,
+  usagePages,
   memberPages,
   accountPages,
   emailPages,

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'service_unavailable'
   // Webhook-only codes (decisions.md §7).
   | 'insufficient_credits'
+  | 'tenant_balance_exhausted'
   | 'agent_not_published'
   | 'agent_unavailable'
   | 'do_not_call';
@@ -35,6 +36,7 @@ export const codeToStatus: Record<ErrorCode, number> = {
   internal_error: 500,
   service_unavailable: 503,
   insufficient_credits: 402,
+  tenant_balance_exhausted: 402,
   agent_not_published: 409,
   agent_unavailable: 409,
   do_not_call: 409,
@@ -65,6 +67,11 @@ export class ApiError extends Error {
 
 export const notFound = (what = 'Resource') => new ApiError('not_found', `${what} not found.`);
 export const unprocessable = (message: string) => new ApiError('unprocessable_entity', message);
+/** A call refused for a balance: the agency's wholesale wallet (docs/wallets.md), or the owner's credits. */
+export const tenantBalanceExhausted = () =>
+  new ApiError('tenant_balance_exhausted', 'The agency’s wholesale minutes are used up; no call was placed.');
+export const insufficientCredits = () =>
+  new ApiError('insufficient_credits', 'The agent’s owner has no credits left; no call was placed.');
 export const validationFailed = (details: FieldIssue[]) =>
   new ApiError('validation_failed', 'The request has invalid fields.', details);
 export const invalidRequest = (message: string, status = 400) =>

@@ -50,7 +50,10 @@ export type IdPrefix =
   | 'mses'
   | 'minv'
   | 'dom'
-  | 'top';
+  | 'top'
+  | 'ovg'
+  | 'cmp'
+  | 'wled';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

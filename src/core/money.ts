@@ -61,3 +61,16 @@ export function formatRate(perMinute: number, currency: string): string {
     return `${perMinute} ${currency.toUpperCase()}`;
   }
 }
+
+const MICROS = 1_000_000n;
+
+/**
+ * What `minutes` cost at `rate` per minute (major unit, at most 6 decimal places), in the currency's
+ * minor unit, rounded half up. Integer arithmetic throughout, so 3 × 0.1 usd is 30 cents, never 29.
+ */
+export function amountForMinutes(minutes: number, rate: number, currency: string): number {
+  const rateMicros = BigInt(Math.round(rate * 1_000_000));
+  const scale = 10n ** BigInt(minorUnitDigits(currency));
+  const micros = BigInt(minutes) * rateMicros * scale;
+  return Number((micros + MICROS / 2n) / MICROS);
+}

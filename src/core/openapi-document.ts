@@ -134,7 +134,7 @@ function defaultedParametersOptional(doc: Json): Json {
 export const ERROR_CODES_BY_STATUS: Record<number, ErrorCode[]> = {
   400: ['invalid_request'],
   401: ['authentication_failed'],
-  402: ['insufficient_credits'],
+  402: ['insufficient_credits', 'tenant_balance_exhausted'],
   403: ['permission_denied'],
   404: ['not_found'],
   409: ['conflict', 'idempotency_key_reuse'],
@@ -151,7 +151,10 @@ export const ERROR_CODES = Object.keys(codeToStatus) as ErrorCode[];
 const EXAMPLE_MESSAGES: Record<number, Partial<Record<ErrorCode, { message: string; details?: Json }>>> = {
   400: { invalid_request: { message: 'The request body is not valid JSON.' } },
   401: { authentication_failed: { message: 'The API key is missing, malformed, revoked or unknown.' } },
-  402: { insufficient_credits: { message: 'The agent’s owner has no credits left; no call was placed.' } },
+  402: {
+    insufficient_credits: { message: 'The agent’s owner has no credits left; no call was placed.' },
+    tenant_balance_exhausted: { message: 'The agency’s wholesale minutes are used up; no call was placed.' },
+  },
   403: {
     permission_denied: {
       message: 'This API key lacks the scope this operation requires.',

@@ -34,6 +34,10 @@ const PARTNER_TAGS = [
     name: 'Top-ups',
     description: 'Minutes users buy beyond their plan’s, charged or recorded for your invoicing.',
   },
+  {
+    name: 'Usage',
+    description: 'A user’s month: minutes included, used, topped up and overage, calls, amounts due.',
+  },
   { name: 'Agents', description: 'Your voice agents: drafts, published versions, webhooks, call controls.' },
   { name: 'Do-not-call', description: 'Numbers no call of your tenant is placed to.' },
   {

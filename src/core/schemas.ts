@@ -66,7 +66,7 @@ export const ErrorEnvelope = Type.Object(
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Malformed request (invalid_request): bad JSON, a body that is not an object, a bad Idempotency-Key.',
   401: 'Missing, malformed, revoked, expired or unknown credentials (authentication_failed).',
-  402: 'The agent owner has no credits left (insufficient_credits).',
+  402: 'The agency’s wholesale minutes are used up (tenant_balance_exhausted), or the agent owner has no credits left (insufficient_credits).',
   403: 'The API key lacks the required scope (permission_denied); details.required_scopes lists it.',
   404: 'Not found in the caller’s tenant (not_found).',
   409: 'Conflict (conflict) or Idempotency-Key reused with another body (idempotency_key_reuse).',

@@ -16,6 +16,9 @@ export const EVENT_TYPES = [
   'subscription.canceled',
   'credits.low',
   'credits.exhausted',
+  'campaign.started',
+  'campaign.paused',
+  'campaign.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

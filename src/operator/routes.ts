@@ -18,6 +18,7 @@ import { planAdminRoutes } from '../plans/admin-routes.js';
 import type { Services } from '../services.js';
 import { tenantAdminRoutes } from '../tenants/admin-routes.js';
 import { userAdminRoutes } from '../users/admin-routes.js';
+import { walletAdminRoutes } from '../wallets/admin-routes.js';
 
 export async function operatorRoutes(app: FastifyInstance, { services }: { services: Services }) {
   const { database, clock, tenants, plans, users, keyVerifier, config } = services;
@@ -35,9 +36,15 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   await app.register(planAdminRoutes, { plans, tenants });
   await app.register(userAdminRoutes, { db, clock, users });
   await app.register(creditAdminRoutes, { db, clock });
-  await app.register(paymentMethodAdminRoutes, { db, clock, processor: services.processor });
+  await app.register(paymentMethodAdminRoutes, {
+    db,
+    clock,
+    processor: services.processor,
+    accounts: services.processorAccounts,
+  });
   await app.register(emailAdminRoutes, { emails: services.emails, tenants });
   await app.register(agentAdminRoutes, { agents: services.agents, tenants });
   await app.register(callAdminRoutes, { calls: services.calls });
   await app.register(memberAdminRoutes, { members: services.members, tenants });
+  await app.register(walletAdminRoutes, { wallets: services.wallets, idempotency: services.idempotency });
 }

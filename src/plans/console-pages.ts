@@ -5,6 +5,11 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
+  type ProcessorAccountForm,
+  processorAccountPanel,
+  saveProcessorAccount,
+} from '../billing/console-pages.js';
+import {
   actionButton,
   badge,
   dateTime,
@@ -132,9 +137,15 @@ function sendFormPage(
 }
 
 export const planPages: ConsolePages = async (app, { services }) => {
-  const { plans } = services;
+  const { plans, tenants } = services;
 
-  app.get('/plans', async (request, reply) => {
+  /** The list, under the agency's processor account panel (`account`: its form shown again). */
+  async function plansPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    account: ProcessorAccountForm = {},
+    status = 200,
+  ) {
     const raw = request.query as Record<string, string | undefined>;
     const show = raw.show === 'offered' ? 'offered' : 'all';
     const page = raw.page && /^\d{1,9}$/.test(raw.page) ? Number(raw.page) : (raw.page ?? 1);
@@ -143,7 +154,10 @@ export const planPages: ConsolePages = async (app, { services }) => {
       limit: PAGE_SIZE,
       active: show === 'offered' ? 'true' : 'false',
     });
-    const { data, pagination } = await plans.list(memberTenantId(request), query);
+    const [{ data, pagination }, tenant] = await Promise.all([
+      plans.list(memberTenantId(request), query),
+      tenants.get(memberTenantId(request)),
+    ]);
     const admin = can(request, 'admin');
     const newPlan = html`<a class="button button-primary" href="/console/plans/new">Create plan</a>`;
     const filters = html`<form method="get" action="/console/plans" class="filters">
@@ -191,9 +205,28 @@ ${pager(pagination, '/console/plans', { show })}`;
     return sendPage(request, reply, {
       title: 'Plans',
       section: 'plans',
+      status,
       actions: admin && pagination.total > 0 ? newPlan : undefined,
-      body,
+      flash: account.error
+        ? { kind: 'error', message: 'The processor account was not changed: see the form below.' }
+        : undefined,
+      body: html`${body}${processorAccountPanel(request, reply, tenant, account)}`,
     });
+  }
+
+  app.get('/plans', async (request, reply) => plansPage(request, reply));
+
+  app.post('/plans/processor-account', { config: { consoleAccess: 'owner' } }, async (request, reply) => {
+    const saved = await saveProcessorAccount(tenants, memberTenantId(request), formOf(request));
+    if (!saved.ok) return plansPage(request, reply, saved.form, saved.status);
+    const account = saved.tenant.processor_account_id;
+    return redirectWithFlash(
+      reply,
+      '/console/plans',
+      account
+        ? `Card payments now go to the Stripe account ${account}.`
+        : 'Card payments now go to the platform’s account.',
+    );
   });
 
   app.get('/plans/new', { config: { consoleAccess: 'admin' } }, async (request, reply) =>

@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto';
 import { addMonths } from '../billing/periods.js';
+import { pendingItemsFor } from './invoice-items.js';
 import type {
   Customer,
   EngineObject,
@@ -105,10 +106,14 @@ export async function bringUpToDate(ledger: Ledger, sub: Subscription): Promise<
     let end = toSeconds(addMonths(fromSeconds(sub.billing_cycle_anchor), months));
     while (end <= boundary) end = toSeconds(addMonths(fromSeconds(sub.billing_cycle_anchor), ++months));
     item.current_period_end = end;
-    const amount = item.price.unit_amount + sub._pending_proration;
+    // The renewal invoice takes the pending invoice items too (overage added since the last one).
+    const items = await pendingItemsFor(ledger.store, sub);
+    const itemsAmount = items.reduce((total, pending) => total + pending.amount, 0);
+    const amount = item.price.unit_amount + sub._pending_proration + itemsAmount;
     sub._pending_proration = 0;
     const customer = await ledger.customer(sub.customer);
     const invoice = await chargeInvoice(ledger, sub, customer, amount, 'subscription_cycle');
+    for (const pending of items) await ledger.save({ ...pending, invoice: invoice.id });
     sub.status = invoice.status === 'paid' ? 'active' : 'past_due';
   }
   if (changed) await ledger.save(sub);

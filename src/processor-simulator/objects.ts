@@ -164,7 +164,38 @@ export interface CustomerPaymentIntents {
   metadata: Metadata;
 }
 
-/** The objects the engine creates (PaymentIntents: src/billing/simulated-charges.ts). */
+/** An amount added to a customer's next invoice (`invoice` null until an invoice takes it). */
+export interface InvoiceItem {
+  id: string;
+  object: 'invoiceitem';
+  amount: number;
+  currency: string;
+  customer: string;
+  date: number;
+  description: string | null;
+  discountable: boolean;
+  discounts: string[];
+  invoice: string | null;
+  livemode: false;
+  metadata: Metadata;
+  parent: { type: 'subscription_details'; subscription_details: { subscription: string } } | null;
+  period: { start: number; end: number };
+  pricing: { type: 'price_details'; unit_amount_decimal: string } | null;
+  proration: false;
+  quantity: number;
+  tax_rates: [];
+  test_clock: null;
+}
+
+/** The ids of a customer's invoice items, newest last. */
+export interface CustomerInvoiceItems {
+  id: string;
+  object: 'customer_invoice_items';
+  ids: string[];
+  metadata: Metadata;
+}
+
+/** The objects the engine creates (PaymentIntents and invoice items: src/billing/simulated-*.ts). */
 export type EngineObject =
   | Customer
   | PaymentMethod
@@ -172,7 +203,9 @@ export type EngineObject =
   | Subscription
   | Invoice
   | PaymentIntent
-  | CustomerPaymentIntents;
+  | CustomerPaymentIntents
+  | InvoiceItem
+  | CustomerInvoiceItems;
 /** Everything a store keeps. */
 export type StoredObject = EngineObject | IdempotencyRecord;
 export type ObjectKind = StoredObject['object'];

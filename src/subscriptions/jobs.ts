@@ -1,6 +1,6 @@
 /**
  * The subscription jobs: periods (renewals, trial ends, scheduled starts and ends, the minutes each
- * period grants), the reconciliation of processor operations no request finished, and the
+ * period grants, the overage of the period that ended: overage/service.ts), the reconciliation of processor operations no request finished, and the
  * cancellation at the processor of a deleted user's subscriptions.
  */
 
@@ -10,6 +10,7 @@ import { ProcessorRequestError } from '../billing/processor.js';
 import { findCustomer, findPlanOfPrice } from '../billing/repository.js';
 import type { Tx } from '../core/db.js';
 import { enqueueJob } from '../core/jobs.js';
+import { settleOverageInTx } from '../overage/service.js';
 import { createSubscriptionWriter } from './events.js';
 import { grantPeriod, scheduleTick } from './periods.js';
 import { applyProcessorResult, type ProcessorDeps } from './processor-change.js';
@@ -32,11 +33,16 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
 
   /** A processor-billed subscription takes the processor's state, then grants its period. */
   async function syncFromProcessor(tenantId: string, subscriptionId: string, providerSubscriptionId: string) {
-    const remote = await deps.processor.retrieveSubscription(providerSubscriptionId);
+    const { processor } = await deps.accounts.bind(deps.processor, tenantId);
+    const remote = await processor.retrieveSubscription(providerSubscriptionId);
     await db.transaction().execute(async (tx) => {
       const now = clock.now();
       const sub = await findSubscription(tx, tenantId, subscriptionId, { forUpdate: true });
       if (!sub || !LIVE_STATUSES.includes(sub.status)) return;
+      // The processor renewed: what the ended period used beyond the balance is its overage.
+      if (remote.currentPeriodStart > sub.current_period_start) {
+        await settleOverageInTx(tx, sub, deps.processor.name, now);
+      }
       const planId =
         (await findPlanOfPrice(tx, tenantId, deps.processor.name, remote.priceId)) ?? sub.plan_id;
       const synced = await writer.update(tx, sub, {
@@ -64,6 +70,8 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
       while (sub && LIVE_STATUSES.includes(sub.status)) {
         await grantPeriod(tx, sub, now);
         if (sub.current_period_end > now) break;
+        // The period ended (renewed or not): what it used beyond the balance is its overage.
+        await settleOverageInTx(tx, sub, deps.processor.name, now);
         if (sub.cancel_at_period_end) {
           sub = await writer.update(tx, sub, {
             status: 'canceled',
@@ -103,7 +111,7 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
     async reconcile(tenantId: string, operationId: string): Promise<void> {
       const op = await findOperation(db, tenantId, operationId);
       if (op?.status !== 'pending') return;
-      const processor = deps.processor;
+      const { processor } = await deps.accounts.bind(deps.processor, tenantId);
       let remote: ProcessorSubscription | undefined;
       if (op.kind === 'create') {
         const customer = await findCustomer(db, tenantId, op.user_id, processor.name);
@@ -150,9 +158,14 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
     },
 
     /** Job: cancels at the processor; a subscription the processor already ended counts as done. */
-    async cancelAtProcessor(subscriptionId: string, providerSubscriptionId: string): Promise<void> {
+    async cancelAtProcessor(
+      tenantId: string,
+      subscriptionId: string,
+      providerSubscriptionId: string,
+    ): Promise<void> {
+      const { processor } = await deps.accounts.bind(deps.processor, tenantId);
       try {
-        await deps.processor.cancelSubscription(providerSubscriptionId, `vp_cancel_${subscriptionId}`);
+        await processor.cancelSubscription(providerSubscriptionId, `vp_cancel_${subscriptionId}`);
       } catch (error) {
         if (error instanceof ProcessorRequestError) return;
         throw error;

@@ -9,6 +9,7 @@
  * Idempotency-Key resumes the pending operation with the same processor key, so the processor acts
  * once. When no retry comes, the reconciliation job (jobs.ts) adopts what the processor did.
  */
+import type { ProcessorAccounts } from '../billing/accounts.js';
 import type { PaymentProcessor, ProcessorSubscription } from '../billing/processor.js';
 import { ProcessorRequestError, ProcessorUnavailableError } from '../billing/processor.js';
 import { findCustomer, findPrice, insertPrice } from '../billing/repository.js';
@@ -45,6 +46,8 @@ export interface ProcessorDeps {
   clock: Clock;
   /** Read at call time, so tests can wrap the processor after the app is built. */
   processor: PaymentProcessor;
+  /** Each tenant's processor account: every processor call goes through `accounts.bind`. */
+  accounts: ProcessorAccounts;
   /** Records subscription events in the transaction of each change (events.ts). */
   events: SubscriptionEventRecorder;
 }
@@ -125,7 +128,7 @@ export function createProcessorChange(deps: ProcessorDeps) {
 
   /** Ensures the processor has a monthly price for the plan's current amount. */
   async function priceFor(tenantId: string, plan: PlanRow): Promise<string> {
-    const processor = deps.processor;
+    const { processor } = await deps.accounts.bind(deps.processor, tenantId);
     const key = {
       planId: plan.id,
       processor: processor.name,
@@ -157,7 +160,7 @@ export function createProcessorChange(deps: ProcessorDeps) {
 
   /** The processor call of a pending operation (safe to repeat: same idempotency key). */
   async function callProcessor(op: OperationRow): Promise<ProcessorSubscription> {
-    const processor = deps.processor;
+    const { processor, subscriptionFeePercent } = await deps.accounts.bind(deps.processor, op.tenant_id);
     const plan = await findPlan(db, op.tenant_id, op.to_plan_id, { includeArchived: true });
     if (!plan) throw new Error(`operation ${op.id} has no plan`);
     const priceId = await priceFor(op.tenant_id, plan);
@@ -172,6 +175,7 @@ export function createProcessorChange(deps: ProcessorDeps) {
           priceId,
           trialPeriodDays: plan.trial_period_days,
           metadata: { tenant_id: op.tenant_id, user_id: op.user_id, plan_id: plan.id, vp_operation: op.id },
+          applicationFeePercent: subscriptionFeePercent,
         },
         `${op.processor_key}_create`,
       );

@@ -16,6 +16,10 @@ export interface TenantsTable {
   max_concurrent_calls: ColumnType<number | null, number | null | undefined, number | null>;
   /** A user's balance crossing below this many minutes records `credits.low`; null: never. */
   low_balance_minutes: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The tenant's connected Stripe account (`acct_…`); null: the platform's own (docs/processor-accounts.md). */
+  processor_account_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The platform's cut of what the tenant's clients pay, in percent (numeric(5,2)); null: none. */
+  application_fee_percent: ColumnType<number | null, number | null | undefined, number | null>;
   /** Bumped by a trigger on every change to the tenant's plans (migration 0006); int8, read as a string. */
   plans_version: ColumnType<string, never, never>;
   /** Bumped by a trigger on every change a user list can see (migration 0008); int8, read as a string. */

@@ -33,6 +33,33 @@ const LowBalanceMinutes = Type.Integer({
   description: 'A user’s credit balance crossing below this many minutes sends the `credits.low` event.',
 });
 
+/** A connected Stripe account (Stripe Connect), e.g. `acct_1Nv0FGQ9RKHgCVdK`. */
+export const ProcessorAccountId = Type.String({
+  pattern: '^acct_[A-Za-z0-9]{1,255}$',
+  description:
+    'The agency’s connected Stripe account: every processor object of the tenant lives there (the platform key plus ' +
+    'the Stripe-Account header). null: the platform’s own account. Changes only while the tenant has no customers, ' +
+    'prices or subscriptions at the processor (409 otherwise).',
+  examples: ['acct_1Nv0FGQ9RKHgCVdK'],
+});
+
+/** The platform's cut of what the agency's clients pay, in percent. */
+export const ApplicationFeePercent = Type.Number({
+  exclusiveMinimum: 0,
+  maximum: 100,
+  description:
+    'The platform’s cut, in percent with at most two decimals: on subscriptions created and top-up charges made ' +
+    'after it is set, with a connected account only. null: none.',
+  examples: [2.5],
+});
+
+/** The tenant owner's form in the console: the account only (the fee is the operator's). */
+export const ProcessorAccountInput = Type.Object(
+  { processor_account_id: Nullable(ProcessorAccountId) },
+  { additionalProperties: false },
+);
+export type ProcessorAccountInput = Static<typeof ProcessorAccountInput>;
+
 export const Tenant = Type.Object(
   {
     id: Type.String(),
@@ -60,6 +87,8 @@ export const Tenant = Type.Object(
         description: 'A user’s balance crossing below this many minutes sends `credits.low`; null: never.',
       }),
     ),
+    processor_account_id: Nullable(ProcessorAccountId),
+    application_fee_percent: Nullable(ApplicationFeePercent),
     created_at: Timestamp,
   },
   { additionalProperties: false },
@@ -82,6 +111,10 @@ export const UpdateTenantBody = Type.Object(
     max_concurrent_calls: Type.Optional(Nullable(MaxConcurrentCalls)),
     /** The `credits.low` threshold; null: no such events. */
     low_balance_minutes: Type.Optional(Nullable(LowBalanceMinutes)),
+    /** The connected Stripe account; null: the platform's own. 409 once the tenant has processor objects. */
+    processor_account_id: Type.Optional(Nullable(ProcessorAccountId)),
+    /** The platform's cut in percent; null: none. May change at any time. */
+    application_fee_percent: Type.Optional(Nullable(ApplicationFeePercent)),
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,5 @@
 /** Tenants (one per partner agency) and their email provider settings. */
+import type { ProcessorAccounts } from '../billing/accounts.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
@@ -95,6 +96,9 @@ export function toTenant(row: TenantRow, partnerDefault: PartnerLimitDefault): T
         : { requests_per_second: partnerDefault.perSecond, burst: partnerDefault.burst },
     max_concurrent_calls: row.max_concurrent_calls,
     low_balance_minutes: row.low_balance_minutes,
+    processor_account_id: row.processor_account_id,
+    application_fee_percent:
+      row.application_fee_percent === null ? null : Number(row.application_fee_percent),
     created_at: row.created_at.toISOString(),
   };
 }
@@ -107,6 +111,8 @@ export function createTenantService(deps: {
   secrets: SecretBox;
   /** Where a tenant's SMTP server may be (SMTP_ALLOW_PRIVATE, the resolver). */
   smtpOutbound: { allowPrivate: boolean; resolve: HostResolver };
+  /** Checks a change of the processor account (409 once the tenant has processor objects). */
+  processorAccounts: ProcessorAccounts;
 }) {
   const { db, clock } = deps;
 
@@ -141,7 +147,15 @@ export function createTenantService(deps: {
       ...(input.low_balance_minutes !== undefined ? { low_balance_minutes: input.low_balance_minutes } : {}),
       updated_at: clock.now(),
     };
-    const row = await updateTenant(db, tenantId, changes);
+    const accountChange =
+      input.processor_account_id !== undefined || input.application_fee_percent !== undefined;
+    const row = accountChange
+      ? await db.transaction().execute(async (tx) => {
+          const account = await deps.processorAccounts.columnsFor(tx, tenantId, input);
+          return updateTenant(tx, tenantId, { ...changes, ...account });
+        })
+      : await updateTenant(db, tenantId, changes);
+    if (accountChange) deps.processorAccounts.forget(tenantId);
     if (!row) throw notFound('Tenant');
     return toTenant(row, deps.partnerLimitDefault);
   }

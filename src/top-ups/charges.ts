@@ -8,6 +8,7 @@
  * twice). When no retry comes, `reconcile` (a job) adopts the charge the processor made, found by
  * the top-up id in its metadata, or abandons a top-up the processor never charged.
  */
+import type { ProcessorAccounts } from '../billing/accounts.js';
 import {
   type Charge,
   type PaymentProcessor,
@@ -40,6 +41,8 @@ export interface ChargeDeps {
   db: Db;
   clock: Clock;
   processor: PaymentProcessor;
+  /** Each tenant's processor account: the charge goes through `accounts.bind`. */
+  accounts: ProcessorAccounts;
 }
 
 /** Credits a top-up's minutes, once per top-up whoever gets there first (its ledger reference). */
@@ -92,8 +95,9 @@ export function createTopUpCharges(deps: ChargeDeps) {
      */
     async charge(topUp: TopUpRow): Promise<Charge> {
       let charge: Charge;
+      const bound = await deps.accounts.bind(deps.processor, topUp.tenant_id);
       try {
-        charge = await deps.processor.chargeCustomer(
+        charge = await bound.processor.chargeCustomer(
           {
             customerId: topUp.processor_customer_id ?? '',
             paymentMethodId: topUp.processor_payment_method_id ?? '',
@@ -105,6 +109,7 @@ export function createTopUpCharges(deps: ChargeDeps) {
               tenant_id: topUp.tenant_id,
               user_id: topUp.user_id,
             },
+            applicationFeeAmount: bound.chargeFeeAmount(topUp.amount),
           },
           topUp.processor_key ?? '',
         );
@@ -138,8 +143,9 @@ export function createTopUpCharges(deps: ChargeDeps) {
     async reconcile(tenantId: string, topUpId: string): Promise<void> {
       const topUp = await findTopUp(db, tenantId, topUpId);
       if (topUp?.status !== 'pending') return;
+      const { processor } = await deps.accounts.bind(deps.processor, tenantId);
       const charge = topUp.processor_customer_id
-        ? await deps.processor.findCharge({
+        ? await processor.findCharge({
             customerId: topUp.processor_customer_id,
             metadataKey: TOP_UP_METADATA_KEY,
             metadataValue: topUp.id,

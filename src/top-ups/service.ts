@@ -8,6 +8,7 @@
  * `create` returns the top-up; the route decides the HTTP answer and hands it in as an
  * `AnswerRecorder`, stored in the transaction that credits the minutes (or finds them credited).
  */
+import type { ProcessorAccounts } from '../billing/accounts.js';
 import { type PaymentProcessor, processorKeyBase } from '../billing/processor.js';
 import { findCustomer } from '../billing/repository.js';
 import type { Clock } from '../core/clock.js';
@@ -52,6 +53,8 @@ export interface TopUpServiceDeps {
   clock: Clock;
   /** Read at call time, so tests can wrap the processor after the app is built. */
   processor: PaymentProcessor;
+  /** Each tenant's processor account (charges.ts binds the processor to it). */
+  accounts: ProcessorAccounts;
   idempotency: IdempotencyStore;
 }
 

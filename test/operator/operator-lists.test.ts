@@ -71,6 +71,8 @@ describe('GET /admin/v1/tenants', () => {
         'low_balance_minutes',
         'max_concurrent_calls',
         'name',
+        'processor_account_id',
+        'application_fee_percent',
         'rate_limit',
       ].sort(),
     );

@@ -142,6 +142,16 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       id = response.body.data.id;
       break;
     }
+    case 'campaigns': {
+      const response = await tenant.request('POST', '/api/v1/campaigns', {
+        agent_id: await objectOf(tenant, 'agents'),
+        name: `Secret campaign ${tenant.id}`,
+        recipients: [{ phone: `+1646${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}` }],
+      });
+      if (response.status !== 201) throw new Error(`could not create a campaign to probe: ${response.raw}`);
+      id = response.body.data.id;
+      break;
+    }
     default:
       throw new Error(`the security suite has no factory for "${kind}": add one to objectOf()`);
   }
@@ -165,6 +175,17 @@ async function bodyRefsFor(op: PartnerOperation, tenant: TestTenant): Promise<Re
   return refs;
 }
 
+/** The required query parameters, ids of the tenant's objects (`user_id` → its user). */
+async function requiredQueryFor(op: PartnerOperation, tenant: TestTenant): Promise<URLSearchParams> {
+  const query = new URLSearchParams();
+  for (const name of op.requiredQuery) {
+    const match = /^(\w+)_id$/.exec(name);
+    if (!match) throw new Error(`${op.operationId}: no value for the required query parameter ${name}`);
+    query.set(name, await objectOf(tenant, `${match[1]}s`));
+  }
+  return query;
+}
+
 async function send(
   op: PartnerOperation,
   authorization: string | undefined,
@@ -178,7 +199,9 @@ async function send(
     payload = JSON.stringify(options.body ?? exampleValue(op.body, '', await bodyRefsFor(op, f.a)));
   }
   if (payload !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  return t.inject({ method: op.method as any, url: fillPath(op.path, params), headers, payload });
+  const query = (await requiredQueryFor(op, f.a)).toString();
+  const url = `${fillPath(op.path, params)}${query ? `?${query}` : ''}`;
+  return t.inject({ method: op.method as any, url, headers, payload });
 }
 
 function expectRefused(response: TestResponse, status: number, code: string) {
@@ -340,7 +363,8 @@ describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))(
 
   if (op.method === 'GET' && op.pathParams.length === 0) {
     it("a list never shows another tenant's objects, whatever the filters", async () => {
-      const query = new URLSearchParams({ limit: '100' });
+      const query = await requiredQueryFor(op, f.a);
+      if (op.query.limit) query.set('limit', '100');
       if (op.query.active) query.set('active', 'false');
       const unfiltered = await send(op, `Bearer ${f.a.key}`, { params: {} });
       const filtered = await t.inject({
@@ -356,9 +380,11 @@ describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))(
       }
       for (const name of Object.keys(op.query).filter((n) => /^\w+_id$/.test(n))) {
         const foreignId = await objectOf(f.b, `${name.replace(/_id$/, '')}s`);
+        const foreign = await requiredQueryFor(op, f.a);
+        foreign.set(name, foreignId);
         const response = await t.inject({
           method: 'GET',
-          url: `${op.path}?${name}=${foreignId}`,
+          url: `${op.path}?${foreign}`,
           headers: { authorization: `Bearer ${f.a.key}` },
         });
         expect([200, 404]).toContain(response.status);

@@ -49,6 +49,8 @@ export interface PartnerOperation {
   scope: string;
   pathParams: string[];
   query: Record<string, any>;
+  /** Query parameters the operation requires (e.g. GET /usage's user_id). */
+  requiredQuery: string[];
   headers: Record<string, any>;
   body?: any;
 }
@@ -79,6 +81,7 @@ export async function partnerOperations(t: TestApp): Promise<PartnerOperation[]>
         query: Object.fromEntries(
           parameters.filter((p) => p.in === 'query').map((p) => [p.name, p.schema ?? {}]),
         ),
+        requiredQuery: parameters.filter((p) => p.in === 'query' && p.required).map((p) => p.name),
         headers: Object.fromEntries(
           parameters.filter((p) => p.in === 'header').map((p) => [p.name, p.schema ?? {}]),
         ),

@@ -5,7 +5,8 @@
  * Idempotency-Key replay (`Idempotent-Replayed: true`, 400 idempotency_error on other
  * parameters). The objects and their billing semantics come from the same engine as the simulated
  * adapter (src/processor-simulator/, and src/billing/simulated-charges.ts for PaymentIntents: a
- * declined confirmation answers 402 card_error with `decline_code` and the `payment_intent`),
+ * declined confirmation answers 402 card_error with `decline_code` and the `payment_intent`; and
+ * src/billing/simulated-invoice-items.ts for invoice items),
  * driven by the test's clock.
  *
  * Faults can be injected per route: an immediate 500, or a connection cut without an answer
@@ -13,12 +14,20 @@
  * its answer is lost. The client sees a cut connection as it sees a timeout (a connection error,
  * outcome unknown), without the test depending on how long anything takes.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPaymentIntents } from '../../src/billing/simulated-charges.js';
+import { createInvoiceItems } from '../../src/billing/simulated-invoice-items.js';
+import { accountStore } from '../../src/processor-simulator/accounts.js';
 import { ProcessorEngine } from '../../src/processor-simulator/engine.js';
-import { memoryStore, publicObject } from '../../src/processor-simulator/objects.js';
+import {
+  type EngineStore,
+  memoryStore,
+  publicObject,
+  type StoredObject,
+} from '../../src/processor-simulator/objects.js';
 import { EngineError } from '../../src/processor-simulator/params.js';
 
 export interface Fault {
@@ -42,6 +51,10 @@ export interface RecordedRequest {
   method: string;
   path: string;
   idempotencyKey: string | undefined;
+  /** The `Stripe-Account` header: the connected account the request acts in (none: the platform's). */
+  account: string | undefined;
+  /** The request's parameters (query or form body), parsed. */
+  params: Record<string, any>;
   /** Answered from the idempotency store, without running again. */
   replayed: boolean;
   /** Answered (or left unanswered) by an injected fault. */
@@ -54,7 +67,12 @@ export interface RecordedRequest {
 export interface StripeTestServer {
   url: string;
   secretKey: string;
+  /** The engine; its calls act in the platform's account unless run inside `inAccount`. */
   engine: ProcessorEngine;
+  /** Runs `work` (calls of `engine`) in the connected account `account` (null: the platform's). */
+  inAccount<T>(account: string | null, work: () => Promise<T>): Promise<T>;
+  /** The objects made in the account (null: the platform's): customers, cards, prices, subscriptions, intents… */
+  objects(account: string | null): { id: string; object: string }[];
   requests: RecordedRequest[];
   /** Requests that ran (not replayed, not faulted before running) matching method and path. */
   executed(method: string, path: RegExp): number;
@@ -85,6 +103,13 @@ export function parseStripeForm(text: string): Record<string, any> {
   return arrays(root);
 }
 
+/** The simulator's own bookkeeping documents, not Stripe objects. */
+const INTERNAL_OBJECTS = new Set([
+  'idempotency_record',
+  'customer_payment_intents',
+  'customer_invoice_items',
+]);
+
 type Handler = (match: RegExpExecArray, params: Record<string, any>) => Promise<unknown>;
 
 export async function startStripeServer(options: {
@@ -92,9 +117,26 @@ export async function startStripeServer(options: {
   secretKey?: string;
 }): Promise<StripeTestServer> {
   const secretKey = options.secretKey ?? `sk_test_${crypto.randomBytes(12).toString('hex')}`;
-  const store = memoryStore();
+  // Stripe Connect: each request acts in the account of its Stripe-Account header (none: the
+  // platform's), and sees only that account's objects; idempotency keys are per account too.
+  const requestAccount = new AsyncLocalStorage<string | null>();
+  const shared = memoryStore();
+  const made = new Map<string, { account: string | null; object: string }>();
+  const tracked: EngineStore = {
+    get: (id) => shared.get(id),
+    async put(doc, tenantId) {
+      made.set(doc.id, {
+        account: (doc as StoredObject & { _account?: string })._account ?? null,
+        object: doc.object,
+      });
+      await shared.put(doc, tenantId);
+    },
+    subscriptionsOf: (customerId) => shared.subscriptionsOf(customerId),
+  };
+  const store = accountStore(tracked, () => requestAccount.getStore() ?? null);
   const engine = new ProcessorEngine({ store, now: options.now });
   const paymentIntents = createPaymentIntents(store, options.now);
+  const invoiceItems = createInvoiceItems(store, options.now);
   const requests: RecordedRequest[] = [];
   let faults: (Fault & { left: number })[] = [];
   const idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
@@ -115,6 +157,9 @@ export async function startStripeServer(options: {
     ['POST', /^\/v1\/payment_intents$/, (_m, p) => paymentIntents.create(p)],
     ['GET', /^\/v1\/payment_intents$/, (_m, p) => paymentIntents.list(p)],
     ['GET', /^\/v1\/payment_intents\/([^/]+)$/, (m) => paymentIntents.retrieve(m[1])],
+    ['POST', /^\/v1\/invoiceitems$/, (_m, p) => invoiceItems.create(p)],
+    ['GET', /^\/v1\/invoiceitems$/, (_m, p) => invoiceItems.list(p)],
+    ['GET', /^\/v1\/invoiceitems\/([^/]+)$/, (m) => invoiceItems.retrieve(m[1])],
   ];
 
   function send(
@@ -137,10 +182,14 @@ export async function startStripeServer(options: {
     const method = req.method ?? 'GET';
     const key =
       typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
+    const account =
+      typeof req.headers['stripe-account'] === 'string' ? req.headers['stripe-account'] : undefined;
     const record: RecordedRequest = {
       method,
       path: url.pathname,
       idempotencyKey: key,
+      account,
+      params: {},
       replayed: false,
       faulted: false,
       ran: false,
@@ -166,6 +215,18 @@ export async function startStripeServer(options: {
       });
     }
     const params = parseStripeForm(method === 'GET' ? url.search.slice(1) : rawBody);
+    record.params = params;
+    // Stripe takes application fees only on a connected account's objects.
+    const fee = ['application_fee_percent', 'application_fee_amount'].find((name) => name in params);
+    if (fee && !account) {
+      return answer(400, {
+        error: {
+          type: 'invalid_request_error',
+          param: fee,
+          message: `Can only apply an ${fee} when the request is made on behalf of another account (using an OAuth key or the Stripe-Account header).`,
+        },
+      });
+    }
     const fault = faults.find((f) => f.left > 0 && f.method === method && f.path.test(url.pathname));
     if (fault) fault.left--;
     if (fault?.mode === 'error') {
@@ -191,7 +252,8 @@ export async function startStripeServer(options: {
     const run = async (): Promise<{ status: number; body: unknown }> => {
       record.ran = true;
       try {
-        return { status: 200, body: publicObject(await route[2](route[1].exec(url.pathname)!, params)) };
+        const work = () => route[2](route[1].exec(url.pathname)!, params);
+        return { status: 200, body: publicObject(await requestAccount.run(account ?? null, work)) };
       } catch (error) {
         if (error instanceof EngineError) return { status: error.status, body: error.toStripe() };
         return { status: 500, body: { error: { type: 'api_error', message: String(error) } } };
@@ -200,12 +262,13 @@ export async function startStripeServer(options: {
 
     let result: { status: number; body: unknown };
     if (key && method !== 'GET') {
+      const scopedKey = `${account ?? ''}\n${key}`;
       const fingerprint = crypto
         .createHash('sha256')
         .update(`${method} ${url.pathname}\n${JSON.stringify(params)}`)
         .digest('hex');
-      while (inFlight.has(key)) await inFlight.get(key);
-      const stored = idempotency.get(key);
+      while (inFlight.has(scopedKey)) await inFlight.get(scopedKey);
+      const stored = idempotency.get(scopedKey);
       if (stored) {
         if (stored.fingerprint !== fingerprint) {
           return answer(400, {
@@ -224,12 +287,12 @@ export async function startStripeServer(options: {
         return answer(stored.status, stored.body, { 'idempotent-replayed': 'true', 'idempotency-key': key });
       }
       let done!: () => void;
-      inFlight.set(key, new Promise<void>((resolve) => (done = resolve)));
+      inFlight.set(scopedKey, new Promise<void>((resolve) => (done = resolve)));
       try {
         result = await run();
-        idempotency.set(key, { fingerprint, ...result });
+        idempotency.set(scopedKey, { fingerprint, ...result });
       } finally {
-        inFlight.delete(key);
+        inFlight.delete(scopedKey);
         done();
       }
     } else {
@@ -263,6 +326,11 @@ export async function startStripeServer(options: {
     url: `http://127.0.0.1:${port}`,
     secretKey,
     engine,
+    inAccount: (account, work) => requestAccount.run(account, work),
+    objects: (account) =>
+      [...made]
+        .filter(([, doc]) => doc.account === account && !INTERNAL_OBJECTS.has(doc.object))
+        .map(([id, doc]) => ({ id, object: doc.object })),
     requests,
     executed: (method, path) =>
       requests.filter((r) => r.ran && r.method === method && path.test(r.path)).length,

@@ -194,7 +194,12 @@ describe.each(ADAPTERS)('top-up consistency with the %s processor', (adapter) =>
     const [row] = await db.selectFrom('top_ups').selectAll().where('user_id', '=', user.id).execute();
     clock.advance(31 * 60 * 1000);
     await app.topUps.reconcile(world.tenant.id, row.id);
-    const charges = createTopUpCharges({ db, clock, processor: app.t.services.processor });
+    const charges = createTopUpCharges({
+      db,
+      clock,
+      processor: app.t.services.processor,
+      accounts: app.t.services.processorAccounts,
+    });
     const charge = {
       id: 'pi_landed_late',
       status: 'succeeded' as const,

@@ -6,6 +6,7 @@
  * whose `reconcile` the tests run in place of the job.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { createProcessorAccounts } from '../../src/billing/accounts.js';
 import type { PaymentProcessor } from '../../src/billing/processor.js';
 import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulated.js';
 import { createStripeProcessor } from '../../src/billing/stripe.js';
@@ -71,6 +72,7 @@ export async function startTopUpApp(
         db: database.db,
         clock,
         processor,
+        accounts: createProcessorAccounts({ db: database.db, processorName: processor.name }),
         idempotency: createIdempotencyStore({ db: database.db, clock }),
       });
       return { processor };

@@ -8,8 +8,9 @@
  * See README.md for retries, idempotency, errors, pagination and event signatures.
  */
 import { Agents, Calls, DoNotCall } from './calling.js';
+import { Campaigns } from './campaigns.js';
 import { Events, WebhookEndpoints } from './notifications.js';
-import { Plans, Subscriptions, TopUps, Users } from './resources.js';
+import { Plans, Subscriptions, TopUps, Usage, Users } from './resources.js';
 import { Sessions } from './sessions.js';
 import { type ClientOptions, createTransport } from './transport.js';
 
@@ -19,8 +20,12 @@ export class Voiceplane {
   readonly subscriptions: Subscriptions;
   /** Minutes a user buys beyond the plan's (docs/top-ups.md). */
   readonly topUps: TopUps;
+  /** A user's month: minutes, calls, amounts due (docs/usage.md). */
+  readonly usage: Usage;
   readonly agents: Agents;
   readonly calls: Calls;
+  /** Batch calls to a list of recipients (docs/campaigns.md). */
+  readonly campaigns: Campaigns;
   readonly doNotCall: DoNotCall;
   readonly webhookEndpoints: WebhookEndpoints;
   readonly events: Events;
@@ -34,8 +39,10 @@ export class Voiceplane {
     this.plans = new Plans(send);
     this.subscriptions = new Subscriptions(send);
     this.topUps = new TopUps(send);
+    this.usage = new Usage(send);
     this.agents = new Agents(send);
     this.calls = new Calls(send);
+    this.campaigns = new Campaigns(send);
     this.doNotCall = new DoNotCall(send);
     this.webhookEndpoints = new WebhookEndpoints(send);
     this.events = new Events(send);

@@ -225,6 +225,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a user’s usage for a month
+         * @description What the user’s calendar month (UTC) added up to: minutes by kind, read from the credit ledger (included by the plan, used by calls, topped up, overage settled, other adjustments, and the balance at the month’s end), the calls that ended in the month by outcome, and the amounts due in the minor unit of the plan’s currency (succeeded top-ups and overage; subscription fees are billed on their own and not included). Overage: a call may take the balance below zero; when the subscription’s period turns, the negative minutes are settled as that period’s overage at the plan’s overage_rate (processor plans: an invoice item on the next invoice; agency plans: recorded here for the agency’s own invoicing) and the balance restarts at zero.
+         *
+         *     Required scope: `subscriptions:read`.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents": {
         parameters: {
             query?: never;
@@ -574,7 +596,7 @@ export interface paths {
         put?: never;
         /**
          * Place a call
-         * @description Makes an agent of the caller’s tenant place one outbound call to `phone` with its published version, exactly as its webhook would: the same refusals (404 for an agent that is not in the tenant or deleted, 409 `agent_not_published`, 402 `insufficient_credits`, 409 `agent_unavailable`), except that invalid fields are 422 `validation_failed` and a number on the tenant’s do-not-call list is 422 `unprocessable_entity`.
+         * @description Makes an agent of the caller’s tenant place one outbound call to `phone` with its published version, exactly as its webhook would: the same refusals (404 for an agent that is not in the tenant or deleted, 409 `agent_not_published`, 409 `agent_unavailable`, 402 `tenant_balance_exhausted`, 402 `insufficient_credits`), except that invalid fields are 422 `validation_failed` and a number on the tenant’s do-not-call list is 422 `unprocessable_entity`.
          *
          *     Answers 202 with the queued call once it is durably stored. The agent’s call controls apply: outside its calling hours the call waits with `scheduled_for`; over a concurrency cap it waits queued until a slot frees. With an Idempotency-Key a retry answers the first 202 again and places no second call.
          *
@@ -603,6 +625,220 @@ export interface paths {
         get: operations["getCall"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List campaigns
+         * @description The tenant’s campaigns, newest first (ties broken by id), with their counts.
+         *
+         *     Required scope: `calls:read`.
+         */
+        get: operations["listCampaigns"];
+        put?: never;
+        /**
+         * Create a campaign
+         * @description A list of recipients an agent of the tenant calls. JSON (`recipients`), or `multipart/form-data` with the same fields as form fields (`calling_hours` and `retry` as JSON text) and the list as a CSV file in the field `file` (a header row with `phone`; `name` and `email` columns are used as such, every other column goes into the context).
+         *
+         *     Up to 10,000 recipients per request (more with POST …/{id}/recipients). A number that is not a phone number, is on the do-not-call list or repeats one already in the campaign refuses only its row: the answer counts them by reason and lists each with its line. A malformed row (an email, a context) refuses the whole request (422, its line in the issue); nothing is stored then.
+         *
+         *     Without `scheduled_at` the campaign is a `draft` until POST …/start; with it, `scheduled` and started at that time.
+         *
+         *     Required scope: `calls:write`.
+         */
+        post: operations["createCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a campaign’s recipients
+         * @description In upload order, each with its status, its latest call and that call’s outcome.
+         *
+         *     Required scope: `calls:read`.
+         */
+        get: operations["listCampaignRecipients"];
+        put?: never;
+        /**
+         * Add recipients to a campaign
+         * @description Up to 10,000 more recipients, as JSON or as a CSV file (`multipart/form-data`, field `file`), checked as at creation; a number the campaign already holds is refused as a duplicate. 409 once the campaign is completed or canceled.
+         *
+         *     Required scope: `calls:write`.
+         */
+        post: operations["addCampaignRecipients"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a campaign
+         * @description The campaign with its recipients counted by status and by the outcome of their calls, the minutes billed, and when it started and finished.
+         *
+         *     Required scope: `calls:read`.
+         */
+        get: operations["getCampaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/results.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a campaign’s results as CSV
+         * @description Every recipient in upload order, one line each (RFC 4180, UTF-8, CRLF), with the columns `line`, `phone`, `name`, `email`, `status`, `skip_reason`, `attempts`, `call_id`, `outcome`, `ended_reason`, `duration_seconds`, `billed_minutes`, `started_at`, `ended_at`, `context`. Cells a spreadsheet would run as a formula are prefixed with an apostrophe.
+         *
+         *     Required scope: `calls:read`.
+         */
+        get: operations["exportCampaignResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a campaign
+         * @description A draft or scheduled campaign starts now (`campaign.started`). 409 conflict from any other state (details.status names the current one).
+         *
+         *     Required scope: `calls:write`.
+         */
+        post: operations["startCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a campaign
+         * @description A running campaign stops placing calls (`pause_reason: manual`, `campaign.paused`); calls under way finish. A campaign paused by itself becomes paused by hand: it no longer resumes alone. 409 conflict from any other state (details.status names the current one).
+         *
+         *     Required scope: `calls:write`.
+         */
+        post: operations["pauseCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a campaign
+         * @description A paused campaign runs again. 409 conflict from any other state (details.status names the current one).
+         *
+         *     Required scope: `calls:write`.
+         */
+        post: operations["resumeCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a campaign
+         * @description Every recipient not yet called is canceled; calls under way finish. Refused for a completed or canceled campaign. 409 conflict from any other state (details.status names the current one).
+         *
+         *     Required scope: `calls:write`.
+         */
+        post: operations["cancelCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry unsuccessful recipients
+         * @description Recipients whose last call ended `no_answer` or `failed` are called again (a new call each). A completed campaign runs again (`campaign.started`); a paused one retries once resumed. 409 for a draft, scheduled or canceled campaign.
+         *
+         *     Required scope: `calls:write`.
+         */
+        post: operations["retryCampaign"];
         delete?: never;
         options?: never;
         head?: never;
@@ -710,7 +946,7 @@ export interface paths {
          *
          *     A number on the tenant’s do-not-call list is refused with 409 `do_not_call` before anything is stored. The agent’s call controls apply: outside its calling hours the call is accepted and waits; over its concurrency cap it waits queued until a slot frees.
          *
-         *     Calls consume the owner’s credits: with no balance left the answer is 402 and no call is placed. Send `Content-Type: application/json`; no other header is needed, the URL itself is the credential.
+         *     Calls consume the owner’s credits: with no balance left the answer is 402 `insufficient_credits` and no call is placed; when the agency’s wholesale minutes are used up it is 402 `tenant_balance_exhausted`. Send `Content-Type: application/json`; no other header is needed, the URL itself is the credential.
          *
          *     Pace requests: each webhook accepts 10 requests/s with bursts of 20 (429 with Retry-After beyond).
          */
@@ -725,6 +961,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AddCampaignRecipientsRequest */
+        AddCampaignRecipientsRequest: {
+            /** @description At most 10,000 per request. */
+            recipients: components["schemas"]["CampaignRecipientInput"][];
+        };
         /** AddDoNotCallRequest */
         AddDoNotCallRequest: {
             /** @example +14155550123 */
@@ -1042,6 +1283,270 @@ export interface components {
             /** @description Where the recording is, when the engine provides one. */
             recording_url: string | null;
         };
+        /** Campaign */
+        Campaign: {
+            /** @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs */
+            id: string;
+            /** @example agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y */
+            agent_id: string;
+            /** @example Spring renewals */
+            name: string;
+            status: components["schemas"]["CampaignStatus"];
+            pause_reason: components["schemas"]["CampaignPauseReason"] | null;
+            scheduled_at: string | null;
+            max_concurrent_calls: number | null;
+            calling_hours: components["schemas"]["CallingHours"] | null;
+            retry: components["schemas"]["RetryPolicy"] | null;
+            /** @description Recipients by status, and their total. */
+            recipients: {
+                /** @example 0 */
+                pending: number;
+                /** @example 0 */
+                calling: number;
+                /** @example 0 */
+                done: number;
+                /** @example 0 */
+                skipped: number;
+                /** @example 0 */
+                canceled: number;
+                /** @example 0 */
+                total: number;
+            };
+            /** @description Recipients by the outcome of their last call. */
+            outcomes: {
+                /** @example 0 */
+                completed: number;
+                /** @example 0 */
+                no_answer: number;
+                /** @example 0 */
+                failed: number;
+            };
+            /** @description Minutes billed for the campaign’s calls. */
+            minutes_used: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+        };
+        /**
+         * CampaignCallOutcome
+         * @description How the recipient’s last call ended.
+         * @enum {string}
+         */
+        CampaignCallOutcome: "completed" | "no_answer" | "failed";
+        /** CampaignImport */
+        CampaignImport: {
+            /**
+             * @description Rows stored.
+             * @example 998
+             */
+            accepted: number;
+            /** @description Rows not stored, by reason. */
+            refused: {
+                /** @example 0 */
+                invalid_number: number;
+                /** @example 0 */
+                do_not_call: number;
+                /** @example 0 */
+                duplicate: number;
+            };
+            /** @description Every row not stored, in order. */
+            refusals: components["schemas"]["CampaignRecipientRefusal"][];
+        };
+        /**
+         * CampaignPauseReason
+         * @description manual: POST …/pause; the others pause the campaign by itself and it resumes by itself once they no longer hold.
+         * @enum {string}
+         */
+        CampaignPauseReason: "manual" | "insufficient_credits" | "tenant_balance_exhausted" | "agent_unavailable";
+        /** CampaignRecipient */
+        CampaignRecipient: {
+            /** @description Order in the campaign (upload order). */
+            position: number;
+            /** @description Where the row came from in its upload. */
+            line: number;
+            /** @example +14155550123 */
+            phone: string;
+            /** @example Ada Lovelace */
+            name: string;
+            email: string | null;
+            context: {
+                [key: string]: unknown;
+            };
+            status: components["schemas"]["CampaignRecipientStatus"];
+            skip_reason: string | null;
+            call_id: string | null;
+            outcome: components["schemas"]["CampaignCallOutcome"] | null;
+            /** @description Calls placed for this recipient. */
+            attempts: number;
+        };
+        /** CampaignRecipientInput */
+        CampaignRecipientInput: {
+            /**
+             * @description E.164 (`+14155550123`); spaces, dots, dashes, parentheses and a leading `00` are accepted and normalized. Anything else refuses the row (invalid_number), not the request.
+             * @example +14155550123
+             */
+            phone: string;
+            /** @example Ada Lovelace */
+            name?: string;
+            /**
+             * Format: email
+             * @example ada@example.com
+             */
+            email?: string;
+            /**
+             * @description Stored with the call; fills `{key}` placeholders. At most 200 keys, nested at most 8 levels.
+             * @example {
+             *       "product": "solar panels"
+             *     }
+             */
+            context?: {
+                [key: string]: unknown;
+            };
+        };
+        /** CampaignRecipientRefusal */
+        CampaignRecipientRefusal: {
+            /** @description JSON: the 1-based position in `recipients`; CSV: the line of the file (the header is line 1). */
+            line: number;
+            /** @example +1 415 555 */
+            phone: string;
+            reason: components["schemas"]["CampaignRefusalReason"];
+        };
+        /**
+         * CampaignRecipientStatus
+         * @description pending: not called yet; calling: its call is under way; done: its call ended (see outcome); skipped: refused at dial time (skip_reason); canceled: the campaign was canceled first.
+         * @enum {string}
+         */
+        CampaignRecipientStatus: "pending" | "calling" | "done" | "skipped" | "canceled";
+        /**
+         * CampaignRefusalReason
+         * @description Why the row was not stored.
+         * @enum {string}
+         */
+        CampaignRefusalReason: "invalid_number" | "do_not_call" | "duplicate";
+        /** CampaignRetry */
+        CampaignRetry: {
+            /** @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs */
+            id: string;
+            /** @example agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y */
+            agent_id: string;
+            /** @example Spring renewals */
+            name: string;
+            status: components["schemas"]["CampaignStatus"];
+            pause_reason: components["schemas"]["CampaignPauseReason"] | null;
+            scheduled_at: string | null;
+            max_concurrent_calls: number | null;
+            calling_hours: components["schemas"]["CallingHours"] | null;
+            retry: components["schemas"]["RetryPolicy"] | null;
+            /** @description Recipients by status, and their total. */
+            recipients: {
+                /** @example 0 */
+                pending: number;
+                /** @example 0 */
+                calling: number;
+                /** @example 0 */
+                done: number;
+                /** @example 0 */
+                skipped: number;
+                /** @example 0 */
+                canceled: number;
+                /** @example 0 */
+                total: number;
+            };
+            /** @description Recipients by the outcome of their last call. */
+            outcomes: {
+                /** @example 0 */
+                completed: number;
+                /** @example 0 */
+                no_answer: number;
+                /** @example 0 */
+                failed: number;
+            };
+            /** @description Minutes billed for the campaign’s calls. */
+            minutes_used: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description Recipients whose no_answer or failed call is dialled again. */
+            requeued: number;
+        };
+        /**
+         * CampaignStatus
+         * @description draft → (scheduled) → running ⇄ paused → completed; canceled from any state before completed.
+         * @enum {string}
+         */
+        CampaignStatus: "draft" | "scheduled" | "running" | "paused" | "completed" | "canceled";
+        /** CampaignWithImport */
+        CampaignWithImport: {
+            /** @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs */
+            id: string;
+            /** @example agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y */
+            agent_id: string;
+            /** @example Spring renewals */
+            name: string;
+            status: components["schemas"]["CampaignStatus"];
+            pause_reason: components["schemas"]["CampaignPauseReason"] | null;
+            scheduled_at: string | null;
+            max_concurrent_calls: number | null;
+            calling_hours: components["schemas"]["CallingHours"] | null;
+            retry: components["schemas"]["RetryPolicy"] | null;
+            /** @description Recipients by status, and their total. */
+            recipients: {
+                /** @example 0 */
+                pending: number;
+                /** @example 0 */
+                calling: number;
+                /** @example 0 */
+                done: number;
+                /** @example 0 */
+                skipped: number;
+                /** @example 0 */
+                canceled: number;
+                /** @example 0 */
+                total: number;
+            };
+            /** @description Recipients by the outcome of their last call. */
+            outcomes: {
+                /** @example 0 */
+                completed: number;
+                /** @example 0 */
+                no_answer: number;
+                /** @example 0 */
+                failed: number;
+            };
+            /** @description Minutes billed for the campaign’s calls. */
+            minutes_used: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            import: components["schemas"]["CampaignImport"];
+        };
         /** ChangePlanRequest */
         ChangePlanRequest: {
             /**
@@ -1098,6 +1603,28 @@ export interface components {
             context?: {
                 [key: string]: unknown;
             };
+        };
+        /** CreateCampaignRequest */
+        CreateCampaignRequest: {
+            /** @example agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y */
+            agent_id: string;
+            /** @example Spring renewals */
+            name: string;
+            /** @description At most 10,000 per request. */
+            recipients: components["schemas"]["CampaignRecipientInput"][];
+            /**
+             * Format: date-time
+             * @description Starts by itself at this time (status `scheduled`); without it the campaign is a draft.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            scheduled_at?: string;
+            /**
+             * @description Calls of this campaign queued, dialling or in progress at once; the agent’s own cap also holds.
+             * @example 5
+             */
+            max_concurrent_calls?: number;
+            calling_hours?: components["schemas"]["CallingHours"];
+            retry?: components["schemas"]["RetryPolicy"];
         };
         /**
          * CreatedUser
@@ -1160,7 +1687,7 @@ export interface components {
              *       "user.created"
              *     ]
              */
-            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "*")[];
+            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
             description?: string | null;
             /**
              * @default true
@@ -1217,7 +1744,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "validation_failed" | "authentication_failed" | "permission_denied" | "not_found" | "conflict" | "idempotency_key_reuse" | "unprocessable_entity" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_credits" | "agent_not_published" | "agent_unavailable" | "do_not_call";
+        ErrorCode: "invalid_request" | "validation_failed" | "authentication_failed" | "permission_denied" | "not_found" | "conflict" | "idempotency_key_reuse" | "unprocessable_entity" | "rate_limited" | "internal_error" | "service_unavailable" | "insufficient_credits" | "tenant_balance_exhausted" | "agent_not_published" | "agent_unavailable" | "do_not_call";
         /**
          * ErrorEnvelope
          * @example {
@@ -1271,7 +1798,7 @@ export interface components {
              * @example call.completed
              * @enum {string}
              */
-            type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted";
+            type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
             /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
@@ -1295,7 +1822,7 @@ export interface components {
              * @example call.completed
              * @enum {string}
              */
-            event_type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted";
+            event_type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
             /**
              * @example succeeded
              * @enum {string}
@@ -1640,13 +2167,116 @@ export interface components {
              *       "user.created"
              *     ]
              */
-            events?: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "*")[];
+            events?: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
             description?: string | null;
             /**
              * @description true also clears failing_since.
              * @example true
              */
             enabled?: boolean;
+        };
+        /** Usage */
+        Usage: {
+            /** @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs */
+            user_id: string;
+            period: components["schemas"]["UsagePeriod"];
+            minutes: components["schemas"]["UsageMinutes"];
+            calls: components["schemas"]["UsageCalls"];
+            amounts: components["schemas"]["UsageAmounts"];
+        };
+        /** UsageAmounts */
+        UsageAmounts: {
+            currency: string | null;
+            /**
+             * @description Succeeded top-ups of the month. In the minor unit of the currency.
+             * @example 300
+             */
+            top_ups: number;
+            /**
+             * @description Overage settled in the month (minutes × the plan’s overage_rate). In the minor unit of the currency.
+             * @example 216
+             */
+            overage: number;
+            /**
+             * @description top_ups + overage. Subscription fees are not included (see docs/usage.md). In the minor unit of the currency.
+             * @example 516
+             */
+            total: number;
+        };
+        /** UsageCalls */
+        UsageCalls: {
+            /**
+             * @description Calls answered and ended.
+             * @example 42
+             */
+            completed: number;
+            /**
+             * @description Calls nobody answered.
+             * @example 7
+             */
+            no_answer: number;
+            /**
+             * @description Calls the carrier could not place.
+             * @example 1
+             */
+            failed: number;
+            /**
+             * @description Every call that ended in the month.
+             * @example 50
+             */
+            total: number;
+        };
+        /** UsageMinutes */
+        UsageMinutes: {
+            /**
+             * @description Minutes granted by the plan for periods that started in the month.
+             * @example 100
+             */
+            included: number;
+            /**
+             * @description Minutes debited by completed calls that ended in the month.
+             * @example 148
+             */
+            used: number;
+            /**
+             * @description Minutes credited by top-ups in the month.
+             * @example 30
+             */
+            topped_up: number;
+            /**
+             * @description Minutes beyond the balance settled in the month (at the end of a subscription period, when the balance was negative).
+             * @example 18
+             */
+            overage: number;
+            /**
+             * @description Every other ledger entry of the month (operator grants, the credit of an agency-billed upgrade).
+             * @example 0
+             */
+            adjustments: number;
+            /**
+             * @description The balance at the end of the month (now, for the current month): the sum of every ledger entry until then.
+             * @example 0
+             */
+            balance: number;
+        };
+        /** UsagePeriod */
+        UsagePeriod: {
+            /**
+             * @description The month, YYYY-MM.
+             * @example 2026-11
+             */
+            key: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description Exclusive: the first instant of the next month.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            end: string;
         };
         /**
          * User
@@ -1693,7 +2323,7 @@ export interface components {
              *       "user.created"
              *     ]
              */
-            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "*")[];
+            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
             description: string | null;
             /**
              * @description False: nothing is sent (set by you, or after 3 days of failures).
@@ -1723,7 +2353,7 @@ export interface components {
              *       "user.created"
              *     ]
              */
-            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "*")[];
+            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
             description: string | null;
             /**
              * @description False: nothing is sent (set by you, or after 3 days of failures).
@@ -2188,6 +2818,39 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["TopUp"];
+                    };
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query: {
+                /**
+                 * @description The user whose usage to report.
+                 * @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                user_id: string;
+                /**
+                 * @description A calendar month in UTC, YYYY-MM (years 2000 to 2099). Default: the current month.
+                 * @example 2026-11
+                 */
+                period?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user’s usage for the month. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Usage"];
                     };
                 };
             };
@@ -2814,7 +3477,7 @@ export interface operations {
                  * @description An event type.
                  * @example call.completed
                  */
-                type?: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted";
+                type?: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
             };
             header?: never;
             path?: never;
@@ -2953,6 +3616,352 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CallDetail"];
+                    };
+                };
+            };
+        };
+    };
+    listCampaigns: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description draft → (scheduled) → running ⇄ paused → completed; canceled from any state before completed. */
+                status?: "draft" | "scheduled" | "running" | "paused" | "completed" | "canceled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of campaigns. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Campaign"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+        };
+    };
+    createCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional. At most 255 printable ASCII characters; retries with the same key and body within 24 hours return the original answer.
+                 * @example onboard-ada-1
+                 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "agent_id": "agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y",
+                 *       "name": "Spring renewals",
+                 *       "recipients": [
+                 *         {
+                 *           "phone": "+14155550123",
+                 *           "name": "Ada Lovelace",
+                 *           "context": {
+                 *             "product": "solar panels"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "max_concurrent_calls": 5
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateCampaignRequest"];
+            };
+        };
+        responses: {
+            /** @description The campaign and what became of each row. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CampaignWithImport"];
+                    };
+                };
+            };
+        };
+    };
+    listCampaignRecipients: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /** @description pending: not called yet; calling: its call is under way; done: its call ended (see outcome); skipped: refused at dial time (skip_reason); canceled: the campaign was canceled first. */
+                status?: "pending" | "calling" | "done" | "skipped" | "canceled";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of recipients. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CampaignRecipient"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+        };
+    };
+    addCampaignRecipients: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional. At most 255 printable ASCII characters; retries with the same key and body within 24 hours return the original answer.
+                 * @example onboard-ada-1
+                 */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddCampaignRecipientsRequest"];
+            };
+        };
+        responses: {
+            /** @description The campaign and what became of each row. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CampaignWithImport"];
+                    };
+                };
+            };
+        };
+    };
+    getCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+        };
+    };
+    exportCampaignResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The results as CSV. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+        };
+    };
+    startCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+        };
+    };
+    pauseCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+        };
+    };
+    resumeCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+        };
+    };
+    cancelCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+        };
+    };
+    retryCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign’s id.
+                 * @example cmp_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign and how many recipients will be called again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CampaignRetry"];
                     };
                 };
             };

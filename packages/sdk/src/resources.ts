@@ -142,3 +142,10 @@ export class TopUps extends Resource {
     return this.paged<'listTopUps'>(`/api/v1/users/${segment(userId)}/top-ups`, query);
   }
 }
+
+export class Usage extends Resource {
+  /** getUsage — a user's month (`period` YYYY-MM, default the current UTC month). */
+  retrieve(query: Query<'getUsage'>, options?: RequestOptions): Promise<Data<'getUsage'>> {
+    return this.data({ method: 'GET', path: '/api/v1/usage', query, options });
+  }
+}

@@ -1,0 +1,265 @@
+/**
+ * The campaign scheduler: one live `campaigns.tick` job per campaign, each run queueing the next.
+ * The campaign's row names the live chain (`tick_token`); arming a tick (start, resume, retry,
+ * each tick's next run) replaces the token, so a job it superseded, or a second run of a job whose
+ * lease was taken over, finds another token and ends without acting. A tick, in one transaction
+ * holding the campaign's row lock (so two runs of one campaign never overlap): starts a scheduled
+ * campaign when due; settles rows whose calls have ended; pauses on a refusal that holds for
+ * every row (the owner's credits, the agency's wallet, the agent) and resumes once it no longer
+ * does; waits for the campaign's calling hours; then claims due rows (FOR UPDATE SKIP LOCKED) up
+ * to the campaign's cap and turns each into a call with the guarded insert, marking the row in
+ * the same transaction, so a row becomes at most one call per attempt whatever crashes.
+ * The pipeline then applies the agent's own controls to each call.
+ */
+
+import { nextOpening } from '../calls/calling-hours.js';
+import { campaignTarget, queueCampaignCall } from '../calls/campaign-calls.js';
+import type { CallService } from '../calls/service.js';
+import type { CachedWebhookTarget } from '../calls/webhook-targets.js';
+import type { Clock } from '../core/clock.js';
+import type { Db, Executor } from '../core/db.js';
+import { ApiError } from '../core/errors.js';
+import { randomBase62 } from '../core/ids.js';
+import { enqueueJob, type Job } from '../core/jobs.js';
+import { recordEvent } from '../events/record.js';
+import type { EventType } from '../events/schemas.js';
+import {
+  type CampaignRow,
+  claimDue,
+  countCalling,
+  listedPhones,
+  markCalling,
+  markSkipped,
+  pendingState,
+  setTickToken,
+  settleEndedCalls,
+  updateCampaign,
+} from './repository.js';
+import type { PauseReason } from './schemas.js';
+import { campaignView } from './views.js';
+
+export const CAMPAIGN_TICK_QUEUE = 'campaigns.tick';
+/** Rows turned into calls per transaction. */
+export const TICK_BATCH = 50;
+/** How soon a running campaign looks again at its calls (ends free its slots). */
+export const ACTIVE_POLL_MS = 5_000;
+/** How soon a campaign paused by itself checks whether it may resume. */
+export const PAUSED_POLL_MS = 60_000;
+const TICK_MAX_ATTEMPTS = 2_147_483_647;
+
+export interface TickPayload {
+  tenantId: string;
+  campaignId: string;
+  token: string;
+}
+
+/** Queues the campaign's next tick for `runAt` as its live chain (call with the campaign locked). */
+export async function armTick(
+  tx: Executor,
+  campaign: Pick<CampaignRow, 'id' | 'tenant_id' | 'tick_token'>,
+  runAt: Date,
+): Promise<void> {
+  const token = randomBase62(16);
+  campaign.tick_token = token;
+  await setTickToken(tx, campaign.id, token);
+  await enqueueJob(tx, {
+    queue: CAMPAIGN_TICK_QUEUE,
+    tenantId: campaign.tenant_id,
+    payload: { tenantId: campaign.tenant_id, campaignId: campaign.id, token } satisfies TickPayload,
+    runAt,
+    maxAttempts: TICK_MAX_ATTEMPTS,
+    singletonKey: `campaign:${campaign.id}:${token}`,
+  });
+}
+
+/** Records a campaign event with the campaign as GET shows it after the change (same transaction). */
+export async function recordCampaignEvent(
+  tx: Executor,
+  campaign: CampaignRow,
+  type: Extract<EventType, `campaign.${string}`>,
+  at: Date,
+): Promise<void> {
+  const object = await campaignView(tx, campaign);
+  await recordEvent(tx, { tenantId: campaign.tenant_id, type, object, at });
+}
+
+/** The pause a refusal of every call means; undefined for one that only concerns the row. */
+function pauseReasonOf(refusal: ApiError): PauseReason | undefined {
+  switch (refusal.code as string) {
+    case 'insufficient_credits':
+      return 'insufficient_credits';
+    case 'tenant_balance_exhausted':
+      return 'tenant_balance_exhausted';
+    case 'not_found':
+    case 'agent_not_published':
+    case 'agent_unavailable':
+      return 'agent_unavailable';
+    default:
+      return undefined;
+  }
+}
+
+export function createCampaignScheduler(deps: {
+  db: Db;
+  clock: Clock;
+  calls: CallService;
+  /** Told after a tick committed new calls (wakes this process's worker). */
+  onQueued?: () => void;
+}) {
+  const { db, clock } = deps;
+
+  /** Moves the locked campaign to `changes`, keeping `campaign` in step, with its event if any. */
+  async function move(
+    tx: Executor,
+    campaign: CampaignRow,
+    changes: Partial<CampaignRow>,
+    at: Date,
+    event?: Extract<EventType, `campaign.${string}`>,
+  ): Promise<void> {
+    Object.assign(campaign, changes, { updated_at: at });
+    await updateCampaign(tx, campaign.tenant_id, campaign.id, {
+      status: campaign.status,
+      pause_reason: campaign.pause_reason,
+      started_at: campaign.started_at,
+      finished_at: campaign.finished_at,
+      updated_at: at,
+    });
+    if (event) await recordCampaignEvent(tx, campaign, event, at);
+  }
+
+  /** True when the campaign has nothing left to call: then it is completed. */
+  async function completeIfDone(tx: Executor, campaign: CampaignRow, now: Date): Promise<boolean> {
+    const pending = await pendingState(tx, campaign.id, now);
+    if (pending.due + pending.waiting > 0 || (await countCalling(tx, campaign.id)) > 0) return false;
+    await move(
+      tx,
+      campaign,
+      { status: 'completed', pause_reason: null, finished_at: now },
+      now,
+      'campaign.completed',
+    );
+    return true;
+  }
+
+  async function pause(tx: Executor, campaign: CampaignRow, reason: PauseReason, now: Date): Promise<Date> {
+    await move(tx, campaign, { status: 'paused', pause_reason: reason }, now, 'campaign.paused');
+    return new Date(now.getTime() + PAUSED_POLL_MS);
+  }
+
+  /** Dials up to the cap; answers when to look again. */
+  async function dispatch(
+    tx: Executor,
+    campaign: CampaignRow,
+    target: CachedWebhookTarget,
+    now: Date,
+  ): Promise<{ nextAt: Date | undefined; queued: number }> {
+    const hours = campaign.settings.calling_hours;
+    if (hours) {
+      const opens = nextOpening(now, hours);
+      if (opens > now) return { nextAt: opens, queued: 0 };
+    }
+    const calling = await countCalling(tx, campaign.id);
+    const cap = campaign.settings.max_concurrent_calls;
+    const limit = Math.min(TICK_BATCH, cap === undefined ? TICK_BATCH : cap - calling);
+    const soon = new Date(now.getTime() + ACTIVE_POLL_MS);
+    if (limit <= 0) return { nextAt: soon, queued: 0 };
+    const rows = await claimDue(tx, campaign.id, now, limit);
+    const listed = await listedPhones(
+      tx,
+      campaign.tenant_id,
+      rows.map((row) => row.phone_number),
+    );
+    let queued = 0;
+    let current = target;
+    for (const row of rows) {
+      if (listed.has(row.phone_number)) {
+        await markSkipped(tx, campaign.id, row.position, 'do_not_call', now);
+        continue;
+      }
+      const recipient = {
+        phone: row.phone_number,
+        name: row.name,
+        email: row.email,
+        context: (row.context ?? {}) as Record<string, unknown>,
+      };
+      const result = await queueCampaignCall(
+        deps.calls,
+        tx,
+        campaign.tenant_id,
+        campaign.agent_id,
+        recipient,
+        current,
+      );
+      if ('call' in result) {
+        await markCalling(tx, campaign.id, row.position, result.call.id, now);
+        current = result.target;
+        queued += 1;
+        continue;
+      }
+      if (result.refused.code === 'do_not_call') {
+        await markSkipped(tx, campaign.id, row.position, 'do_not_call', now);
+        continue;
+      }
+      const reason = pauseReasonOf(result.refused);
+      if (reason) return { nextAt: await pause(tx, campaign, reason, now), queued };
+      return { nextAt: soon, queued };
+    }
+    if (queued === 0 && (await completeIfDone(tx, campaign, now))) return { nextAt: undefined, queued };
+    if (rows.length === TICK_BATCH) return { nextAt: now, queued };
+    if (queued === 0 && calling === 0) {
+      // Only rows waiting for a retry's delay: come back when the first is due.
+      const pending = await pendingState(tx, campaign.id, now);
+      if (pending.due === 0 && pending.nextAt) return { nextAt: pending.nextAt, queued };
+    }
+    return { nextAt: soon, queued };
+  }
+
+  /** One tick on the locked campaign: when to run the next (undefined: no next). */
+  async function step(tx: Executor, campaign: CampaignRow, now: Date) {
+    if (campaign.status === 'scheduled') {
+      if (campaign.scheduled_at && new Date(campaign.scheduled_at) > now)
+        return { nextAt: new Date(campaign.scheduled_at), queued: 0 };
+      await move(tx, campaign, { status: 'running', started_at: now }, now, 'campaign.started');
+    }
+    const selfPaused = campaign.status === 'paused' && campaign.pause_reason !== 'manual';
+    if (campaign.status !== 'running' && !selfPaused) return { nextAt: undefined, queued: 0 };
+    const retry = campaign.settings.retry;
+    await settleEndedCalls(tx, campaign.id, now, {
+      maxAttempts: retry?.max_attempts ?? 1,
+      delayMinutes: retry?.delay_minutes ?? 0,
+    });
+    const target = await campaignTarget(tx, campaign.tenant_id, campaign.agent_id);
+    if (target instanceof ApiError) {
+      if (selfPaused) return { nextAt: new Date(now.getTime() + PAUSED_POLL_MS), queued: 0 };
+      if (await completeIfDone(tx, campaign, now)) return { nextAt: undefined, queued: 0 };
+      const reason = pauseReasonOf(target) ?? 'agent_unavailable';
+      return { nextAt: await pause(tx, campaign, reason, now), queued: 0 };
+    }
+    // Resumed without an event of its own: GET shows it running again.
+    if (selfPaused) await move(tx, campaign, { status: 'running', pause_reason: null }, now);
+    return dispatch(tx, campaign, target, now);
+  }
+
+  return {
+    async tick(job: Job<TickPayload>): Promise<void> {
+      const { tenantId, campaignId, token } = job.payload;
+      const queued = await db.transaction().execute(async (tx) => {
+        const campaign = await tx
+          .selectFrom('campaigns')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', campaignId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!campaign || campaign.tick_token !== token) return 0;
+        const now = clock.now();
+        const { nextAt, queued } = await step(tx, campaign, now);
+        if (nextAt) await armTick(tx, campaign, nextAt);
+        return queued;
+      });
+      if (queued > 0) deps.onQueued?.();
+    },
+  };
+}
+
+export type CampaignScheduler = ReturnType<typeof createCampaignScheduler>;

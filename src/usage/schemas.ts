@@ -1,0 +1,92 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable, Timestamp } from '../core/schemas.js';
+
+/** A calendar month in UTC, `YYYY-MM`. */
+export const PERIOD_PATTERN = '^20[0-9]{2}-(0[1-9]|1[0-2])$';
+
+export const Period = Type.String({
+  pattern: PERIOD_PATTERN,
+  description: 'A calendar month in UTC, YYYY-MM (years 2000 to 2099). Default: the current month.',
+  examples: ['2026-11'],
+});
+
+export const UsageQuery = Type.Object({
+  user_id: Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'The user whose usage to report.',
+    examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+  }),
+  period: Type.Optional(Period),
+});
+export type UsageQuery = Static<typeof UsageQuery>;
+
+const minutes = (description: string, example: number) => Type.Integer({ description, examples: [example] });
+const amount = (description: string, example: number) =>
+  Type.Integer({ description: `${description} In the minor unit of the currency.`, examples: [example] });
+
+export const UsageMinutes = Type.Object(
+  {
+    included: minutes('Minutes granted by the plan for periods that started in the month.', 100),
+    used: minutes('Minutes debited by completed calls that ended in the month.', 148),
+    topped_up: minutes('Minutes credited by top-ups in the month.', 30),
+    overage: minutes(
+      'Minutes beyond the balance settled in the month (at the end of a subscription period, when the balance was negative).',
+      18,
+    ),
+    adjustments: minutes(
+      'Every other ledger entry of the month (operator grants, the credit of an agency-billed upgrade).',
+      0,
+    ),
+    balance: minutes(
+      'The balance at the end of the month (now, for the current month): the sum of every ledger entry until then.',
+      0,
+    ),
+  },
+  { additionalProperties: false, title: 'UsageMinutes' },
+);
+
+export const UsageCalls = Type.Object(
+  {
+    completed: Type.Integer({ description: 'Calls answered and ended.', examples: [42] }),
+    no_answer: Type.Integer({ description: 'Calls nobody answered.', examples: [7] }),
+    failed: Type.Integer({ description: 'Calls the carrier could not place.', examples: [1] }),
+    total: Type.Integer({ description: 'Every call that ended in the month.', examples: [50] }),
+  },
+  { additionalProperties: false, title: 'UsageCalls' },
+);
+
+export const UsageAmounts = Type.Object(
+  {
+    currency: Nullable(
+      Type.String({
+        description:
+          'Lowercase ISO 4217 code: the plan’s of the user’s latest subscription; null when the user never subscribed and nothing was charged.',
+        examples: ['usd'],
+      }),
+    ),
+    top_ups: amount('Succeeded top-ups of the month.', 300),
+    overage: amount('Overage settled in the month (minutes × the plan’s overage_rate).', 216),
+    total: amount('top_ups + overage. Subscription fees are not included (see docs/usage.md).', 516),
+  },
+  { additionalProperties: false, title: 'UsageAmounts' },
+);
+
+export const Usage = Type.Object(
+  {
+    user_id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
+    period: Type.Object(
+      {
+        key: Type.String({ description: 'The month, YYYY-MM.', examples: ['2026-11'] }),
+        start: Timestamp,
+        end: { ...Timestamp, description: 'Exclusive: the first instant of the next month.' },
+      },
+      { additionalProperties: false, title: 'UsagePeriod' },
+    ),
+    minutes: UsageMinutes,
+    calls: UsageCalls,
+    amounts: UsageAmounts,
+  },
+  { additionalProperties: false, title: 'Usage' },
+);
+export type Usage = Static<typeof Usage>;
