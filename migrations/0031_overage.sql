@@ -37,4 +37,6 @@ CREATE TABLE overage_charges (
 -- The usage report: one user's (or every user's) charges settled in a month.
 CREATE INDEX overage_charges_tenant_created ON overage_charges (tenant_id, created_at, user_id);
 -- The usage report reads a tenant's top-ups by month too.
-CREATE INDEX top_ups_tenant_created ON top_ups (tenant_id, created_at) WHERE status = 'succeeded';
+-- Built inside the migration's transaction (top-up writes wait while it builds); on a large live
+-- table create it first by hand: CREATE INDEX CONCURRENTLY top_ups_tenant_created ON top_ups (tenant_id, created_at) WHERE status = 'succeeded';
+CREATE INDEX IF NOT EXISTS top_ups_tenant_created ON top_ups (tenant_id, created_at) WHERE status = 'succeeded';

@@ -9,3 +9,7 @@ ALTER TABLE tenants
     CHECK (processor_account_id ~ '^acct_[A-Za-z0-9]{1,255}$'),
   ADD COLUMN application_fee_percent numeric(5, 2) NULL
     CHECK (application_fee_percent > 0 AND application_fee_percent <= 100);
+-- One agency per connected account: another agency's customers must never appear in it. Every
+-- value is null until now, so the index is built over no entries.
+CREATE UNIQUE INDEX tenants_processor_account ON tenants (processor_account_id)
+  WHERE processor_account_id IS NOT NULL;

@@ -12,7 +12,7 @@ import { BoundedMap } from '../core/bounded-map.js';
 import type { Db, Tx } from '../core/db.js';
 import { ApiError, validationFailed } from '../core/errors.js';
 import type { PaymentProcessor } from './processor.js';
-import { findProcessorAccount, hasProcessorObjects } from './repository.js';
+import { accountConnectedElsewhere, findProcessorAccount, hasProcessorObjects } from './repository.js';
 
 export interface ProcessorAccount {
   /** The connected account (`acct_…`); null: the platform's own. */
@@ -118,6 +118,13 @@ export function createProcessorAccounts(deps: { db: Db; processorName: string })
             'conflict',
             'The processor account cannot change: this agency already has customers, prices or subscriptions ' +
               'at the card processor, and they cannot move between Stripe accounts. The application fee can still change.',
+          );
+        }
+        if (accountId !== null && (await accountConnectedElsewhere(tx, accountId, tenantId))) {
+          throw new ApiError(
+            'conflict',
+            'This Stripe account is already connected to another agency; each agency needs its own, so that ' +
+              'its clients never appear in another agency’s account.',
           );
         }
         columns.processor_account_id = accountId;

@@ -125,6 +125,21 @@ export async function findProcessorAccount(
   return query.executeTakeFirst();
 }
 
+/** Whether another tenant already names this connected account. */
+export async function accountConnectedElsewhere(
+  db: Executor,
+  accountId: string,
+  tenantId: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('tenants')
+    .select('id')
+    .where('processor_account_id', '=', accountId)
+    .where('id', '<>', tenantId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * Whether the tenant has objects at the processor `processor` (a customer, a price, or a
  * subscription): they live in the account they were made in, so the account may no longer change.

@@ -147,8 +147,8 @@ export function createSimulatedProcessor(options: {
       const stored = found?.object === 'idempotency_record' ? found : undefined;
       if (stored) {
         if (stored.fingerprint !== fingerprint) {
-          throw new ProcessorRequestError(
-            'idempotency_error',
+          // As the stripe adapter maps Stripe's idempotency_error: the first attempt may have acted.
+          throw new ProcessorUnavailableError(
             'Keys for idempotent requests can only be used with the same parameters they were first used with.',
           );
         }

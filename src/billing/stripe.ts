@@ -70,6 +70,14 @@ function mapError(error: unknown): never {
       cause: error,
     });
   }
+  if (e?.type === 'StripeIdempotencyError') {
+    // The key was used with other parameters (e.g. an application fee changed between a lost answer
+    // and its retry): the first attempt may have charged. Outcome unknown, so reconciliation
+    // decides from what Stripe holds; never a refusal that would abandon a charge made.
+    throw new ProcessorUnavailableError(`Stripe could not replay the request: ${e.message}`, {
+      cause: error,
+    });
+  }
   if (e?.type === 'StripeAuthenticationError' || e?.type === 'StripePermissionError') {
     // Our configuration is wrong, not the partner's request: report it as an outage of billing.
     throw new ProcessorUnavailableError(`Stripe refused our credentials: ${e.message}`, { cause: error });

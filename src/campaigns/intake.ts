@@ -58,6 +58,12 @@ export interface Intake {
   report: ImportReport;
 }
 
+/** 422 `validation_failed` when any row is malformed (before any lookup: the API's check order). */
+export function checkRows(rows: RawRecipient[]): void {
+  const issues = rows.flatMap(rowIssues);
+  if (issues.length > 0) throw validationFailed(issues.slice(0, 100));
+}
+
 /**
  * Sorts `rows` into those to store and those refused, in `tx` (which holds the campaign's lock, so
  * the campaign's numbers cannot change meanwhile). Throws 422 when any row is malformed.
@@ -68,8 +74,7 @@ export async function takeIn(
   campaignId: string | undefined,
   rows: RawRecipient[],
 ): Promise<Intake> {
-  const issues = rows.flatMap(rowIssues);
-  if (issues.length > 0) throw validationFailed(issues.slice(0, 100));
+  checkRows(rows);
   const refused: ImportReport['refused'] = { invalid_number: 0, do_not_call: 0, duplicate: 0 };
   const refusals: ImportReport['refusals'] = [];
   const refuse = (row: RawRecipient, reason: RefusalReason) => {

@@ -41,6 +41,12 @@ import { campaignView } from './views.js';
 export const CAMPAIGN_TICK_QUEUE = 'campaigns.tick';
 /** Rows turned into calls per transaction. */
 export const TICK_BATCH = 50;
+/**
+ * A campaign without `max_concurrent_calls` keeps this many calls outstanding, not its whole list:
+ * balances move only when calls end, so a list turned into queued calls at once would outrun the
+ * owner's credits, the tenant's wallet, a pause and do-not-call listings made meanwhile.
+ */
+export const DEFAULT_CONCURRENT_CALLS = 10;
 /** How soon a running campaign looks again at its calls (ends free its slots). */
 export const ACTIVE_POLL_MS = 5_000;
 /** How soon a campaign paused by itself checks whether it may resume. */
@@ -159,8 +165,8 @@ export function createCampaignScheduler(deps: {
       if (opens > now) return { nextAt: opens, queued: 0 };
     }
     const calling = await countCalling(tx, campaign.id);
-    const cap = campaign.settings.max_concurrent_calls;
-    const limit = Math.min(TICK_BATCH, cap === undefined ? TICK_BATCH : cap - calling);
+    const cap = campaign.settings.max_concurrent_calls ?? DEFAULT_CONCURRENT_CALLS;
+    const limit = Math.min(TICK_BATCH, cap - calling);
     const soon = new Date(now.getTime() + ACTIVE_POLL_MS);
     if (limit <= 0) return { nextAt: soon, queued: 0 };
     const rows = await claimDue(tx, campaign.id, now, limit);

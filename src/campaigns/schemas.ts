@@ -66,7 +66,7 @@ const MaxConcurrent = Type.Integer({
   minimum: 1,
   maximum: 10_000,
   description:
-    'Calls of this campaign queued, dialling or in progress at once; the agent’s own cap also holds.',
+    'Calls of this campaign queued, dialling or in progress at once (default 10: a campaign never turns its whole list into calls ahead of the balance); the agent’s own cap also holds.',
   examples: [5],
 });
 

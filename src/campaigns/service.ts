@@ -16,7 +16,7 @@ import type { IdempotencyStore } from '../core/idempotency.js';
 import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
 import { newId } from '../core/ids.js';
 import { listPage } from '../core/pagination.js';
-import { type RawRecipient, takeIn } from './intake.js';
+import { checkRows, type RawRecipient, takeIn } from './intake.js';
 import {
   type CampaignRow,
   cancelPending,
@@ -141,6 +141,7 @@ export function createCampaignService(deps: {
       recorder?: AnswerRecorder<CampaignWithImport>,
     ): Promise<CampaignWithImport> {
       checkSettings(input);
+      checkRows(rows);
       const result = await db.transaction().execute(async (tx) => {
         const agent = await findAgentTarget(tx, tenantId, input.agent_id);
         if (!agent || agent.owner_deleted_at) throw notFound('Agent');
@@ -185,6 +186,7 @@ export function createCampaignService(deps: {
       rows: RawRecipient[],
       recorder?: AnswerRecorder<CampaignWithImport>,
     ): Promise<CampaignWithImport> {
+      checkRows(rows);
       const answer = await db.transaction().execute(async (tx) => {
         const campaign = await locked(tx, tenantId, campaignId);
         if (campaign.status === 'completed' || campaign.status === 'canceled')
@@ -192,6 +194,8 @@ export function createCampaignService(deps: {
         const now = clock.now();
         const report = await store(tx, campaign, rows, false, now);
         await save(tx, campaign, {}, now);
+        // The running chain may be asleep until a retry's delay is up: the new rows go now.
+        if (campaign.status === 'running' && report.accepted > 0) await armTick(tx, campaign, now);
         const result = { ...(await campaignView(tx, campaign)), import: report };
         await recordAnswer(idempotency, tx, recorder, result);
         return result;

@@ -67,10 +67,14 @@ const MICROS = 1_000_000n;
 /**
  * What `minutes` cost at `rate` per minute (major unit, at most 6 decimal places), in the currency's
  * minor unit, rounded half up. Integer arithmetic throughout, so 3 × 0.1 usd is 30 cents, never 29.
+ * Three-decimal currencies (BHD, JOD, KWD, OMR, TND) are rounded to a multiple of 10 minor units,
+ * as Stripe accepts only such amounts in them.
  */
 export function amountForMinutes(minutes: number, rate: number, currency: string): number {
   const rateMicros = BigInt(Math.round(rate * 1_000_000));
-  const scale = 10n ** BigInt(minorUnitDigits(currency));
-  const micros = BigInt(minutes) * rateMicros * scale;
-  return Number((micros + MICROS / 2n) / MICROS);
+  const digits = minorUnitDigits(currency);
+  const step = digits === 3 ? 10n : 1n;
+  const unit = MICROS * step;
+  const micros = BigInt(minutes) * rateMicros * 10n ** BigInt(digits);
+  return Number(((micros + unit / 2n) / unit) * step);
 }

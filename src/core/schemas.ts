@@ -5,6 +5,8 @@ import { Pagination } from './pagination.js';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+/** A calendar month in UTC, `YYYY-MM`, years 2000 to 2099 (JavaScript dates shift years 0–99). */
+export const MONTH_PATTERN = '^20[0-9]{2}-(0[1-9]|1[0-2])$';
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
 
 /** E.164 (decisions.md §2). */

@@ -1,8 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../core/schemas.js';
+import { MONTH_PATTERN, Nullable, Timestamp } from '../core/schemas.js';
 
-/** A calendar month in UTC, `YYYY-MM`. */
-export const PERIOD_PATTERN = '^20[0-9]{2}-(0[1-9]|1[0-2])$';
+export const PERIOD_PATTERN = MONTH_PATTERN;
 
 export const Period = Type.String({
   pattern: PERIOD_PATTERN,

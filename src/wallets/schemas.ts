@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQuery } from '../core/pagination.js';
-import { Nullable, Timestamp } from '../core/schemas.js';
+import { MONTH_PATTERN, Nullable, Timestamp } from '../core/schemas.js';
 
 const Currency = Type.String({
   pattern: '^[a-z]{3}$',
@@ -119,8 +119,8 @@ export type WalletLedgerQuery = Static<typeof WalletLedgerQuery>;
 export const WalletUsageQuery = Type.Object(
   {
     period: Type.String({
-      pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$',
-      description: 'A UTC calendar month, YYYY-MM.',
+      pattern: MONTH_PATTERN,
+      description: 'A UTC calendar month, YYYY-MM (years 2000 to 2099).',
       examples: ['2026-11'],
     }),
   },

@@ -132,6 +132,18 @@ describe('create', () => {
       recipients: [{ phone: '+14155550101' }],
     });
     expect(other.status).toBe(404);
+    // The check order: a malformed row is 422 before the unknown agent's 404, and the unknown campaign's.
+    const badRow = { phone: '+14155550101', email: 'not an email' };
+    const both = await tenant.request('POST', '/api/v1/campaigns', {
+      agent_id: 'agt_doesnotexist',
+      name: 'X',
+      recipients: [badRow],
+    });
+    expect(both.status).toBe(422);
+    const more = await tenant.request('POST', '/api/v1/campaigns/cmp_doesnotexist/recipients', {
+      recipients: [badRow],
+    });
+    expect(more.status).toBe(422);
     expect([await campaignCount(), await rowCount()]).toEqual([campaigns, rows]);
   });
 

@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTIVE_POLL_MS, PAUSED_POLL_MS } from '../../src/campaigns/scheduler.js';
+import { ACTIVE_POLL_MS, DEFAULT_CONCURRENT_CALLS, PAUSED_POLL_MS } from '../../src/campaigns/scheduler.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { agentFixture, grantCredits } from '../calls/helpers.js';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.js';
@@ -206,6 +206,22 @@ describe('dispatch', () => {
     expect(await get(tenant, id)).toMatchObject({ status: 'completed', recipients: { done: 3 } });
   });
 
+  it('without a cap keeps 10 calls outstanding, so a 2-minute balance pauses a 40-row list after those', async () => {
+    clock.set('2026-05-07T15:00:00.000Z');
+    const { tenant, agent } = await agentFixture(t, { credits: 2 });
+    const id = await startCampaign(tenant, { agent_id: agent.id, recipients: phones(40, 600) });
+    await t.services.jobRunner.drain();
+    await run(3);
+    const placed = await sql<{ n: number }>`
+      SELECT count(*)::integer AS n FROM calls WHERE tenant_id = ${tenant.id}`.execute(db());
+    expect(placed.rows[0].n).toBe(DEFAULT_CONCURRENT_CALLS);
+    expect(await get(tenant, id)).toMatchObject({
+      status: 'paused',
+      pause_reason: 'insufficient_credits',
+      recipients: { pending: 40 - DEFAULT_CONCURRENT_CALLS },
+    });
+  });
+
   it('retries only the rows whose calls went unanswered or failed, each with a new call', async () => {
     clock.set('2026-05-07T15:00:00.000Z');
     const { tenant, agent } = await agentFixture(t, { credits: 1000 });
@@ -256,6 +272,28 @@ describe('dispatch', () => {
     }>`SELECT count(*)::integer AS n FROM calls WHERE tenant_id = ${tenant.id}`.execute(db());
     expect(count.rows[0].n).toBe(2);
   });
+  it('calls recipients added to a running campaign at once, even while it waits for a retry’s delay', async () => {
+    clock.set('2026-05-09T15:00:00.000Z');
+    const { tenant, agent } = await agentFixture(t, { credits: 1000 });
+    const id = await startCampaign(tenant, {
+      agent_id: agent.id,
+      recipients: [{ phone: '+14155530000' }],
+      retry: { max_attempts: 2, delay_minutes: 60 },
+    });
+    await run(2);
+    expect((await recipients(tenant, id))[0]).toMatchObject({ status: 'pending', attempts: 1 });
+    const added = await tenant.request('POST', `/api/v1/campaigns/${id}/recipients`, {
+      recipients: [{ phone: '+14155530001' }],
+    });
+    expect(added.status, added.raw).toBe(201);
+    await t.services.jobRunner.drain();
+    const rows = await recipients(tenant, id);
+    expect(rows.map((r: any) => [r.phone, r.status, r.attempts])).toEqual([
+      ['+14155530000', 'pending', 1],
+      ['+14155530001', 'done', 1],
+    ]);
+  });
+
   it('cancel withdraws the calls not dialled yet; a call already dialling goes on', async () => {
     // The agent's calling hours (two hours from now) hold the campaign's calls queued in the pipeline.
     const hhmm = (ms: number) => new Date(clock.now().getTime() + ms).toISOString().slice(11, 16);

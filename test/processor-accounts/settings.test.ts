@@ -92,6 +92,23 @@ describe('the operator', () => {
     });
   });
 
+  it('refuses an account another agency already uses (409), nothing changed', async () => {
+    const first = await createTenant(f.t, { name: 'First on the account' });
+    const second = await createTenant(f.t, { name: 'Second on the account' });
+    expect((await setProcessorAccount(f.t, first.id, { processor_account_id: 'acct_Shared9' })).status).toBe(
+      200,
+    );
+    const refused = await setProcessorAccount(f.t, second.id, { processor_account_id: 'acct_Shared9' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain('already connected to another agency');
+    expect(await tenantOf(second.id)).toMatchObject({ processor_account_id: null });
+    // Freed by the first agency, it may be connected by the second.
+    expect((await setProcessorAccount(f.t, first.id, { processor_account_id: null })).status).toBe(200);
+    expect((await setProcessorAccount(f.t, second.id, { processor_account_id: 'acct_Shared9' })).status).toBe(
+      200,
+    );
+  });
+
   it('refuses to move the account once the tenant has processor objects (409), the fee still changes', async () => {
     const tenant = await createTenant(f.t, { name: 'Has customers' });
     expect(

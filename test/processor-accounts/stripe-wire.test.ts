@@ -199,4 +199,45 @@ describe('jobs act in the agency’s account', () => {
         .map((doc) => doc.id),
     ).toContain(settled.processor_charge_id);
   });
+
+  it('a retry after the fee changed is 503, not a refusal: reconciliation credits the charge Stripe made', async () => {
+    const user = await createUser(north.tenant);
+    expect(
+      (await app.t.admin('PUT', `/admin/v1/users/${user.id}/payment-method`, { token: 'pm_card_visa' }))
+        .status,
+    ).toBe(200);
+    const plans = await north.tenant.request('GET', '/api/v1/plans');
+    const sub = await north.tenant.request('POST', '/api/v1/subscriptions', {
+      user_id: user.id,
+      plan_id: plans.body.data[0].id,
+    });
+    expect(sub.status).toBe(201);
+    const key = { 'idempotency-key': `fee-change-${user.id}` };
+    server().fault({ method: 'POST', path: /^\/v1\/payment_intents$/, mode: 'drop-after', times: 2 });
+    const lost = await north.tenant.request('POST', `/api/v1/users/${user.id}/top-ups`, { minutes: 40 }, key);
+    expect(lost.status).toBe(503);
+    expect(
+      (await app.t.admin('PATCH', `/admin/v1/tenants/${north.tenant.id}`, { application_fee_percent: 7 }))
+        .status,
+    ).toBe(200);
+    // Stripe refuses the key with other parameters (idempotency_error): the outcome stays unknown.
+    const retried = await north.tenant.request(
+      'POST',
+      `/api/v1/users/${user.id}/top-ups`,
+      { minutes: 40 },
+      key,
+    );
+    expect(retried.status, retried.raw).toBe(503);
+    const row = await app.t.services.database.db
+      .selectFrom('top_ups')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('pending');
+    clock.advance(6 * 60 * 1000);
+    await app.t.services.topUps.reconcile(north.tenant.id, row.id);
+    const balance = await app.t.admin('GET', `/admin/v1/users/${user.id}/credits`);
+    const included = plans.body.data[0].included_minutes as number;
+    expect(balance.body.data.balance_minutes).toBe(included + 40);
+  });
 });

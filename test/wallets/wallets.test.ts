@@ -303,7 +303,7 @@ describe('the operator API', () => {
       amount: 0,
       period_start: '2001-01-01T00:00:00.000Z',
     });
-    for (const bad of ['2026-13', '2026-1', 'soon', '']) {
+    for (const bad of ['2026-13', '2026-1', 'soon', '', '0099-01']) {
       const refused = await t.admin('GET', `/admin/v1/tenants/${busy.id}/wallet/usage?period=${bad}`);
       expect(refused.status, bad).toBe(422);
     }

@@ -1321,7 +1321,10 @@ export interface components {
                 /** @example 0 */
                 failed: number;
             };
-            /** @description Minutes billed for the campaign’s calls. */
+            /**
+             * @description Minutes billed for the campaign’s calls.
+             * @example 42
+             */
             minutes_used: number;
             /**
              * Format: date-time
@@ -1369,9 +1372,15 @@ export interface components {
         CampaignPauseReason: "manual" | "insufficient_credits" | "tenant_balance_exhausted" | "agent_unavailable";
         /** CampaignRecipient */
         CampaignRecipient: {
-            /** @description Order in the campaign (upload order). */
+            /**
+             * @description Order in the campaign (upload order).
+             * @example 12
+             */
             position: number;
-            /** @description Where the row came from in its upload. */
+            /**
+             * @description Where the row came from in its upload.
+             * @example 13
+             */
             line: number;
             /** @example +14155550123 */
             phone: string;
@@ -1385,7 +1394,10 @@ export interface components {
             skip_reason: string | null;
             call_id: string | null;
             outcome: components["schemas"]["CampaignCallOutcome"] | null;
-            /** @description Calls placed for this recipient. */
+            /**
+             * @description Calls placed for this recipient.
+             * @example 1
+             */
             attempts: number;
         };
         /** CampaignRecipientInput */
@@ -1414,7 +1426,10 @@ export interface components {
         };
         /** CampaignRecipientRefusal */
         CampaignRecipientRefusal: {
-            /** @description JSON: the 1-based position in `recipients`; CSV: the line of the file (the header is line 1). */
+            /**
+             * @description JSON: the 1-based position in `recipients`; CSV: the line of the file (the header is line 1).
+             * @example 7
+             */
             line: number;
             /** @example +1 415 555 */
             phone: string;
@@ -1470,7 +1485,10 @@ export interface components {
                 /** @example 0 */
                 failed: number;
             };
-            /** @description Minutes billed for the campaign’s calls. */
+            /**
+             * @description Minutes billed for the campaign’s calls.
+             * @example 42
+             */
             minutes_used: number;
             /**
              * Format: date-time
@@ -1484,7 +1502,10 @@ export interface components {
             updated_at: string;
             started_at: string | null;
             finished_at: string | null;
-            /** @description Recipients whose no_answer or failed call is dialled again. */
+            /**
+             * @description Recipients whose no_answer or failed call is dialled again.
+             * @example 3
+             */
             requeued: number;
         };
         /**
@@ -1531,7 +1552,10 @@ export interface components {
                 /** @example 0 */
                 failed: number;
             };
-            /** @description Minutes billed for the campaign’s calls. */
+            /**
+             * @description Minutes billed for the campaign’s calls.
+             * @example 42
+             */
             minutes_used: number;
             /**
              * Format: date-time
@@ -1619,7 +1643,7 @@ export interface components {
              */
             scheduled_at?: string;
             /**
-             * @description Calls of this campaign queued, dialling or in progress at once; the agent’s own cap also holds.
+             * @description Calls of this campaign queued, dialling or in progress at once (default 10: a campaign never turns its whole list into calls ahead of the balance); the agent’s own cap also holds.
              * @example 5
              */
             max_concurrent_calls?: number;
