@@ -1,7 +1,7 @@
 /**
  * The card-processor port: the operations billing needs, with Stripe's semantics (customers,
  * cards, monthly prices, subscriptions with trials, price changes with proration, cancellation,
- * one-off charges of the card on file, invoice items added to a customer's next invoice).
+ * one-off charges of the card on file, invoice items, one-off invoices charged to the card on file).
  * Adapters: `simulated` (in-process, ./simulated.ts) and `stripe` (the official SDK, ./stripe.ts).
  *
  * Every call that changes something takes an idempotency key: the processor performs it once per
@@ -73,7 +73,10 @@ export interface ChargeInput {
 
 export interface InvoiceItemInput {
   customerId: string;
-  /** The subscription whose next invoice carries the item (Stripe: `subscription`). */
+  /**
+   * The subscription whose next invoice carries the item (Stripe: `subscription`); null: pending on
+   * the customer, for the next invoice made for them (a one-off one, or else the next renewal).
+   */
   subscriptionId: string | null;
   /** In the currency's minor unit. */
   amount: number;
@@ -91,8 +94,38 @@ export interface InvoiceItem {
   amount: number;
   currency: string;
   invoiceId: string | null;
+  /** The subscription whose next invoice takes it; null: any invoice made for the customer. */
+  subscriptionId: string | null;
   metadata: Record<string, string>;
 }
+
+/**
+ * An invoice (Stripe: Invoice). A one-off one is made `draft`, finalized to `open` (or straight to
+ * `paid` when nothing is due) and paid with the card on file; a declined payment leaves it open.
+ */
+export interface ProcessorInvoice {
+  id: string;
+  status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'void';
+  /** In the currency's minor unit, after the customer's credit balance. */
+  amountDue: number;
+  amountPaid: number;
+  currency: string;
+  metadata: Record<string, string>;
+}
+
+export interface InvoiceInput {
+  customerId: string;
+  description: string;
+  /** Our references (e.g. `overage_charge_id`); `findInvoice` finds an invoice by one of them. */
+  metadata: Record<string, string>;
+  /** The platform's cut in minor units (Stripe: `application_fee_amount`); connected accounts only. */
+  applicationFeeAmount?: number | null;
+}
+
+/** The answer to paying an invoice: paid, or declined (the invoice stays open). */
+export type InvoicePayment =
+  | { status: 'paid'; invoice: ProcessorInvoice }
+  | { status: 'declined'; invoice: ProcessorInvoice; declineCode: string | null; message: string };
 
 /** The lookup that finds an object whose creation answer was lost, by one of our metadata values. */
 export interface MetadataQuery {
@@ -172,6 +205,19 @@ export interface PaymentProcessor {
   createInvoiceItem(input: InvoiceItemInput, key: string): Promise<InvoiceItem>;
   /** The customer's invoice item whose metadata `metadataKey` is `metadataValue`, created since `createdSince`. */
   findInvoiceItem(query: MetadataQuery): Promise<InvoiceItem | undefined>;
+  /**
+   * A draft one-off invoice for the customer that takes their pending invoice items (those of no
+   * subscription), collected automatically from the default card but not advanced by the processor
+   * on its own (Stripe: `auto_advance: false`): finalizeInvoice and payInvoice drive it.
+   */
+  createInvoice(input: InvoiceInput, key: string): Promise<ProcessorInvoice>;
+  /** The customer's invoice whose metadata `metadataKey` is `metadataValue`, created since `createdSince`. */
+  findInvoice(query: MetadataQuery): Promise<ProcessorInvoice | undefined>;
+  retrieveInvoice(invoiceId: string): Promise<ProcessorInvoice>;
+  /** draft → open (paid at once when nothing is due). */
+  finalizeInvoice(invoiceId: string, key: string): Promise<ProcessorInvoice>;
+  /** Charges the default card, off-session, for an open invoice; a decline is an answer, not an error. */
+  payInvoice(invoiceId: string, key: string): Promise<InvoicePayment>;
 }
 
 /** The processor did not answer usably (timeout, network, 5xx, rate limit): the outcome is unknown. */

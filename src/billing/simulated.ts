@@ -28,6 +28,7 @@ import {
 } from './processor.js';
 import { CardDeclinedError, createPaymentIntents } from './simulated-charges.js';
 import { createInvoiceItems, type InvoiceItem as SimulatedInvoiceItem } from './simulated-invoice-items.js';
+import { invoiceMethods } from './simulated-invoices.js';
 
 /** Executed (not replayed) calls per operation; tests assert exactly-once effects with them. */
 export type CallCounts = Record<
@@ -43,7 +44,12 @@ export type CallCounts = Record<
   | 'chargeCustomer'
   | 'findCharge'
   | 'createInvoiceItem'
-  | 'findInvoiceItem',
+  | 'findInvoiceItem'
+  | 'createInvoice'
+  | 'findInvoice'
+  | 'retrieveInvoice'
+  | 'finalizeInvoice'
+  | 'payInvoice',
   number
 > & { replayed: number };
 
@@ -54,7 +60,8 @@ export interface SimulatedProcessor extends PaymentProcessor {
 
 export function toInvoiceItem(item: SimulatedInvoiceItem): InvoiceItem {
   const { id, amount, currency, metadata } = item;
-  return { id, amount, currency, invoiceId: item.invoice, metadata };
+  const subscriptionId = item.parent?.subscription_details.subscription ?? null;
+  return { id, amount, currency, invoiceId: item.invoice, subscriptionId, metadata };
 }
 
 export function toProcessorSubscription(sub: Subscription): ProcessorSubscription {
@@ -104,6 +111,11 @@ export function createSimulatedProcessor(options: {
     findCharge: 0,
     createInvoiceItem: 0,
     findInvoiceItem: 0,
+    createInvoice: 0,
+    findInvoice: 0,
+    retrieveInvoice: 0,
+    finalizeInvoice: 0,
+    payInvoice: 0,
     replayed: 0,
   };
   const paymentIntents = createPaymentIntents(store, () => options.clock.now());
@@ -352,6 +364,7 @@ export function createSimulatedProcessor(options: {
         mapError(error);
       }
     },
+    ...invoiceMethods({ engine, calls, once, applicationFee, mapError }),
   };
   return processor;
 }

@@ -9,7 +9,9 @@ import {
   type Charge,
   chargeOfPaymentIntent,
   type InvoiceItem,
+  type InvoicePayment,
   type PaymentProcessor,
+  type ProcessorInvoice,
   ProcessorRequestError,
   type ProcessorStatus,
   type ProcessorSubscription,
@@ -52,7 +54,19 @@ function toInvoiceItem(item: Stripe.InvoiceItem): InvoiceItem {
     amount: item.amount,
     currency: item.currency,
     invoiceId: typeof invoice === 'string' ? invoice : (invoice?.id ?? null),
+    subscriptionId: item.parent?.subscription_details?.subscription ?? null,
     metadata: (item.metadata ?? {}) as Record<string, string>,
+  };
+}
+
+function toProcessorInvoice(invoice: Stripe.Invoice): ProcessorInvoice {
+  return {
+    id: invoice.id,
+    status: (invoice.status ?? 'draft') as ProcessorInvoice['status'],
+    amountDue: invoice.amount_due,
+    amountPaid: invoice.amount_paid,
+    currency: invoice.currency,
+    metadata: (invoice.metadata ?? {}) as Record<string, string>,
   };
 }
 
@@ -311,6 +325,63 @@ export function createStripeProcessor(
       );
       const found = list.data.find((item) => item.metadata?.[query.metadataKey] === query.metadataValue);
       return found ? toInvoiceItem(found) : undefined;
+    },
+    async createInvoice(input, key) {
+      const invoice = await call(() =>
+        stripe.invoices.create(
+          {
+            customer: input.customerId,
+            pending_invoice_items_behavior: 'include',
+            collection_method: 'charge_automatically',
+            // We finalize and pay it ourselves; Stripe would otherwise finalize it an hour later.
+            auto_advance: false,
+            description: input.description,
+            metadata: input.metadata,
+            ...(input.applicationFeeAmount ? { application_fee_amount: input.applicationFeeAmount } : {}),
+          },
+          { idempotencyKey: key },
+        ),
+      );
+      return toProcessorInvoice(invoice);
+    },
+    async findInvoice(query) {
+      const list = await call(() =>
+        stripe.invoices.list({
+          customer: query.customerId,
+          created: { gte: Math.floor(query.createdSince.getTime() / 1000) },
+          limit: 100,
+        }),
+      );
+      const found = list.data.find(
+        (invoice) => invoice.metadata?.[query.metadataKey] === query.metadataValue,
+      );
+      return found ? toProcessorInvoice(found) : undefined;
+    },
+    async retrieveInvoice(invoiceId) {
+      return toProcessorInvoice(await call(() => stripe.invoices.retrieve(invoiceId)));
+    },
+    async finalizeInvoice(invoiceId, key) {
+      const invoice = await call(() =>
+        stripe.invoices.finalizeInvoice(invoiceId, { auto_advance: false }, { idempotencyKey: key }),
+      );
+      return toProcessorInvoice(invoice);
+    },
+    async payInvoice(invoiceId, key): Promise<InvoicePayment> {
+      try {
+        const invoice = await stripe.invoices.pay(invoiceId, {}, { idempotencyKey: key });
+        return { status: 'paid', invoice: toProcessorInvoice(invoice) };
+      } catch (error) {
+        // Stripe's 402 card_error: the payment was declined and the invoice left open.
+        const e = error as { type?: string; message?: string; decline_code?: string; code?: string };
+        if (e?.type !== 'StripeCardError') mapError(error);
+        const invoice = toProcessorInvoice(await call(() => stripe.invoices.retrieve(invoiceId)));
+        return {
+          status: 'declined',
+          invoice,
+          declineCode: e.decline_code || e.code || null,
+          message: e.message ?? 'The card was not charged.',
+        };
+      }
     },
   };
   return processor;

@@ -47,6 +47,16 @@ export function toApiError(error: unknown): { apiError: ApiError; unexpected: bo
       unexpected: false,
     };
   }
+  if (sqlState === '22003') {
+    // numeric_value_out_of_range: a sum the request asked for (a balance, a count) overflows its column.
+    return {
+      apiError: new ApiError(
+        'unprocessable_entity',
+        'The change would take a stored value out of the range it can hold; nothing was changed.',
+      ),
+      unexpected: false,
+    };
+  }
   if (
     (sqlState && UNAVAILABLE_SQLSTATE_CLASSES.includes(sqlState.slice(0, 2))) ||
     (e?.code && UNAVAILABLE_ERRNOS.has(e.code)) ||

@@ -1,8 +1,15 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../core/db.js';
 
-/** pending → invoiced | failed (processor-billed); recorded: agency-billed or nothing to invoice. */
-export type OverageStatus = 'pending' | 'invoiced' | 'recorded' | 'failed';
+/**
+ * Processor-billed: pending (the job is billing it) → paid | unpaid (declined: the invoice stays
+ * open) | failed (the processor refused a request) | invoiced (the item went on an invoice we did
+ * not pay: a renewal's, or a row from before migration 0034). recorded: agency-billed or nothing to
+ * invoice.
+ */
+export type OverageStatus = 'pending' | 'invoiced' | 'paid' | 'unpaid' | 'recorded' | 'failed';
+/** The outcomes an agency should look at. */
+export const UNSETTLED_OVERAGE: OverageStatus[] = ['failed', 'unpaid'];
 
 export interface OverageChargesTable {
   id: string;
@@ -23,6 +30,7 @@ export interface OverageChargesTable {
   processor_subscription_id: string | null;
   processor_key: string | null;
   processor_invoice_item_id: string | null;
+  processor_invoice_id: string | null;
   failure_message: string | null;
   created_at: Date;
   updated_at: Date;
@@ -62,13 +70,15 @@ export async function findOverageCharge(
     .executeTakeFirst();
 }
 
-/** Settles a pending charge (invoiced or failed); a settled one is left as it is. */
+/** Settles a pending charge, or records its progress (status pending); a settled one is left as it is. */
 export async function settleOverageCharge(
   db: Executor,
   tenantId: string,
   id: string,
   changes: Pick<OverageChargesTable, 'status' | 'updated_at'> &
-    Partial<Pick<OverageChargesTable, 'processor_invoice_item_id' | 'failure_message'>>,
+    Partial<
+      Pick<OverageChargesTable, 'processor_invoice_item_id' | 'processor_invoice_id' | 'failure_message'>
+    >,
 ): Promise<void> {
   await db
     .updateTable('overage_charges')
@@ -89,4 +99,22 @@ export async function lockedBalance(db: Executor, tenantId: string, userId: stri
     .forUpdate()
     .executeTakeFirst();
   return row?.credit_balance_minutes;
+}
+
+/** The month's charges (settled in it) that failed or are unpaid, oldest first, at most `limit`. */
+export async function unsettledOverageCharges(
+  db: Executor,
+  tenantId: string,
+  month: { start: Date; end: Date },
+  options: { userId?: string; limit: number },
+): Promise<OverageChargeRow[]> {
+  let query = db
+    .selectFrom('overage_charges')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('created_at', '>=', month.start)
+    .where('created_at', '<', month.end)
+    .where('status', 'in', UNSETTLED_OVERAGE);
+  if (options.userId) query = query.where('user_id', '=', options.userId);
+  return query.orderBy('created_at').orderBy('id').limit(options.limit).execute();
 }

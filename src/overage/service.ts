@@ -6,13 +6,15 @@
  * balance back to zero, and a charge priced at the plan's overage_rate. The balance restarts at
  * zero and the minutes are billed, as Stripe's metered billing and Vapi/Retell-style platforms do.
  *
- * Processor-billed charges are written pending with a job; the job (`invoice`) adds them to the
- * customer's next invoice as an invoice item, with the charge's processor key as idempotency key,
- * after looking for an item a previous run made (by the charge id in its metadata). Agency-billed
- * charges are recorded for the agency's own invoicing.
+ * Processor-billed charges are written pending with a job; the job (`invoice`) bills them at once,
+ * through the tenant's account: an invoice item pending on the customer, a one-off invoice that
+ * takes it, finalized and paid with the card on file. Each step first looks for what a previous run
+ * made (the item and the invoice by the charge id in their metadata) and sends its own idempotency
+ * key derived from the charge's processor key, so a job run twice or killed between steps bills
+ * once. Agency-billed charges are recorded for the agency's own invoicing.
  */
 import type { ProcessorAccounts } from '../billing/accounts.js';
-import { type PaymentProcessor, ProcessorRequestError } from '../billing/processor.js';
+import { type PaymentProcessor, type ProcessorInvoice, ProcessorRequestError } from '../billing/processor.js';
 import { findCustomer } from '../billing/repository.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Tx } from '../core/db.js';
@@ -27,6 +29,7 @@ import {
   insertOverageCharge,
   lockedBalance,
   type OverageChargeRow,
+  type OverageStatus,
   settleOverageCharge,
 } from './repository.js';
 
@@ -91,6 +94,7 @@ export async function settleOverageInTx(
     processor_subscription_id: byProcessor ? sub.provider_subscription_id : null,
     processor_key: toInvoice ? `vp_overage_${id}` : null,
     processor_invoice_item_id: null,
+    processor_invoice_id: null,
     failure_message: toInvoice && !customer ? 'The user has no customer at the processor.' : null,
     created_at: now,
     updated_at: now,
@@ -112,49 +116,109 @@ export interface OverageDeps {
   db: Db;
   clock: Clock;
   processor: PaymentProcessor;
-  /** Each tenant's processor account: the invoice item goes through `accounts.bind`. */
+  /** Each tenant's processor account: every call goes through `accounts.bind`. */
   accounts: ProcessorAccounts;
+}
+
+/** The charge's state once its invoice reached `invoice` (paid, or declined with `message`). */
+function outcomeOf(
+  invoice: ProcessorInvoice,
+  ours: boolean,
+  declined?: string,
+): { status: OverageStatus; failure_message: string | null } {
+  if (invoice.status === 'paid') return { status: 'paid', failure_message: null };
+  if (declined !== undefined) return { status: 'unpaid', failure_message: declined };
+  if (!ours) return { status: 'invoiced', failure_message: null };
+  return { status: 'unpaid', failure_message: `The invoice is ${invoice.status} at the processor.` };
 }
 
 export function createOverageInvoicing(deps: OverageDeps) {
   const { db, clock } = deps;
   return {
     /**
-     * Job: adds a pending charge to the customer's next invoice. No answer from the processor
-     * throws (the job retries with the same key); a refusal marks the charge failed.
+     * Job: bills a pending charge at once on its own invoice. No answer from the processor throws
+     * (the job retries, finding what was made and replaying the same keys); a refusal marks the
+     * charge failed, a declined card unpaid (the invoice stays open at the processor).
      */
     async invoice(tenantId: string, chargeId: string): Promise<void> {
       const charge = await findOverageCharge(db, tenantId, chargeId);
       if (charge?.status !== 'pending' || !charge.processor_customer_id || !charge.processor_key) return;
-      const { processor } = await deps.accounts.bind(deps.processor, tenantId);
+      const customerId = charge.processor_customer_id;
+      const key = charge.processor_key;
+      const bound = await deps.accounts.bind(deps.processor, tenantId);
+      const { processor } = bound;
+      const lookup = {
+        customerId,
+        metadataKey: OVERAGE_METADATA_KEY,
+        metadataValue: charge.id,
+        createdSince: new Date(charge.created_at.getTime() - CLOCK_SKEW_MS),
+      };
+      const metadata = {
+        [OVERAGE_METADATA_KEY]: charge.id,
+        tenant_id: charge.tenant_id,
+        user_id: charge.user_id,
+        subscription_id: charge.subscription_id,
+      };
+      const description = `Overage: ${charge.minutes} minutes at ${formatRate(charge.overage_rate, charge.currency)} per minute`;
+      const progress = (changes: { processor_invoice_item_id?: string; processor_invoice_id?: string }) =>
+        settleOverageCharge(db, tenantId, chargeId, {
+          status: 'pending',
+          ...changes,
+          updated_at: clock.now(),
+        });
       try {
+        // Pending on the customer, not on the subscription: our invoice takes it now, and a
+        // subscription that ended is billed too.
         const item =
-          (await processor.findInvoiceItem({
-            customerId: charge.processor_customer_id,
-            metadataKey: OVERAGE_METADATA_KEY,
-            metadataValue: charge.id,
-            createdSince: new Date(charge.created_at.getTime() - CLOCK_SKEW_MS),
-          })) ??
+          (await processor.findInvoiceItem(lookup)) ??
           (await processor.createInvoiceItem(
             {
-              customerId: charge.processor_customer_id,
-              subscriptionId: charge.processor_subscription_id,
+              customerId,
+              subscriptionId: null,
               amount: charge.amount,
               currency: charge.currency,
-              description: `Overage: ${charge.minutes} minutes at ${formatRate(charge.overage_rate, charge.currency)} per minute`,
+              description,
               period: { start: charge.period_start, end: charge.period_end },
-              metadata: {
-                [OVERAGE_METADATA_KEY]: charge.id,
-                tenant_id: charge.tenant_id,
-                user_id: charge.user_id,
-                subscription_id: charge.subscription_id,
-              },
+              metadata,
             },
-            charge.processor_key,
+            key,
           ));
+        await progress({ processor_invoice_item_id: item.id });
+        if (!item.invoiceId && item.subscriptionId) {
+          // Made before 0034 on the subscription: its next renewal takes it, no invoice of ours would.
+          await settleOverageCharge(db, tenantId, chargeId, { status: 'invoiced', updated_at: clock.now() });
+          return;
+        }
+        let invoice: ProcessorInvoice;
+        if (item.invoiceId) {
+          invoice = await processor.retrieveInvoice(item.invoiceId);
+        } else {
+          invoice =
+            (await processor.findInvoice(lookup)) ??
+            (await processor.createInvoice(
+              {
+                customerId,
+                description,
+                metadata,
+                applicationFeeAmount: bound.chargeFeeAmount(charge.amount),
+              },
+              `${key}_invoice`,
+            ));
+        }
+        await progress({ processor_invoice_id: invoice.id });
+        // Another invoice took the item (a renewal before this job ran): it bills it; we do not pay it.
+        const ours = invoice.metadata[OVERAGE_METADATA_KEY] === charge.id;
+        let declined: string | undefined;
+        if (ours && invoice.status === 'draft') {
+          invoice = await processor.finalizeInvoice(invoice.id, `${key}_finalize`);
+        }
+        if (ours && invoice.status === 'open') {
+          const payment = await processor.payInvoice(invoice.id, `${key}_pay`);
+          invoice = payment.invoice;
+          if (payment.status === 'declined') declined = payment.message;
+        }
         await settleOverageCharge(db, tenantId, chargeId, {
-          status: 'invoiced',
-          processor_invoice_item_id: item.id,
+          ...outcomeOf(invoice, ours, declined),
           updated_at: clock.now(),
         });
       } catch (error) {

@@ -36,6 +36,16 @@ export function objectId(prefix: string): string {
 export const toSeconds = (d: Date) => Math.floor(d.getTime() / 1000);
 export const fromSeconds = (s: number) => new Date(s * 1000);
 
+export const invoiceIndexId = (customerId: string) => `cusin_${customerId}`;
+
+/** Adds a new invoice to its customer's list (in the engine's serial order, so none is lost). */
+export async function indexInvoice(ledger: Ledger, invoice: Invoice, tenantId: string | null): Promise<void> {
+  const id = invoiceIndexId(invoice.customer);
+  const found = await ledger.store.get(id);
+  const ids = found?.object === 'customer_invoices' ? found.ids : [];
+  await ledger.save({ id, object: 'customer_invoices', ids: [...ids, invoice.id], metadata: {} }, tenantId);
+}
+
 /** Finalizes an invoice and charges the default card; credit (negative totals) goes to the customer balance. */
 export async function chargeInvoice(
   ledger: Ledger,
@@ -65,18 +75,25 @@ export async function chargeInvoice(
     object: 'invoice',
     customer: customer.id,
     currency: sub.currency,
+    total: amount,
     amount_due: due,
     amount_paid: paid ? due : 0,
     amount_remaining: paid ? 0 : due,
+    application_fee_amount: null,
     attempt_count: due > 0 ? 1 : 0,
+    attempted: due > 0,
+    auto_advance: !paid,
     billing_reason: reason,
+    collection_method: 'charge_automatically',
     status: paid ? 'paid' : 'open',
     created: ledger.nowS(),
+    description: null,
     livemode: false,
     parent: { type: 'subscription_details', subscription_details: { subscription: sub.id } },
     metadata: {},
   };
   await ledger.save(invoice, customer.metadata.tenant_id ?? null);
+  await indexInvoice(ledger, invoice, customer.metadata.tenant_id ?? null);
   sub.latest_invoice = invoice.id;
   return invoice;
 }
@@ -106,7 +123,7 @@ export async function bringUpToDate(ledger: Ledger, sub: Subscription): Promise<
     let end = toSeconds(addMonths(fromSeconds(sub.billing_cycle_anchor), months));
     while (end <= boundary) end = toSeconds(addMonths(fromSeconds(sub.billing_cycle_anchor), ++months));
     item.current_period_end = end;
-    // The renewal invoice takes the pending invoice items too (overage added since the last one).
+    // The renewal invoice takes the items still pending (an item a one-off invoice took is not).
     const items = await pendingItemsFor(ledger.store, sub);
     const itemsAmount = items.reduce((total, pending) => total + pending.amount, 0);
     const amount = item.price.unit_amount + sub._pending_proration + itemsAmount;

@@ -19,6 +19,7 @@ import {
   objectId,
   toSeconds,
 } from './billing-cycle.js';
+import { createInvoices } from './invoices.js';
 import type {
   Customer,
   EngineObject,
@@ -64,6 +65,8 @@ export class ProcessorEngine {
   private readonly now: () => Date;
   private readonly ledger: Ledger;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Invoices (one-off and subscription ones), in the same serial order as the rest. */
+  readonly invoices = createInvoices((work) => this.serial(() => work(this.ledger)));
 
   constructor(options: EngineOptions) {
     this.store = options.store;

@@ -97,15 +97,32 @@ export interface Invoice {
   object: 'invoice';
   customer: string;
   currency: string;
+  /** The lines' sum; amount_due is what remains after the customer's credit balance. */
+  total: number;
   amount_due: number;
   amount_paid: number;
   amount_remaining: number;
+  application_fee_amount: number | null;
   attempt_count: number;
-  billing_reason: 'subscription_create' | 'subscription_update' | 'subscription_cycle';
-  status: 'paid' | 'open';
+  attempted: boolean;
+  auto_advance: boolean;
+  billing_reason: 'subscription_create' | 'subscription_update' | 'subscription_cycle' | 'manual';
+  collection_method: 'charge_automatically';
+  /** draft: one-off, still editable (processor-simulator/invoices.ts); open: finalized, not paid. */
+  status: 'draft' | 'open' | 'paid';
   created: number;
+  description: string | null;
   livemode: false;
-  parent: { type: 'subscription_details'; subscription_details: { subscription: string } };
+  /** null: a one-off invoice. */
+  parent: { type: 'subscription_details'; subscription_details: { subscription: string } } | null;
+  metadata: Metadata;
+}
+
+/** The ids of a customer's invoices, newest last. */
+export interface CustomerInvoices {
+  id: string;
+  object: 'customer_invoices';
+  ids: string[];
   metadata: Metadata;
 }
 
@@ -202,6 +219,7 @@ export type EngineObject =
   | Price
   | Subscription
   | Invoice
+  | CustomerInvoices
   | PaymentIntent
   | CustomerPaymentIntents
   | InvoiceItem

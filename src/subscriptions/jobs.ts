@@ -1,11 +1,12 @@
 /**
  * The subscription jobs: periods (renewals, trial ends, scheduled starts and ends, the minutes each
- * period grants, the overage of the period that ended: overage/service.ts), the reconciliation of processor operations no request finished, and the
+ * period grants, the overage of the period that ended or of a subscription the processor ended:
+ * overage/service.ts), the reconciliation of processor operations no request finished, and the
  * cancellation at the processor of a deleted user's subscriptions.
  */
 
 import { periodEndAfter } from '../billing/periods.js';
-import type { ProcessorSubscription } from '../billing/processor.js';
+import type { ProcessorStatus, ProcessorSubscription } from '../billing/processor.js';
 import { ProcessorRequestError } from '../billing/processor.js';
 import { findCustomer, findPlanOfPrice } from '../billing/repository.js';
 import type { Tx } from '../core/db.js';
@@ -26,6 +27,8 @@ import {
 export const PROCESSOR_CANCEL_QUEUE = 'subscriptions.cancel_at_processor';
 /** How long the period job waits before looking again at a processor that has not renewed yet. */
 const RENEWAL_RECHECK_MS = 10 * 60 * 1000;
+/** The processor's states of a subscription that will not renew. */
+const ENDED: ProcessorStatus[] = ['canceled', 'incomplete_expired'];
 
 export function createSubscriptionJobs(deps: ProcessorDeps) {
   const { db, clock } = deps;
@@ -39,8 +42,9 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
       const now = clock.now();
       const sub = await findSubscription(tx, tenantId, subscriptionId, { forUpdate: true });
       if (!sub || !LIVE_STATUSES.includes(sub.status)) return;
-      // The processor renewed: what the ended period used beyond the balance is its overage.
-      if (remote.currentPeriodStart > sub.current_period_start) {
+      // The processor renewed, or ended the subscription: what the ended period used beyond the
+      // balance is its overage (billed at once by its job, whether the subscription goes on or not).
+      if (remote.currentPeriodStart > sub.current_period_start || ENDED.includes(remote.status)) {
         await settleOverageInTx(tx, sub, deps.processor.name, now);
       }
       const planId =

@@ -4,14 +4,14 @@
  * as CSV. Every member may read it. It calls the service of GET /api/v1/usage.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { emptyState, inputField } from '../console/components.js';
+import { badge, emptyState, inputField } from '../console/components.js';
 import { fieldIssues } from '../console/forms.js';
 import { type Html, html } from '../console/html.js';
 import { memberTenantId, sendPage } from '../console/layout.js';
 import { type CsvCell, toCsv } from '../core/csv.js';
 import { ApiError } from '../core/errors.js';
 import { formatMoney } from '../core/money.js';
-import type { CurrencyTotals, TenantUsage, UsageRow } from './service.js';
+import type { CurrencyTotals, TenantUsage, UnsettledOverageRow, UsageRow } from './service.js';
 
 interface UsageQuery {
   period?: string;
@@ -79,6 +79,28 @@ function marginPanel(report: TenantUsage): Html {
 </table></div>`
   }
   <p class="subtle">Retail billed: top-ups and overage of the month; subscription fees are not included.</p>
+</section>`;
+}
+
+/** The month's overage the processor did not collect: the agency follows it up with the user. */
+export function unsettledPanel(report: TenantUsage): Html {
+  if (report.unsettled.length === 0) return html``;
+  const line = (charge: UnsettledOverageRow) => html`<tr>
+    <th scope="row"><a href="/console/users/${charge.user_id}">${charge.name ?? charge.email}</a></th>
+    <td>${charge.period_start.slice(0, 10)} – ${charge.period_end.slice(0, 10)}</td>
+    <td class="numeric">${formatMoney(charge.amount, charge.currency)}</td>
+    <td>${charge.status === 'unpaid' ? badge('unpaid', 'danger') : badge('failed', 'danger')}</td>
+    <td>${charge.message ?? '—'}</td>
+  </tr>`;
+  return html`<section class="panel" aria-labelledby="unsettled-title">
+  <h2 id="unsettled-title">Overage not paid</h2>
+  <p class="muted">Unpaid: the card on file was declined and the invoice stays open at the card processor until the
+  client pays it (it counts in the overage billed). Failed: the processor refused to bill it (not counted).</p>
+  <div class="table-wrap"><table class="table-compact">
+  <thead><tr><th scope="col">User</th><th scope="col">Period</th><th scope="col" class="numeric">Amount</th>
+    <th scope="col">Status</th><th scope="col">Reason</th></tr></thead>
+  <tbody>${report.unsettled.map(line)}</tbody>
+</table></div>
 </section>`;
 }
 
@@ -155,7 +177,7 @@ export async function usagePages(app: FastifyInstance) {
 </form>`;
     const body = !report
       ? html`${form}`
-      : html`${form}${marginPanel(report)}<section class="panel panel-flush" aria-labelledby="users-title">
+      : html`${form}${unsettledPanel(report)}${marginPanel(report)}<section class="panel panel-flush" aria-labelledby="users-title">
   <div class="panel-header"><h2 id="users-title">Users in ${report.period.key}</h2></div>
   ${
     report.rows.length === 0

@@ -22,8 +22,9 @@ export async function usageRoutes(fastify: FastifyInstance, { usage }: { usage: 
           'the calls that ended in the month by outcome, and the amounts due in the minor unit of the plan’s currency ' +
           '(succeeded top-ups and overage; subscription fees are billed on their own and not included). ' +
           'Overage: a call may take the balance below zero; when the subscription’s period turns, the negative minutes ' +
-          'are settled as that period’s overage at the plan’s overage_rate (processor plans: an invoice item on the next ' +
-          'invoice; agency plans: recorded here for the agency’s own invoicing) and the balance restarts at zero.',
+          'are settled as that period’s overage at the plan’s overage_rate (processor plans: billed at once on an invoice ' +
+          'of its own, charged to the card on file, listed in unsettled_overage when declined or refused; agency plans: ' +
+          'recorded here for the agency’s own invoicing) and the balance restarts at zero.',
         tags: ['Usage'],
         querystring: UsageQuery,
         response: {

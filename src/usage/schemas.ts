@@ -71,6 +71,27 @@ export const UsageAmounts = Type.Object(
   { additionalProperties: false, title: 'UsageAmounts' },
 );
 
+export const UnsettledOverage = Type.Object(
+  {
+    id: Type.String({ description: 'The overage charge.', examples: ['ovg_7hQm2Lx9VbTc4RzN1pKd8sWe'] }),
+    status: Type.Union([Type.Literal('unpaid'), Type.Literal('failed')], {
+      description:
+        'unpaid: the card on file was declined; the invoice stays open at the card processor. ' +
+        'failed: the processor refused to bill it (e.g. the user has no customer there).',
+      examples: ['unpaid'],
+    }),
+    amount: amount('minutes × the plan’s overage_rate.', 216),
+    currency: Type.String({ description: 'Lowercase ISO 4217 code.', examples: ['usd'] }),
+    message: Nullable(
+      Type.String({ description: 'Why, in the processor’s words.', examples: ['Your card was declined.'] }),
+    ),
+    period_start: { ...Timestamp, description: 'The subscription period the minutes were used in.' },
+    period_end: Timestamp,
+  },
+  { additionalProperties: false, title: 'UnsettledOverage' },
+);
+export type UnsettledOverage = Static<typeof UnsettledOverage>;
+
 export const Usage = Type.Object(
   {
     user_id: Type.String({ examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'] }),
@@ -85,6 +106,12 @@ export const Usage = Type.Object(
     minutes: UsageMinutes,
     calls: UsageCalls,
     amounts: UsageAmounts,
+    unsettled_overage: Type.Array(UnsettledOverage, {
+      description:
+        'Overage settled in the month that the card processor did not collect, oldest first (at most 100): a ' +
+        'declined card (unpaid: still counted in amounts.overage) or a refused request (failed: not counted). ' +
+        'Empty when everything was paid.',
+    }),
   },
   { additionalProperties: false, title: 'Usage' },
 );

@@ -7,6 +7,7 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db.js';
 import { notFound, validationFailed } from '../core/errors.js';
 import { minorUnitDigits } from '../core/money.js';
+import { type OverageChargeRow, unsettledOverageCharges } from '../overage/repository.js';
 import { findUser } from '../users/repository.js';
 import {
   callTotals,
@@ -17,7 +18,7 @@ import {
   reportUsers,
   wholesaleCost,
 } from './repository.js';
-import { PERIOD_PATTERN, type Usage, type UsageQuery } from './schemas.js';
+import { PERIOD_PATTERN, type UnsettledOverage, type Usage, type UsageQuery } from './schemas.js';
 
 export interface UsageMonth extends Month {
   /** YYYY-MM */
@@ -43,9 +44,33 @@ export interface CurrencyTotals {
   margin: number | null;
 }
 
+/** A charge of the console's notice: the user's too. */
+export interface UnsettledOverageRow extends UnsettledOverage {
+  user_id: string;
+  name: string | null;
+  email: string;
+}
+
+/** The most unsettled charges a report lists (the oldest of the month first). */
+const UNSETTLED_LIMIT = 100;
+
+function unsettledOf(row: OverageChargeRow): UnsettledOverage {
+  return {
+    id: row.id,
+    status: row.status === 'failed' ? 'failed' : 'unpaid',
+    amount: row.amount,
+    currency: row.currency,
+    message: row.failure_message,
+    period_start: row.period_start.toISOString(),
+    period_end: row.period_end.toISOString(),
+  };
+}
+
 export interface TenantUsage {
   period: UsageMonth;
   rows: UsageRow[];
+  /** Overage of the month the processor did not collect, for the agency to follow up. */
+  unsettled: UnsettledOverageRow[];
   /** Every row's minutes and calls added up. */
   minutes: Usage['minutes'];
   calls: Usage['calls'];
@@ -81,11 +106,12 @@ export function createUsageService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
 
   async function rowsOf(tenantId: string, month: UsageMonth, userId?: string): Promise<UsageRow[]> {
-    const [users, ledger, calls, money] = await Promise.all([
+    const [users, ledger, calls, money, unsettled] = await Promise.all([
       reportUsers(db, tenantId, month, userId),
       ledgerTotals(db, tenantId, month, userId),
       callTotals(db, tenantId, month, userId),
       moneyTotals(db, tenantId, month, userId),
+      unsettledOverageCharges(db, tenantId, month, { userId, limit: UNSETTLED_LIMIT }),
     ]);
     const ledgerBy = new Map(ledger.map((row) => [row.user_id, row]));
     const callsBy = new Map(calls.map((row) => [row.user_id, row]));
@@ -116,6 +142,7 @@ export function createUsageService(deps: { db: Db; clock: Clock }) {
         },
         calls: { completed, no_answer: noAnswer, failed, total: completed + noAnswer + failed },
         amounts: { currency, top_ups: topUps, overage, total: topUps + overage },
+        unsettled_overage: unsettled.filter((row) => row.user_id === user.user_id).map(unsettledOf),
       };
     });
   }
@@ -168,7 +195,15 @@ export function createUsageService(deps: { db: Db; clock: Clock }) {
           totals.currency === wholesale.currency ? decimalToMinor(wholesale.cost, wholesale.currency) : 0;
         totals.margin = totals.total - totals.wholesale;
       }
-      return { period: month, rows, minutes, calls, currencies, metered: wholesale !== undefined };
+      const unsettled = rows.flatMap((row) =>
+        row.unsettled_overage.map((charge) => ({
+          ...charge,
+          user_id: row.user_id,
+          name: row.name,
+          email: row.email,
+        })),
+      );
+      return { period: month, rows, unsettled, minutes, calls, currencies, metered: wholesale !== undefined };
     },
   };
 }

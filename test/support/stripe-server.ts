@@ -6,7 +6,8 @@
  * parameters). The objects and their billing semantics come from the same engine as the simulated
  * adapter (src/processor-simulator/, and src/billing/simulated-charges.ts for PaymentIntents: a
  * declined confirmation answers 402 card_error with `decline_code` and the `payment_intent`; and
- * src/billing/simulated-invoice-items.ts for invoice items),
+ * src/billing/simulated-invoice-items.ts for invoice items; src/processor-simulator/invoices.ts for
+ * one-off invoices, whose declined payment answers 402 card_error and leaves the invoice open),
  * driven by the test's clock.
  *
  * Faults can be injected per route: an immediate 500, or a connection cut without an answer
@@ -108,6 +109,7 @@ const INTERNAL_OBJECTS = new Set([
   'idempotency_record',
   'customer_payment_intents',
   'customer_invoice_items',
+  'customer_invoices',
 ]);
 
 type Handler = (match: RegExpExecArray, params: Record<string, any>) => Promise<unknown>;
@@ -160,6 +162,11 @@ export async function startStripeServer(options: {
     ['POST', /^\/v1\/invoiceitems$/, (_m, p) => invoiceItems.create(p)],
     ['GET', /^\/v1\/invoiceitems$/, (_m, p) => invoiceItems.list(p)],
     ['GET', /^\/v1\/invoiceitems\/([^/]+)$/, (m) => invoiceItems.retrieve(m[1])],
+    ['POST', /^\/v1\/invoices$/, (_m, p) => engine.invoices.create(p)],
+    ['GET', /^\/v1\/invoices$/, (_m, p) => engine.invoices.list(p)],
+    ['GET', /^\/v1\/invoices\/([^/]+)$/, (m) => engine.invoices.retrieve(m[1])],
+    ['POST', /^\/v1\/invoices\/([^/]+)\/finalize$/, (m, p) => engine.invoices.finalize(m[1], p)],
+    ['POST', /^\/v1\/invoices\/([^/]+)\/pay$/, (m, p) => engine.invoices.pay(m[1], p)],
   ];
 
   function send(

@@ -168,7 +168,7 @@ describe('top-up rules', () => {
     expect(topUpAmount(1, 0.005, 'usd')).toBe(1);
     expect(topUpAmount(1, 0.004999, 'usd')).toBe(0);
     expect(topUpAmount(10, 1.5, 'jpy')).toBe(15);
-    expect(topUpAmount(1, 0.1234, 'kwd')).toBe(123);
+    expect(topUpAmount(1, 0.1234, 'kwd')).toBe(120); // Stripe takes three-decimal amounts in tens
     expect(topUpAmount(7, 0.123456, 'eur')).toBe(86);
     expect(topUpAmount(100_000, 1_000_000, 'usd')).toBe(10_000_000_000_000);
     expect(topUpAmount(5, 0, 'usd')).toBe(0);

@@ -3,11 +3,12 @@
  * a hand-moved clock, calls that last SIMULATED_CALL_SECONDS, and the count of invoice items the
  * processor executed (not replayed); plus the helpers the usage tests share.
  */
-import type { PaymentProcessor } from '../../src/billing/processor.js';
+import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/billing/processor.js';
 import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulated.js';
 import { createStripeProcessor } from '../../src/billing/stripe.js';
 import type { ManualClock } from '../../src/core/clock.js';
 import type { OVERAGE_INVOICE_QUEUE } from '../../src/overage/service.js';
+import type { Invoice } from '../../src/processor-simulator/objects.js';
 import type { PERIOD_QUEUE } from '../../src/subscriptions/periods.js';
 import {
   createPlan,
@@ -28,7 +29,34 @@ export interface UsageApp {
   simulated?: SimulatedProcessor;
   /** Invoice items the processor created (executed, not replayed). */
   invoiceItems(): number;
+  /** One-off invoices the processor created, and invoice payments it ran (executed, not replayed). */
+  invoices(): number;
+  invoicePayments(): number;
+  /**
+   * The next call of `method` (every account) runs, then its answer is lost: the caller sees the
+   * processor unavailable, as when the process died right after the step.
+   */
+  loseAnswer(method: keyof PaymentProcessor): void;
+  /** The processor's invoice object, in `account` (null: the platform's). */
+  invoiceDoc(id: string, account?: string | null): Promise<Invoice>;
   close(): Promise<void>;
+}
+
+/** The processor wrapped so that an answer `lost` names is thrown away after the call ran. */
+function losing(processor: PaymentProcessor, lost: Set<string>): PaymentProcessor {
+  return new Proxy(processor, {
+    get(target, prop, receiver) {
+      if (prop === 'forAccount') return (id: string | null) => losing(target.forAccount(id), lost);
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        const result = await value.apply(target, args);
+        if (lost.delete(String(prop)))
+          throw new ProcessorUnavailableError(`${String(prop)}: answer lost (injected)`);
+        return result;
+      };
+    },
+  });
 }
 
 export async function startUsageApp(
@@ -38,6 +66,7 @@ export async function startUsageApp(
 ): Promise<UsageApp> {
   const stripe = adapter === 'stripe' ? await startStripeServer({ now: () => clock.now() }) : undefined;
   let simulated: SimulatedProcessor | undefined;
+  const lost = new Set<string>();
   const t = await startTestApp({
     clock,
     env: {
@@ -59,7 +88,7 @@ export async function startUsageApp(
         simulated = createSimulatedProcessor({ db: database.db, clock });
         processor = simulated;
       }
-      return { processor };
+      return { processor: losing(processor, lost) };
     },
   });
   return {
@@ -68,6 +97,14 @@ export async function startUsageApp(
     simulated,
     invoiceItems: () =>
       stripe ? stripe.executed('POST', /^\/v1\/invoiceitems$/) : simulated!.calls.createInvoiceItem,
+    invoices: () => (stripe ? stripe.executed('POST', /^\/v1\/invoices$/) : simulated!.calls.createInvoice),
+    invoicePayments: () =>
+      stripe ? stripe.executed('POST', /^\/v1\/invoices\/[^/]+\/pay$/) : simulated!.calls.payInvoice,
+    loseAnswer: (method) => lost.add(method),
+    invoiceDoc(id, account = null) {
+      if (stripe) return stripe.inAccount(account, () => stripe.engine.invoices.retrieve(id));
+      return (simulated!.forAccount(account) as SimulatedProcessor).engine.invoices.retrieve(id);
+    },
     async close() {
       await t.close();
       await stripe?.close();
@@ -163,4 +200,4 @@ export function runJob(
   return t.services.jobHandlers[queue]({ id: 0, tenantId, queue, payload, attempt: 1, maxAttempts: 10 });
 }
 
-export { createUser };
+export { createPlan, createTenant, createUser };

@@ -64,6 +64,7 @@ describe('usage report', () => {
       minutes: { included: 100, used: 150, topped_up: 20, overage: 0, adjustments: 0, balance: -30 },
       calls: { completed: 3, no_answer: 1, failed: 1, total: 5 },
       amounts: { currency: 'usd', top_ups: 200, overage: 0, total: 200 },
+      unsettled_overage: [],
     });
     // The default period is the current month.
     expect((await usage(`user_id=${userId}`)).body.data).toEqual(january.body.data);

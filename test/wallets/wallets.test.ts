@@ -188,6 +188,21 @@ describe('the operator API', () => {
     tenant = await createTenant(t);
   });
 
+  it('refuses a credit that would overflow the balance (422), changing nothing', async () => {
+    const full = await createTenant(t);
+    const url = `/admin/v1/tenants/${full.id}/wallet`;
+    expect((await t.admin('PUT', url, { wholesale_rate: 0.05, currency: 'usd' })).status).toBe(201);
+    await sql`UPDATE tenant_wallets SET balance_minutes = 2140000000 WHERE tenant_id = ${full.id}`.execute(
+      db(),
+    );
+    const refused = await t.admin('POST', `${url}/credits`, { minutes: 10_000_000 });
+    expect(refused.status, refused.raw).toBe(422);
+    expect(refused.body.error.code).toBe('unprocessable_entity');
+    expect((await t.admin('GET', url)).body.data.balance_minutes).toBe(2_140_000_000);
+    const ledger = await t.admin('GET', `${url}/ledger`);
+    expect(ledger.body.data).toEqual([]);
+  });
+
   it('creates the wallet (201), changes it (200), and refuses bad input changing nothing', async () => {
     const url = `/admin/v1/tenants/${tenant.id}/wallet`;
     const created = await t.admin('PUT', url, { wholesale_rate: 0.05, currency: 'usd' });

@@ -234,7 +234,7 @@ export interface paths {
         };
         /**
          * Get a user’s usage for a month
-         * @description What the user’s calendar month (UTC) added up to: minutes by kind, read from the credit ledger (included by the plan, used by calls, topped up, overage settled, other adjustments, and the balance at the month’s end), the calls that ended in the month by outcome, and the amounts due in the minor unit of the plan’s currency (succeeded top-ups and overage; subscription fees are billed on their own and not included). Overage: a call may take the balance below zero; when the subscription’s period turns, the negative minutes are settled as that period’s overage at the plan’s overage_rate (processor plans: an invoice item on the next invoice; agency plans: recorded here for the agency’s own invoicing) and the balance restarts at zero.
+         * @description What the user’s calendar month (UTC) added up to: minutes by kind, read from the credit ledger (included by the plan, used by calls, topped up, overage settled, other adjustments, and the balance at the month’s end), the calls that ended in the month by outcome, and the amounts due in the minor unit of the plan’s currency (succeeded top-ups and overage; subscription fees are billed on their own and not included). Overage: a call may take the balance below zero; when the subscription’s period turns, the negative minutes are settled as that period’s overage at the plan’s overage_rate (processor plans: billed at once on an invoice of its own, charged to the card on file, listed in unsettled_overage when declined or refused; agency plans: recorded here for the agency’s own invoicing) and the balance restarts at zero.
          *
          *     Required scope: `subscriptions:read`.
          */
@@ -2162,6 +2162,42 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** UnsettledOverage */
+        UnsettledOverage: {
+            /**
+             * @description The overage charge.
+             * @example ovg_7hQm2Lx9VbTc4RzN1pKd8sWe
+             */
+            id: string;
+            /**
+             * @description unpaid: the card on file was declined; the invoice stays open at the card processor. failed: the processor refused to bill it (e.g. the user has no customer there).
+             * @example unpaid
+             * @enum {string}
+             */
+            status: "unpaid" | "failed";
+            /**
+             * @description minutes × the plan’s overage_rate. In the minor unit of the currency.
+             * @example 216
+             */
+            amount: number;
+            /**
+             * @description Lowercase ISO 4217 code.
+             * @example usd
+             */
+            currency: string;
+            message: string | null;
+            /**
+             * Format: date-time
+             * @description The subscription period the minutes were used in.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            period_start: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            period_end: string;
+        };
         /** UpdateAgentRequest */
         UpdateAgentRequest: {
             /** @example Reception */
@@ -2207,6 +2243,8 @@ export interface components {
             minutes: components["schemas"]["UsageMinutes"];
             calls: components["schemas"]["UsageCalls"];
             amounts: components["schemas"]["UsageAmounts"];
+            /** @description Overage settled in the month that the card processor did not collect, oldest first (at most 100): a declined card (unpaid: still counted in amounts.overage) or a refused request (failed: not counted). Empty when everything was paid. */
+            unsettled_overage: components["schemas"]["UnsettledOverage"][];
         };
         /** UsageAmounts */
         UsageAmounts: {
