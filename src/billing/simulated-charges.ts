@@ -22,19 +22,16 @@ import {
   metadataOf,
   missing,
   objectParam,
+  type StripeList,
   type StripeParams,
   stringOrNull,
+  stripeList,
 } from '../processor-simulator/params.js';
 
 const MAX_AMOUNT = 99_999_999;
 const DECLINE_DOC_URL = 'https://stripe.com/docs/error-codes/card-declined';
 
-export interface PaymentIntentList {
-  object: 'list';
-  data: PaymentIntent[];
-  has_more: boolean;
-  url: '/v1/payment_intents';
-}
+export type PaymentIntentList = StripeList<PaymentIntent, '/v1/payment_intents'>;
 
 type ChargeObject = PaymentIntent | CustomerPaymentIntents;
 
@@ -205,12 +202,7 @@ export function createPaymentIntents(engineStore: EngineStore, now: () => Date) 
         const intent = await store.get(id);
         if (intent?.object === 'payment_intent' && intent.created >= from) data.push(intent);
       }
-      return {
-        object: 'list',
-        data: data.slice(0, limit),
-        has_more: data.length > limit,
-        url: '/v1/payment_intents',
-      };
+      return stripeList(data, limit, '/v1/payment_intents');
     },
   };
 }

@@ -16,7 +16,9 @@ import {
   metadataOf,
   missing,
   objectParam,
+  type StripeList,
   type StripeParams,
+  stripeList,
 } from '../processor-simulator/params.js';
 
 export type { InvoiceItem } from '../processor-simulator/objects.js';
@@ -47,12 +49,7 @@ const NOT_MODELLED = new Set([
   'tax_rates',
 ]);
 
-export interface InvoiceItemList {
-  object: 'list';
-  data: InvoiceItem[];
-  has_more: boolean;
-  url: '/v1/invoiceitems';
-}
+export type InvoiceItemList = StripeList<InvoiceItem, '/v1/invoiceitems'>;
 
 /** An integer that may be negative (a credit), as Stripe's `amount` of an invoice item. */
 function signedAmount(value: unknown): number {
@@ -251,12 +248,7 @@ export function createInvoiceItems(engineStore: EngineStore, now: () => Date) {
       const data = (await invoiceItemsOf(store, customerId)).filter(
         (item) => item.date >= from && (pending === undefined || (item.invoice === null) === pending),
       );
-      return {
-        object: 'list',
-        data: data.slice(0, limit),
-        has_more: data.length > limit,
-        url: '/v1/invoiceitems',
-      };
+      return stripeList(data, limit, '/v1/invoiceitems');
     },
   };
 }

@@ -6,7 +6,7 @@ import type { ProcessorEngine } from '../processor-simulator/engine.js';
 import { InvoiceDeclinedError } from '../processor-simulator/invoices.js';
 import type { Invoice } from '../processor-simulator/objects.js';
 import type { InvoicePayment, PaymentProcessor, ProcessorInvoice } from './processor.js';
-import type { CallCounts } from './simulated.js';
+import type { CallCounts } from './simulated-calls.js';
 
 export function toProcessorInvoice(invoice: Invoice): ProcessorInvoice {
   const { id, status, currency, metadata } = invoice;

@@ -26,32 +26,13 @@ import {
   type ProcessorSubscription,
   ProcessorUnavailableError,
 } from './processor.js';
+import type { CallCounts } from './simulated-calls.js';
 import { CardDeclinedError, createPaymentIntents } from './simulated-charges.js';
 import { createInvoiceItems, type InvoiceItem as SimulatedInvoiceItem } from './simulated-invoice-items.js';
 import { invoiceMethods } from './simulated-invoices.js';
 
 /** Executed (not replayed) calls per operation; tests assert exactly-once effects with them. */
-export type CallCounts = Record<
-  | 'createCustomer'
-  | 'attachPaymentMethod'
-  | 'detachPaymentMethod'
-  | 'createPrice'
-  | 'createSubscription'
-  | 'changePrice'
-  | 'cancelSubscription'
-  | 'retrieveSubscription'
-  | 'findSubscriptionByOperation'
-  | 'chargeCustomer'
-  | 'findCharge'
-  | 'createInvoiceItem'
-  | 'findInvoiceItem'
-  | 'createInvoice'
-  | 'findInvoice'
-  | 'retrieveInvoice'
-  | 'finalizeInvoice'
-  | 'payInvoice',
-  number
-> & { replayed: number };
+export type { CallCounts } from './simulated-calls.js';
 
 export interface SimulatedProcessor extends PaymentProcessor {
   readonly calls: CallCounts;

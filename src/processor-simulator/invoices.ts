@@ -18,8 +18,10 @@ import {
   metadataOf,
   missing,
   objectParam,
+  type StripeList,
   type StripeParams,
   stringOrNull,
+  stripeList,
 } from './params.js';
 
 const CREATE_MODELLED = [
@@ -80,12 +82,7 @@ export class InvoiceDeclinedError extends EngineError {
   }
 }
 
-export interface InvoiceList {
-  object: 'list';
-  data: Invoice[];
-  has_more: boolean;
-  url: '/v1/invoices';
-}
+export type InvoiceList = StripeList<Invoice, '/v1/invoices'>;
 
 function checkParams(params: StripeParams, modelled: string[], notModelled: string[]) {
   for (const name of Object.keys(params)) {
@@ -245,12 +242,7 @@ export function createInvoices(run: <T>(work: (ledger: Ledger) => Promise<T>) =>
           if (invoice?.object !== 'invoice' || invoice.created < from) continue;
           if (params.status === undefined || invoice.status === params.status) data.push(invoice);
         }
-        return {
-          object: 'list',
-          data: data.slice(0, limit),
-          has_more: data.length > limit,
-          url: '/v1/invoices',
-        };
+        return stripeList(data, limit, '/v1/invoices');
       });
     },
 

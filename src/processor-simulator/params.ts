@@ -83,3 +83,15 @@ export function metadataOf(value: unknown): Metadata {
   if (!value || typeof value !== 'object') return {};
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
 }
+
+/** A page of a Stripe list (`GET /v1/<objects>`): the first `limit` of `data`, newest first as given. */
+export interface StripeList<T, Url extends string> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  url: Url;
+}
+
+export function stripeList<T, Url extends string>(data: T[], limit: number, url: Url): StripeList<T, Url> {
+  return { object: 'list', data: data.slice(0, limit), has_more: data.length > limit, url };
+}
