@@ -1,6 +1,6 @@
 /**
- * The newcomer's demo tenant (decisions.md §1): created on first start with an empty embedded
- * database, so both surfaces can be tried within a minute.
+ * The newcomer's demo tenant: created on first start with an empty embedded database, so both
+ * surfaces can be tried within a minute.
  */
 import { issueApiKey, SCOPES } from '../api-keys/service.js';
 import { seedDemoAgent } from '../calls/seed.js';
@@ -154,6 +154,7 @@ export async function seedDemo(services: Services): Promise<DemoSeed> {
  */
 export function operatorLines(
   config: Pick<Config, 'adminToken' | 'databaseUrl' | 'publicBaseUrl'>,
+  env: NodeJS.ProcessEnv = process.env,
 ): string[] {
   if (config.adminToken) {
     return [
@@ -164,9 +165,16 @@ export function operatorLines(
   const kept = config.databaseUrl?.startsWith('memory:')
     ? 'The in-memory database starts empty again (and is seeded again) on that start.'
     : 'The demo data is kept and not seeded again.';
+  // The restart keeps the PORT and DATA_DIR this server was started with (a line of its own, continued).
+  const shell = (value: string) =>
+    /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
+  const same = ['PORT', 'DATA_DIR']
+    .filter((name) => env[name])
+    .map((name) => `${name}=${shell(env[name] ?? '')}`);
   return [
     'Operator API (/admin/v1) is off: ADMIN_TOKEN is not set. To turn it on, stop this server and',
     'start it again with a token, e.g. this one (generated now, stored nowhere):',
+    ...(same.length ? [`  ${same.join(' ')} \\`] : []),
     `  ADMIN_TOKEN=${randomBase62(32)} npm start`,
     kept,
   ];
