@@ -32,7 +32,7 @@ async function openPool(): Promise<{ pool: pg.Pool; close(): Promise<void> }> {
   }
   const dataDir = process.env.BASELINE_DATA_DIR;
   if (!dataDir) throw new Error('set BASELINE_DATABASE_URL or BASELINE_DATA_DIR');
-  // Same layout and extensions as src/core/db.ts.
+  // Same layout and extensions as src/core/db/database.ts.
   const pglite = await PGlite.create({
     dataDir: path.join(dataDir, 'pgdata'),
     extensions: { btree_gin, pg_trgm },
@@ -85,7 +85,9 @@ async function main() {
   // creation does besides its hash, not a better or worse way of hashing.
   const threadsModule = process.env.BASELINE_HASH_THREADS_MODULE;
   if (!threadsModule) throw new Error('BASELINE_HASH_THREADS_MODULE must name dist/core/password-threads.js');
-  const { runHashJob } = (await import(threadsModule)) as typeof import('../src/core/password-threads.js');
+  const { runHashJob } = (await import(
+    threadsModule
+  )) as typeof import('../src/core/security/password-threads.js');
   app.post<{ Body: { password: string } }>('/hash', async (request, reply) => {
     // algorithm 2: Argon2id (the binding's const enum does not survive transpilation).
     const stored = await runHashJob({

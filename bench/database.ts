@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { Database } from '../src/core/db.js';
+import type { Database } from '../src/core/db/database.js';
 import { cleanups, log } from './harness.js';
 
 const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';

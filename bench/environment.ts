@@ -1,6 +1,6 @@
 /** The service's environment during a bench run, and the operator token the harness uses. */
 import crypto from 'node:crypto';
-import { RECOMMENDED_MMAP_THRESHOLD } from '../src/core/memory.js';
+import { RECOMMENDED_MMAP_THRESHOLD } from '../src/core/config/memory.js';
 import type { BenchOptions, Storage } from './options.js';
 import { API_KEY_PREFIX } from './seed.js';
 

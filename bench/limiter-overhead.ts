@@ -12,8 +12,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { openDatabase } from '../src/core/db.js';
-import { migrate } from '../src/core/migrate.js';
+import { openDatabase } from '../src/core/db/database.js';
+import { migrate } from '../src/core/db/migrate.js';
 import { partnerRateLimiter } from '../src/rate-limits/hooks.js';
 import { createRedisStore } from '../src/rate-limits/redis-store.js';
 import { createRateLimits } from '../src/rate-limits/service.js';

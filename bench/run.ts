@@ -9,9 +9,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDatabase } from '../src/core/db.js';
-import { heapLimitArgv } from '../src/core/memory.js';
-import { migrate } from '../src/core/migrate.js';
+import { heapLimitArgv } from '../src/core/config/memory.js';
+import { openDatabase } from '../src/core/db/database.js';
+import { migrate } from '../src/core/db/migrate.js';
 import { freePort } from '../test/support/server-process.js';
 import { type PairBaseline, pairedBaselines, serviceQuiet, startBaselineServer } from './baseline-process.js';
 import { autovacuumIsOff, createBenchDatabase, queueBacklog } from './database.js';
@@ -74,7 +74,7 @@ async function runStorage(
     fixture = await seedBench(database, { users: options.users, calls });
     if (storage === 'postgres' && (await autovacuumIsOff(database))) {
       notes.push(
-        'the server runs with autovacuum = off: the service vacuums its tables itself, every 15 s (src/core/table-maintenance.ts)',
+        'the server runs with autovacuum = off: the service vacuums its tables itself, every 15 s (src/core/db/table-maintenance.ts)',
       );
     }
   } finally {

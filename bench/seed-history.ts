@@ -9,7 +9,7 @@
  * cost a live database does not have. With a history, the plans are those of a live database.
  */
 import { sql } from 'kysely';
-import type { Database } from '../src/core/db.js';
+import type { Database } from '../src/core/db/database.js';
 
 /** Finished calls in the history; each has 4 timeline rows and 1 event. */
 export const HISTORY_CALLS = 20_000;

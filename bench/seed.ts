@@ -6,9 +6,9 @@
  * feature and may not exist yet).
  */
 import { sql } from 'kysely';
-import type { Database } from '../src/core/db.js';
+import type { Database } from '../src/core/db/database.js';
 import { randomBase62, sha256Hex } from '../src/core/ids.js';
-import { hashPassword } from '../src/core/passwords.js';
+import { hashPassword } from '../src/core/security/passwords.js';
 import { seedCallHistory } from './seed-history.js';
 
 export const API_KEY_PREFIX = 'vp';

@@ -5,8 +5,8 @@
  */
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/core/config.js';
-import { openAndMigrate } from '../src/core/startup.js';
+import { loadConfig } from '../src/core/config/config.js';
+import { openAndMigrate } from '../src/core/db/startup.js';
 import { createServices } from '../src/services.js';
 
 export const GENERATED_TYPES = 'packages/sdk/src/openapi.ts';

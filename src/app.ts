@@ -15,15 +15,20 @@ import { webhookRoutes } from './calls/routes.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { consoleSurface } from './console/plugin.js';
 import { CONSOLE_PAGES } from './console/routes.js';
-import { registerPartnerAuth, tenantOf } from './core/auth.js';
-import { clientErrorHandler, frameworkErrors, noRoute, registerErrorHandling } from './core/http-errors.js';
-import { httpServerFactory } from './core/http-server.js';
-import { registerIdempotency } from './core/idempotency.js';
+import { registerPartnerAuth, tenantOf } from './core/http/auth.js';
+import {
+  clientErrorHandler,
+  frameworkErrors,
+  noRoute,
+  registerErrorHandling,
+} from './core/http/error-handler.js';
+import { registerOpenApi } from './core/http/openapi.js';
+import { httpServerFactory } from './core/http/server.js';
+import { validatorCompiler } from './core/http/validation.js';
+import { registerIdempotency } from './core/idempotency/store.js';
 import { newRequestId } from './core/ids.js';
-import { lazyChildLogger, loggerOptions } from './core/logging.js';
-import { registerOpenApi } from './core/openapi.js';
-import { registerRequestTracing } from './core/tracing.js';
-import { validatorCompiler } from './core/validation.js';
+import { lazyChildLogger, loggerOptions } from './core/observability/logging.js';
+import { registerRequestTracing } from './core/observability/tracing.js';
 import { doNotCallRoutes } from './do-not-call/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { metricsRoutes, registerRequestMetrics } from './metrics/routes.js';

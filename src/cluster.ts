@@ -11,10 +11,10 @@ import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type Config, ConfigError, loadConfig } from './core/config.js';
-import { openDatabase } from './core/db.js';
-import { heapLimitArgv, RECOMMENDED_MMAP_THRESHOLD } from './core/memory.js';
-import { migrate } from './core/migrate.js';
+import { type Config, ConfigError, loadConfig } from './core/config/config.js';
+import { heapLimitArgv, RECOMMENDED_MMAP_THRESHOLD } from './core/config/memory.js';
+import { openDatabase } from './core/db/database.js';
+import { migrate } from './core/db/migrate.js';
 import { serveClusterMetrics } from './metrics/cluster.js';
 
 const MAX_PROCESSES = 64;

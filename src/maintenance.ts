@@ -4,12 +4,12 @@
  * Each run queues the next; `scheduleMaintenance` starts the chains at boot.
  */
 import type { Clock } from './core/clock.js';
-import type { Database, Executor } from './core/db.js';
-import type { IdempotencyStore } from './core/idempotency.js';
-import { DAY_MS, purgeFinishedJobs } from './core/job-retention.js';
-import type { JobHandler } from './core/job-types.js';
-import { enqueueJob, type Job } from './core/jobs.js';
-import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from './core/table-maintenance.js';
+import type { Database, Executor } from './core/db/database.js';
+import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from './core/db/table-maintenance.js';
+import type { IdempotencyStore } from './core/idempotency/store.js';
+import { DAY_MS, purgeFinishedJobs } from './core/jobs/retention.js';
+import { enqueueJob, type Job } from './core/jobs/runner.js';
+import type { JobHandler } from './core/jobs/types.js';
 import { purgeExpiredEvents } from './events/retention.js';
 import { EVENT_RETENTION_MS } from './events/service.js';
 import { purgeEndedMemberRecords } from './members/retention.js';

@@ -27,12 +27,18 @@ import { createWebhookTargetCache } from './calls/webhook-targets.js';
 import { CAMPAIGN_TICK_QUEUE, createCampaignScheduler, type TickPayload } from './campaigns/scheduler.js';
 import { type CampaignService, createCampaignService } from './campaigns/service.js';
 import { type Clock, systemClock } from './core/clock.js';
-import type { Config } from './core/config.js';
-import type { Database } from './core/db.js';
-import { createIdempotencyStore, type IdempotencyStore } from './core/idempotency.js';
-import { createJobRunner, type Job, type JobHandler, type JobLogger, type JobRunner } from './core/jobs.js';
-import { type HostResolver, systemResolver } from './core/outbound-addresses.js';
-import { createSecretBox, type SecretBox } from './core/secrets.js';
+import type { Config } from './core/config/config.js';
+import type { Database } from './core/db/database.js';
+import { createIdempotencyStore, type IdempotencyStore } from './core/idempotency/store.js';
+import {
+  createJobRunner,
+  type Job,
+  type JobHandler,
+  type JobLogger,
+  type JobRunner,
+} from './core/jobs/runner.js';
+import { type HostResolver, systemResolver } from './core/security/outbound-addresses.js';
+import { createSecretBox, type SecretBox } from './core/security/secrets.js';
 import { createDoNotCallService, type DoNotCallService } from './do-not-call/service.js';
 import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';

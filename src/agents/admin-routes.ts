@@ -1,7 +1,7 @@
 /** Operator routes for agents (decisions.md §4). */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { DataEnvelope, IdParam, ListEnvelope } from '../core/schemas.js';
+import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';
 import type { TenantService } from '../tenants/service.js';
 import { Agent, CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from './schemas.js';
 import type { AgentService } from './service.js';

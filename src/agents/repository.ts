@@ -1,5 +1,5 @@
 import { type ColumnType, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
-import { type Executor, runPrepared } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
 import type { UserStatus } from '../users/schemas.js';
 import type { AgentSettings } from './settings.js';
 
@@ -32,7 +32,7 @@ export interface AgentVersionsTable {
   published_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     agents: AgentsTable;
     agent_versions: AgentVersionsTable;

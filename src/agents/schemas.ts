@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery, SortOrder } from '../core/pagination.js';
-import { Nullable, Phone, Timestamp } from '../core/schemas.js';
+import { PageQuery, SortOrder } from '../core/db/pagination.js';
+import { Nullable, Phone, Timestamp } from '../core/http/schemas.js';
 import { AgentSettings } from './settings.js';
 
 const AGENT_ID_EXAMPLE = 'agt_3kTmd8Qw1ZbXcV5nR7pL2yHs';

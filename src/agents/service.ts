@@ -7,13 +7,13 @@
  * both call this service, always naming the tenant.
  */
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor } from '../core/db.js';
+import type { Db, Executor } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
-import type { IdempotencyStore } from '../core/idempotency.js';
-import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId, newWebhookId } from '../core/ids.js';
-import { enqueueJob } from '../core/jobs.js';
-import { listPage } from '../core/pagination.js';
+import { enqueueJob } from '../core/jobs/runner.js';
 import type { PublishedAgentVersion } from '../telephony/port.js';
 import { findUser } from '../users/repository.js';
 import {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface ApiKeysTable {
   id: string;
@@ -15,7 +15,7 @@ export interface ApiKeysTable {
   last_used_at: Date | null;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     api_keys: ApiKeysTable;
   }

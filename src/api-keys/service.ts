@@ -6,10 +6,10 @@
  */
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { notFound, validationFailed } from '../core/errors.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
-import { listPage } from '../core/pagination.js';
 import {
   type ApiKeysTable,
   countApiKeys,

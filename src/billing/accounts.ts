@@ -9,7 +9,7 @@
  * change while the tenant has no processor objects, checked under the tenant's row lock.
  */
 import { BoundedMap } from '../core/bounded-map.js';
-import type { Db, Tx } from '../core/db.js';
+import type { Db, Tx } from '../core/db/database.js';
 import { ApiError, validationFailed } from '../core/errors.js';
 import type { PaymentProcessor } from './processor.js';
 import { accountConnectedElsewhere, findProcessorAccount, hasProcessorObjects } from './repository.js';

@@ -2,10 +2,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import { ApiError, unprocessable } from '../core/errors.js';
+import { DataEnvelope, IdParam } from '../core/http/schemas.js';
 import { randomBase62 } from '../core/ids.js';
-import { DataEnvelope, IdParam } from '../core/schemas.js';
 import { PaymentMethod, PaymentMethodBody } from '../subscriptions/schemas.js';
 import { findUser } from '../users/repository.js';
 import { tenantOfUser } from '../users/service.js';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface BillingCustomersTable {
   tenant_id: string;
@@ -23,7 +23,7 @@ export interface BillingPricesTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     billing_customers: BillingCustomersTable;
     billing_prices: BillingPricesTable;

@@ -6,7 +6,7 @@
  */
 import crypto from 'node:crypto';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import { accountStore } from '../processor-simulator/accounts.js';
 import { databaseStore } from '../processor-simulator/database-store.js';
 import { ProcessorEngine } from '../processor-simulator/engine.js';

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../core/errors.js';
-import { sendApiError } from '../core/http-errors.js';
+import { sendApiError } from '../core/http/error-handler.js';
 import type { BrandingService } from './service.js';
 
 const CLIENT_PATHS = /^\/(?:portal(?:[/?#]|$)|webhooks\/agents\/)/;

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface TenantBrandsTable {
   tenant_id: string;
@@ -22,7 +22,7 @@ export interface TenantDomainsTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     tenant_brands: TenantBrandsTable;
     tenant_domains: TenantDomainsTable;

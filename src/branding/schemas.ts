@@ -1,6 +1,6 @@
 /** White-label shapes (platform.md §5): a tenant's brand and its custom domains. */
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../core/schemas.js';
+import { Nullable, Timestamp } from '../core/http/schemas.js';
 
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$';
 export const COLOR_PATTERN = '^#[0-9a-fA-F]{6}$';

@@ -9,7 +9,7 @@ import { resolveTxt as systemResolveTxt } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
-import { type Db, type Executor, isUniqueViolation } from '../core/db.js';
+import { type Db, type Executor, isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import {

@@ -1,7 +1,7 @@
 /** Operator routes for calls (decisions.md §4): the list, newest first, and one call. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { DataEnvelope, IdParam, ListEnvelope } from '../core/schemas.js';
+import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';
 import { Call, ListCallsQuery } from './schemas.js';
 import type { CallService } from './service.js';
 

@@ -4,7 +4,7 @@
  * value, the ApiError POST /api/v1/calls would answer (a listed number: `do_not_call`).
  */
 import { findAgentTarget } from '../agents/repository.js';
-import { type Executor, runPrepared } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import type { TriggerInput } from './input.js';

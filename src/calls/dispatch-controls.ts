@@ -3,8 +3,8 @@
  * active calls under the cap locks (the lock order: dispatch-repository.ts), and parking a
  * dispatch job until its call may start.
  */
-import { type Executor, runPrepared } from '../core/db.js';
-import { STILL_RUNNING_TEXT } from '../core/job-statements.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
+import { STILL_RUNNING_TEXT } from '../core/jobs/statements.js';
 import type { CallStep } from './dispatch-repository.js';
 import { dispatchKeyOf } from './repository.js';
 

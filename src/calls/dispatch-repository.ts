@@ -19,11 +19,11 @@
  * the partial indexes' predicates, so the primary key is the way in.
  */
 import type { AgentSettings } from '../agents/settings.js';
-import { type Db, type Executor, runPrepared } from '../core/db.js';
+import { type Db, type Executor, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
-import { STILL_RUNNING_TEXT } from '../core/job-statements.js';
-import type { EnqueueOptions } from '../core/job-types.js';
-import { enqueueJob } from '../core/jobs.js';
+import { enqueueJob } from '../core/jobs/runner.js';
+import { STILL_RUNNING_TEXT } from '../core/jobs/statements.js';
+import type { EnqueueOptions } from '../core/jobs/types.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
 import { APPEND_WALLET_CALL_DEBITS } from '../wallets/repository.js';
 import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';

@@ -7,8 +7,8 @@
  * have been lost on the way (a timeout): that call, if the engine placed it, still reports with
  * our call id in its metadata, and the backstop (engine-reports.ts) ends it if it never does.
  */
-import { type Executor, runPrepared } from '../core/db.js';
-import { enqueueJob } from '../core/jobs.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
+import { enqueueJob } from '../core/jobs/runner.js';
 
 export interface EngineDialKey {
   tenantId: string;
@@ -27,7 +27,7 @@ export interface EngineDialsTable {
   engine_call_id: string | null;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     engine_dials: EngineDialsTable;
   }

@@ -13,9 +13,9 @@
  */
 import type { AgentSettings } from '../agents/settings.js';
 import type { Clock } from '../core/clock.js';
-import { type Db, runPrepared } from '../core/db.js';
+import { type Db, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
-import { type Job, RetryJobError } from '../core/jobs.js';
+import { type Job, RetryJobError } from '../core/jobs/runner.js';
 import {
   type EngineReport,
   type EngineReports,

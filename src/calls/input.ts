@@ -4,8 +4,8 @@
  * `name or full name is required`. Whatever is not phone, email or a name alias is the context.
  */
 import { ApiError } from '../core/errors.js';
-import { Email, PHONE_PATTERN } from '../core/schemas.js';
-import { checkAgainst, checkStorable } from '../core/validation.js';
+import { Email, PHONE_PATTERN } from '../core/http/schemas.js';
+import { checkAgainst, checkStorable } from '../core/http/validation.js';
 
 export const NAME_REQUIRED = 'name or full name is required';
 const NAME_KEYS = ['name', 'full_name', 'fullName'] as const;

@@ -16,11 +16,12 @@
  * records its completion. The worker runs a claimed batch's jobs together, and each step they
  * take in the same turn is one statement for all of them (`coalesce`).
  */
-import { coalesce } from '../core/batching.js';
+
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
-import { enqueueJob, type Job, RetryJobError } from '../core/jobs.js';
+import { coalesce } from '../core/jobs/batching.js';
+import { enqueueJob, type Job, RetryJobError } from '../core/jobs/runner.js';
 import {
   type CallProgress,
   type DialRequest,

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { AgentSettings } from '../agents/settings.js';
-import { type Executor, runPrepared } from '../core/db.js';
-import { INSERT_NEW_JOBS } from '../core/jobs.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
+import { INSERT_NEW_JOBS } from '../core/jobs/runner.js';
 import { recordEventsFrom } from '../events/repository.js';
 import type { CallStatus } from './schemas.js';
 
@@ -47,7 +47,7 @@ export interface CallEventsTable {
   detail: unknown;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     calls: CallsTable;
     call_events: CallEventsTable;

@@ -1,14 +1,18 @@
 /**
  * The call-trigger webhook: POST /webhooks/agents/{agentWebhookId}/trigger (partner-api.md,
  * decisions.md §7). No authentication header: the webhook id in the URL is the credential, and
- * the request logger only ever sees it shortened (core/logging.ts).
+ * the request logger only ever sees it shortened (core/observability/logging.ts).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ApiError } from '../core/errors.js';
-import { type IdempotencyStore, registerIdempotency, type StoredResponse } from '../core/idempotency.js';
-import { answerRecorder, sendAnswer } from '../core/idempotent-answer.js';
-import { DataEnvelope, errorResponses, IdempotencyKeyHeader } from '../core/schemas.js';
+import { DataEnvelope, errorResponses, IdempotencyKeyHeader } from '../core/http/schemas.js';
+import { answerRecorder, sendAnswer } from '../core/idempotency/answer.js';
+import {
+  type IdempotencyStore,
+  registerIdempotency,
+  type StoredResponse,
+} from '../core/idempotency/store.js';
 import { QueuedCall, TriggerCallBody, WebhookParams } from './schemas.js';
 import type { CallService } from './service.js';
 

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { PageQuery, SortOrder } from '../core/pagination.js';
-import { Email, Nullable, PHONE_PATTERN, Timestamp } from '../core/schemas.js';
+import { PageQuery, SortOrder } from '../core/db/pagination.js';
+import { Email, Nullable, PHONE_PATTERN, Timestamp } from '../core/http/schemas.js';
 
 export const CALL_STATUSES = [
   'queued',

@@ -16,13 +16,13 @@ import {
   type WebhookTarget,
 } from '../agents/repository.js';
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor } from '../core/db.js';
+import type { Db, Executor } from '../core/db/database.js';
+import { listPageCountedApart } from '../core/db/pagination.js';
 import { ApiError, notFound, validationFailed } from '../core/errors.js';
-import type { IdempotencyStore } from '../core/idempotency.js';
-import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
+import { checkStorable } from '../core/http/validation.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
-import { listPageCountedApart } from '../core/pagination.js';
-import { checkStorable } from '../core/validation.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { balanceRefusal } from '../wallets/refusal.js';
 import { nextOpening } from './calling-hours.js';

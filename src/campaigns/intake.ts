@@ -5,10 +5,10 @@
  * its line, so nothing is half-stored.
  */
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS } from '../calls/input.js';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import { type FieldIssue, validationFailed } from '../core/errors.js';
-import { PHONE_PATTERN } from '../core/schemas.js';
-import { checkStorable } from '../core/validation.js';
+import { PHONE_PATTERN } from '../core/http/schemas.js';
+import { checkStorable } from '../core/http/validation.js';
 import { existingPhones, listedPhones, type NewRecipient } from './repository.js';
 import type { ImportReport, RefusalReason } from './schemas.js';
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import type { CampaignStatus, Outcome, PauseReason, RecipientStatus } from './schemas.js';
 
 export interface CampaignSettings {
@@ -43,7 +43,7 @@ export interface CampaignRecipientsTable {
   updated_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     campaigns: CampaignsTable;
     campaign_recipients: CampaignRecipientsTable;

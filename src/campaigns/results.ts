@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import { type CsvCell, toCsv } from '../core/csv.js';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import { SHOWN_OUTCOME, SHOWN_STATUS } from './repository.js';
 
 const PAGE = 1_000;

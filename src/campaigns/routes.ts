@@ -5,8 +5,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../core/auth.js';
-import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotent-answer.js';
+import { tenantOf } from '../core/http/auth.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -14,7 +13,8 @@ import {
   ListEnvelope,
   PARTNER_ERRORS,
   resourceIdParam,
-} from '../core/schemas.js';
+} from '../core/http/schemas.js';
+import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotency/answer.js';
 import { RESULT_COLUMNS } from './results.js';
 import {
   AddRecipientsBody,

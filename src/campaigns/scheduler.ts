@@ -17,10 +17,10 @@ import { campaignTarget, queueCampaignCall } from '../calls/campaign-calls.js';
 import type { CallService } from '../calls/service.js';
 import type { CachedWebhookTarget } from '../calls/webhook-targets.js';
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor } from '../core/db.js';
+import type { Db, Executor } from '../core/db/database.js';
 import { ApiError } from '../core/errors.js';
 import { randomBase62 } from '../core/ids.js';
-import { enqueueJob, type Job } from '../core/jobs.js';
+import { enqueueJob, type Job } from '../core/jobs/runner.js';
 import { recordEvent } from '../events/record.js';
 import type { EventType } from '../events/schemas.js';
 import {

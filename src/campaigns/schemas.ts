@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CallingHours, RetryPolicy } from '../agents/settings.js';
-import { PageQuery } from '../core/pagination.js';
-import { Nullable, Timestamp } from '../core/schemas.js';
+import { PageQuery } from '../core/db/pagination.js';
+import { Nullable, Timestamp } from '../core/http/schemas.js';
 
 /** Recipients one request may add (create or POST …/recipients). */
 export const MAX_RECIPIENTS_PER_REQUEST = 10_000;

@@ -10,12 +10,12 @@ import { findAgentTarget } from '../agents/repository.js';
 import { isKnownTimeZone } from '../agents/settings.js';
 import { withdrawQueuedCampaignCalls } from '../calls/campaign-calls.js';
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor } from '../core/db.js';
+import type { Db, Executor } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { ApiError, notFound, validationFailed } from '../core/errors.js';
-import type { IdempotencyStore } from '../core/idempotency.js';
-import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
-import { listPage } from '../core/pagination.js';
 import { checkRows, type RawRecipient, takeIn } from './intake.js';
 import {
   type CampaignRow,

@@ -1,5 +1,5 @@
 /** Campaigns and recipients as the API shows them (counts read live from the rows and their calls). */
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import { type CampaignRow, type RecipientView, tallyCampaigns } from './repository.js';
 import { type Campaign, OUTCOMES, RECIPIENT_STATUSES, type Recipient } from './schemas.js';
 

@@ -1,5 +1,5 @@
 /** What a `voiceplane` command is, and what it gets to run with. */
-import type { Config } from '../core/config.js';
+import type { Config } from '../core/config/config.js';
 import type { Services } from '../services.js';
 import type { FlagSpecs, FlagValues } from './args.js';
 

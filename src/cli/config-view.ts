@@ -1,14 +1,14 @@
 /**
  * `voiceplane config show`: the configuration exactly as the server reads it from this
- * environment (src/core/config.ts, defaults filled in), with every credential redacted. A field
+ * environment (src/core/config/config.ts, defaults filled in), with every credential redacted. A field
  * named like a credential (token, secret, password) shows only that it is set; a URL keeps
- * everything but its login and credential-like query parameters (core/redact-url.ts); a key shows its key id (a
+ * everything but its login and credential-like query parameters (core/security/redact-url.ts); a key shows its key id (a
  * hash that names it without revealing it). A field added to Config later is covered by the same
  * rules without a change here.
  */
-import type { Config } from '../core/config.js';
-import { redactUrl } from '../core/redact-url.js';
-import { keyIdOf } from '../core/secrets.js';
+import type { Config } from '../core/config/config.js';
+import { redactUrl } from '../core/security/redact-url.js';
+import { keyIdOf } from '../core/security/secrets.js';
 import { keyValueLines } from './output.js';
 
 export const REDACTED = '[redacted]';

@@ -2,15 +2,15 @@
  * The database and services a command runs on, opened only when the command first asks for them
  * (a command refused for its flags never touches the database) and closed when it ends.
  *
- * They are opened the way the server opens them (`core/startup.ts`): pending migrations are applied
+ * They are opened the way the server opens them (`core/db/startup.ts`): pending migrations are applied
  * first, and on the embedded database without SECRETS_KEY the stored secrets use DATA_DIR/secrets.key.
  * The embedded database belongs to one process: while a server runs on DATA_DIR, a command refuses
  * with the same one line as a second server would (use the operator API then).
  */
-import type { Config } from '../core/config.js';
-import type { Database } from '../core/db.js';
-import { dataDirSecretKey } from '../core/secrets.js';
-import { openAndMigrate } from '../core/startup.js';
+import type { Config } from '../core/config/config.js';
+import type { Database } from '../core/db/database.js';
+import { openAndMigrate } from '../core/db/startup.js';
+import { dataDirSecretKey } from '../core/security/secrets.js';
 import { createRateLimits } from '../rate-limits/service.js';
 import { createServices, type Services } from '../services.js';
 import { UsageError } from './args.js';

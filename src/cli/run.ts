@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from '../core/config.js';
+import { ConfigError, loadConfig } from '../core/config/config.js';
 import { ApiError, type FieldIssue } from '../core/errors.js';
 import { parseFlags, splitCommand, UsageError } from './args.js';
 import type { Command } from './command.js';

@@ -6,7 +6,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type FieldIssue, validationFailed } from '../core/errors.js';
-import { checkAgainst, checkStorable, MAX_BODY_DEPTH } from '../core/validation.js';
+import { checkAgainst, checkStorable, MAX_BODY_DEPTH } from '../core/http/validation.js';
 import { FLASH_COOKIE, type Flash, setFlash } from './cookies.js';
 
 export type FormFields = Record<string, string | string[] | undefined>;

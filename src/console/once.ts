@@ -11,8 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
-import { fingerprintOf, type IdempotencyClaim, type IdempotencyStore } from '../core/idempotency.js';
-import type { SecretBox } from '../core/secrets.js';
+import { fingerprintOf, type IdempotencyClaim, type IdempotencyStore } from '../core/idempotency/store.js';
+import type { SecretBox } from '../core/security/secrets.js';
 import { cookieOptions } from './cookies.js';
 
 const ONCE_COOKIE = 'vp_once';

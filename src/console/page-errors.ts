@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from '../core/errors.js';
-import { toApiError } from '../core/http-errors.js';
+import { toApiError } from '../core/http/error-handler.js';
 
 export function pageErrorHandler(options: {
   /** Names the surface in the log line of an unexpected error. */

@@ -1,6 +1,6 @@
 /**
  * The one error family. Services throw ApiError (or return results the routes turn into one);
- * the handler in ./http-errors.ts writes every error as the envelope.
+ * the handler in ./http/error-handler.ts writes every error as the envelope.
  */
 
 export type ErrorCode =

@@ -1,4 +1,4 @@
-import { type Executor, runPrepared } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
 import { recordEventsFrom } from '../events/repository.js';
 
@@ -12,7 +12,7 @@ export interface CreditLedgerTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     credit_ledger: CreditLedgerTable;
   }

@@ -3,7 +3,7 @@
  * routes and the console call these; calls move credits through the ledger statement directly.
  */
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import { notFound } from '../core/errors.js';
 import { tenantOfUser } from '../users/service.js';
 import { addCreditEntry, creditBalance } from './repository.js';

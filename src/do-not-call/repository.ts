@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface DoNotCallTable {
   tenant_id: string;
@@ -8,7 +8,7 @@ export interface DoNotCallTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     do_not_call: DoNotCallTable;
   }

@@ -2,8 +2,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../core/auth.js';
-import { DataEnvelope, errorResponses, ListEnvelope, PARTNER_ERRORS } from '../core/schemas.js';
+import { tenantOf } from '../core/http/auth.js';
+import { DataEnvelope, errorResponses, ListEnvelope, PARTNER_ERRORS } from '../core/http/schemas.js';
 import { AddDoNotCallBody, DoNotCallEntry, ListDoNotCallQuery, PhoneNumberParam } from './schemas.js';
 import type { DoNotCallService } from './service.js';
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery } from '../core/pagination.js';
-import { Nullable, Phone, Timestamp } from '../core/schemas.js';
+import { PageQuery } from '../core/db/pagination.js';
+import { Nullable, Phone, Timestamp } from '../core/http/schemas.js';
 
 export const DoNotCallEntry = Type.Object(
   {

@@ -3,9 +3,9 @@
  * Adding a listed number again changes nothing and answers the existing entry.
  */
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { notFound } from '../core/errors.js';
-import { listPage } from '../core/pagination.js';
 import {
   countEntries,
   type DoNotCallRow,

@@ -1,7 +1,7 @@
 /** Operator routes for the email outbox: what was sent to a tenant's users, and what failed. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { IdParam, ListEnvelope } from '../core/schemas.js';
+import { IdParam, ListEnvelope } from '../core/http/schemas.js';
 import type { TenantService } from '../tenants/service.js';
 import { ListEmailsQuery, OutboxEmail } from './schemas.js';
 import type { EmailService } from './service.js';

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import type { EmailStatus } from './schemas.js';
 
 export type EmailKind = 'welcome' | 'password_reset' | 'member_invitation' | 'test';
@@ -28,7 +28,7 @@ export interface EmailOutboxTable {
   sender: import('kysely').Generated<EmailSender>;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     email_outbox: EmailOutboxTable;
   }

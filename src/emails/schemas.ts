@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery } from '../core/pagination.js';
-import { Nullable, Timestamp } from '../core/schemas.js';
+import { PageQuery } from '../core/db/pagination.js';
+import { Nullable, Timestamp } from '../core/http/schemas.js';
 
 export const EmailStatus = Type.Union(
   [Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed')],

@@ -8,13 +8,13 @@
  * that runs again after the row is sent or failed sends nothing.
  */
 import type { Clock } from '../core/clock.js';
-import type { Db, Tx } from '../core/db.js';
+import type { Db, Tx } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { unprocessable } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { enqueueJob, type Job, PermanentJobError, RetryJobError } from '../core/jobs.js';
-import { checkHost, type HostResolver } from '../core/outbound-addresses.js';
-import { listPage } from '../core/pagination.js';
-import type { SecretBox } from '../core/secrets.js';
+import { enqueueJob, type Job, PermanentJobError, RetryJobError } from '../core/jobs/runner.js';
+import { checkHost, type HostResolver } from '../core/security/outbound-addresses.js';
+import type { SecretBox } from '../core/security/secrets.js';
 import { findTenant, type TenantRow } from '../tenants/repository.js';
 import { smtpUrlOf } from '../tenants/secrets.js';
 import { findUser, type UserRow } from '../users/repository.js';

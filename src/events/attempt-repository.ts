@@ -2,7 +2,7 @@
  * The statements of delivery attempts (./delivery.ts), each for every attempt of a batch at once:
  * loading what they need, and recording their successes.
  */
-import { type Executor, runPrepared } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
 import type { DeliveryRow, EndpointRow, EventRow } from './repository.js';
 
 export interface DeliveryAttempt {

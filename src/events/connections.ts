@@ -14,7 +14,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { BoundedMap } from '../core/bounded-map.js';
-import { lookupFor, type ResolvedAddress } from '../core/outbound-addresses.js';
+import { lookupFor, type ResolvedAddress } from '../core/security/outbound-addresses.js';
 
 /** The most of an answer read: only its status matters. */
 export const MAX_ANSWER_BYTES = 4096;

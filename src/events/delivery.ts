@@ -11,13 +11,13 @@
  * successes one UPDATE (`coalesce`); the POSTs go over kept-alive connections (./connections.ts).
  */
 import { Webhook } from 'standardwebhooks';
-import { coalesce } from '../core/batching.js';
 import { BoundedMap } from '../core/bounded-map.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
-import { type Job, type JobKeyLimit, RetryJobError } from '../core/jobs.js';
-import type { HostResolver } from '../core/outbound-addresses.js';
-import type { SecretBox } from '../core/secrets.js';
+import type { Db } from '../core/db/database.js';
+import { coalesce } from '../core/jobs/batching.js';
+import { type Job, type JobKeyLimit, RetryJobError } from '../core/jobs/runner.js';
+import type { HostResolver } from '../core/security/outbound-addresses.js';
+import type { SecretBox } from '../core/security/secrets.js';
 import {
   type DeliveryAttempt,
   type DeliverySuccess,
@@ -58,7 +58,7 @@ export interface DeliveryJobPayload {
  */
 export const ENDPOINT_CONCURRENCY = 32;
 
-/** The job runner's limit for the delivery queue: by endpoint (src/core/key-gate.ts). */
+/** The job runner's limit for the delivery queue: by endpoint (src/core/jobs/key-gate.ts). */
 export const deliveryLimit: JobKeyLimit = {
   key: (job: Job<DeliveryJobPayload>) => job.payload?.endpoint_id,
   max: ENDPOINT_CONCURRENCY,

@@ -1,5 +1,5 @@
 /** The events other features' lifecycle hooks record, each inside the change's own transaction. */
-import type { Tx } from '../core/db.js';
+import type { Tx } from '../core/db/database.js';
 import type { UserRow } from '../users/repository.js';
 import { toUserListItem } from '../users/service.js';
 import { recordEvent } from './record.js';

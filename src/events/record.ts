@@ -3,7 +3,7 @@
  * after the pipeline rewrite: `call.queued/started/completed/no_answer/failed` with the call as
  * `GET /api/v1/calls/{id}` shows it).
  */
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import { insertEvent } from './repository.js';
 import type { EventType } from './schemas.js';
 

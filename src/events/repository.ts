@@ -1,6 +1,6 @@
 import { type ColumnType, type Selectable, sql, type Updateable } from 'kysely';
-import { type Executor, runPrepared } from '../core/db.js';
-import { INSERT_NEW_JOBS } from '../core/jobs.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
+import { INSERT_NEW_JOBS } from '../core/jobs/runner.js';
 
 export interface WebhookEndpointsTable {
   id: string;
@@ -42,7 +42,7 @@ export interface EventDeliveriesTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     webhook_endpoints: WebhookEndpointsTable;
     events: EventsTable;

@@ -9,7 +9,7 @@
  * a long backlog never builds one huge transaction nor holds locks on many rows at once.
  */
 import { sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface EventPurgeOptions {
   /** Events created before this are deleted, with their deliveries. */

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery } from '../core/pagination.js';
-import { Nullable, Timestamp } from '../core/schemas.js';
+import { PageQuery } from '../core/db/pagination.js';
+import { Nullable, Timestamp } from '../core/http/schemas.js';
 
 /** Every event type a partner may subscribe to (platform contract §3). */
 export const EVENT_TYPES = [

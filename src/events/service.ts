@@ -5,12 +5,12 @@
  */
 import crypto from 'node:crypto';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
+import { listPage, listPageCountedApart } from '../core/db/pagination.js';
 import { notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { HostResolver } from '../core/outbound-addresses.js';
-import { listPage, listPageCountedApart } from '../core/pagination.js';
-import type { SecretBox } from '../core/secrets.js';
+import type { HostResolver } from '../core/security/outbound-addresses.js';
+import type { SecretBox } from '../core/security/secrets.js';
 import { secretContext } from './delivery.js';
 import {
   countDeliveries,

@@ -1,8 +1,8 @@
 /**
  * Event webhook URLs: https only (http too where private targets are allowed), no credentials,
- * and a host the outbound guard accepts (src/core/outbound-addresses.ts).
+ * and a host the outbound guard accepts (src/core/security/outbound-addresses.ts).
  */
-import { checkHost, type HostResolver, type ResolvedAddress } from '../core/outbound-addresses.js';
+import { checkHost, type HostResolver, type ResolvedAddress } from '../core/security/outbound-addresses.js';
 
 export type UrlCheck = { ok: true; url: URL; addresses: ResolvedAddress[] } | { ok: false; issue: string };
 

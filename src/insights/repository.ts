@@ -1,6 +1,6 @@
 /** Aggregates over a tenant's calls and subscriptions for the console's overview. */
 import { sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface DailyCalls {
   /** The UTC day, YYYY-MM-DD. */

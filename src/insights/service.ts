@@ -1,6 +1,6 @@
 /** The numbers an agency looks at first: users, paying subscriptions, minutes and calls. */
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import {
   countLiveSubscriptions,
   type DailyCalls,

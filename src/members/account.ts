@@ -7,10 +7,10 @@
  */
 import { Secret, TOTP } from 'otpauth';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import { notFound, validationFailed } from '../core/errors.js';
-import { hashPassword, verifyPassword } from '../core/passwords.js';
-import type { SecretBox } from '../core/secrets.js';
+import { hashPassword, verifyPassword } from '../core/security/passwords.js';
+import type { SecretBox } from '../core/security/secrets.js';
 import { findLiveMember, revokeOtherMemberSessions, updateMember } from './repository.js';
 import type { ChangePasswordBody } from './schemas.js';
 

@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { DataEnvelope, IdParam } from '../core/schemas.js';
+import { DataEnvelope, IdParam } from '../core/http/schemas.js';
 import type { TenantService } from '../tenants/service.js';
 import { CreateMemberBody, Member } from './schemas.js';
 import type { MemberService } from './service.js';

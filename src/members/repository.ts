@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import type { Role } from './schemas.js';
 
 export interface MembersTable {
@@ -47,7 +47,7 @@ export interface MemberInvitationsTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     members: MembersTable;
     member_sessions: MemberSessionsTable;

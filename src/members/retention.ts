@@ -7,7 +7,7 @@
  * Deletion goes in small batches, one statement each, like the events' (src/events/retention.ts).
  */
 import { sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 const DAY_MS = 24 * 3_600_000;
 export const SESSION_RETENTION_MS = 7 * DAY_MS;

@@ -1,6 +1,6 @@
 /** Shapes of a tenant's members (the agency's staff who sign in to the console). */
 import { type Static, Type } from '@sinclair/typebox';
-import { Email, Nullable, Timestamp } from '../core/schemas.js';
+import { Email, Nullable, Timestamp } from '../core/http/schemas.js';
 import { Password } from '../users/schemas.js';
 
 export const ROLES = ['owner', 'admin', 'viewer'] as const;

@@ -15,11 +15,11 @@
  * code's time step is accepted once per member (no replay); and the accepted code ends the
  * half-open session and starts a fresh one under a new token (no session fixation).
  */
-import { isUniqueViolation } from '../core/db.js';
+import { isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { newId, sha256Hex } from '../core/ids.js';
-import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/passwords.js';
-import type { SecretBox } from '../core/secrets.js';
+import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/security/passwords.js';
+import type { SecretBox } from '../core/security/secrets.js';
 import { createAccountFunctions, totpStep } from './account.js';
 import {
   clearFailedSignIns,

@@ -1,5 +1,5 @@
 /** Opening a member's console session: a random token for the cookie, stored as its SHA-256. */
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
 import { insertMemberSession, type MemberRow } from './repository.js';
 

@@ -5,11 +5,11 @@
  * owner can be neither demoted nor removed (the owners are locked while a change is checked).
  */
 import type { Clock } from '../core/clock.js';
-import type { Db, Tx } from '../core/db.js';
-import { isUniqueViolation } from '../core/db.js';
+import type { Db, Tx } from '../core/db/database.js';
+import { isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
-import { hashPassword } from '../core/passwords.js';
+import { hashPassword } from '../core/security/passwords.js';
 import {
   acceptInvitation,
   findInvitationByToken,

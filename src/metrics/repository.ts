@@ -5,7 +5,7 @@
  * finished history, so a scrape costs the size of the backlog, not of the tables.
  */
 import { CompiledQuery } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface QueueState {
   queue: string;

@@ -5,7 +5,7 @@
  * private network (README, "Metrics").
  */
 import type { FastifyInstance } from 'fastify';
-import { bearerRefused, bearerToken, constantTimeEquals } from '../core/auth.js';
+import { bearerRefused, bearerToken, constantTimeEquals } from '../core/http/auth.js';
 import type { Metrics } from './registry.js';
 import type { MetricsService } from './service.js';
 

@@ -6,7 +6,7 @@
  */
 import client from 'prom-client';
 import type { Clock } from '../core/clock.js';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import { clusterProcessMetrics, inClusterWorker } from './cluster.js';
 import type { Metrics } from './registry.js';
 import { nodeRegistry } from './registry.js';

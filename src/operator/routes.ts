@@ -10,7 +10,7 @@ import { apiKeyAdminRoutes } from '../api-keys/admin-routes.js';
 import { paymentMethodAdminRoutes } from '../billing/admin-routes.js';
 import { brandingAdminRoutes } from '../branding/admin-routes.js';
 import { callAdminRoutes } from '../calls/admin-routes.js';
-import { registerAdminAuth } from '../core/auth.js';
+import { registerAdminAuth } from '../core/http/auth.js';
 import { creditAdminRoutes } from '../credits/admin-routes.js';
 import { emailAdminRoutes } from '../emails/admin-routes.js';
 import { memberAdminRoutes } from '../members/admin-routes.js';

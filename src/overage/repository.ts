@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 /**
  * Processor-billed: pending (the job is billing it) → paid | unpaid (declined: the invoice stays
@@ -36,7 +36,7 @@ export interface OverageChargesTable {
   updated_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     overage_charges: OverageChargesTable;
   }

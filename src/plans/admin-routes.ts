@@ -1,7 +1,7 @@
 /** Operator routes for the plan catalog. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { DataEnvelope, IdParam } from '../core/schemas.js';
+import { DataEnvelope, IdParam } from '../core/http/schemas.js';
 import type { TenantService } from '../tenants/service.js';
 import { CreatePlanBody, Plan, UpdatePlanBody } from './schemas.js';
 import { checkPlanRates, type PlanService } from './service.js';

@@ -8,7 +8,7 @@
  * `maxStalenessMs` — the same bound as the API-key cache.
  */
 import { BoundedMap } from '../core/bounded-map.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 
 const MAX_TENANTS = 1_000;
 const MAX_PAGES_PER_TENANT = 64;

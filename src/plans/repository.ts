@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import type { Plan, PlanProvider } from './schemas.js';
 
 export interface PlansTable {
@@ -21,7 +21,7 @@ export interface PlansTable {
   archived_at: Date | null;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     plans: PlansTable;
   }

@@ -1,14 +1,14 @@
 /** Partner routes: /api/v1/plans. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../core/auth.js';
+import { tenantOf } from '../core/http/auth.js';
 import {
   DataEnvelope,
   errorResponses,
   ListEnvelope,
   PARTNER_ERRORS,
   resourceIdParam,
-} from '../core/schemas.js';
+} from '../core/http/schemas.js';
 import { ListPlansQuery, Plan } from './schemas.js';
 import type { PlanService } from './service.js';
 

@@ -1,9 +1,9 @@
 /** The tenant's plan catalog: read by partners, edited by the operator. */
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
+import { listPage, type paginationBlock } from '../core/db/pagination.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listPage, type paginationBlock } from '../core/pagination.js';
 import { createCatalogCache } from './catalog-cache.js';
 import {
   countPlans,

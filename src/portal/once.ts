@@ -10,7 +10,7 @@
  * is resumed with the same processor key), so nothing is charged twice.
  */
 import { isFormKey, onceUnderKey } from '../console/once.js';
-import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency/store.js';
 
 export { isFormKey, newFormKey } from '../console/once.js';
 

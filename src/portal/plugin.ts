@@ -22,7 +22,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { Brand } from '../branding/service.js';
 import { pageErrorHandler } from '../console/page-errors.js';
 import { ApiError } from '../core/errors.js';
-import { checkStorable, MAX_BODY_DEPTH } from '../core/validation.js';
+import { checkStorable, MAX_BODY_DEPTH } from '../core/http/validation.js';
 import type { Services } from '../services.js';
 import { agentPages } from './agents.js';
 import { assetNameOf, sendAsset } from './assets.js';

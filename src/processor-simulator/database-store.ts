@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import type { EngineStore, StoredObject, Subscription } from './objects.js';
 
 export interface SimulatedProcessorObjectsTable {
@@ -17,7 +17,7 @@ export interface SimulatedProcessorObjectsTable {
   updated_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     simulated_processor_objects: SimulatedProcessorObjectsTable;
   }

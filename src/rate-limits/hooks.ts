@@ -11,8 +11,8 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import type { PartnerRateLimiter } from '../core/auth.js';
 import { ApiError } from '../core/errors.js';
+import type { PartnerRateLimiter } from '../core/http/auth.js';
 import type { Charge, RateLimits } from './service.js';
 import type { Decision } from './token-bucket.js';
 

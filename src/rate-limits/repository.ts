@@ -1,5 +1,5 @@
 /** The per-tenant override of the partner limit (columns on tenants, migration 0005). */
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import '../tenants/repository.js';
 
 export async function findTenantRateLimit(db: Executor, tenantId: string) {

@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import type { ApiKeyPrincipal } from '../api-keys/service.js';
 import { BoundedMap } from '../core/bounded-map.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import { DEFAULT_POLICIES, type RateLimitPolicies } from './policies.js';
 import type { StoreLogger } from './redis-store.js';
 import { findTenantRateLimit } from './repository.js';

@@ -4,9 +4,9 @@
  */
 import { issueApiKey, SCOPES } from '../api-keys/service.js';
 import { seedDemoAgent } from '../calls/seed.js';
-import type { Config } from '../core/config.js';
+import type { Config } from '../core/config/config.js';
 import { newId, randomBase62 } from '../core/ids.js';
-import { hashPassword } from '../core/passwords.js';
+import { hashPassword } from '../core/security/passwords.js';
 import { addCreditEntry } from '../credits/repository.js';
 import type { Services } from '../services.js';
 import { insertUser } from '../users/repository.js';

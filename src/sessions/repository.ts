@@ -1,4 +1,4 @@
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface SessionsTable {
   id: string;
@@ -10,7 +10,7 @@ export interface SessionsTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     sessions: SessionsTable;
   }
@@ -69,7 +69,7 @@ export interface PasswordResetsTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     password_resets: PasswordResetsTable;
   }

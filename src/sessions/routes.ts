@@ -5,8 +5,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { bearerToken } from '../core/auth.js';
-import { DataEnvelope, errorResponses } from '../core/schemas.js';
+import { bearerToken } from '../core/http/auth.js';
+import { DataEnvelope, errorResponses } from '../core/http/schemas.js';
 import { UserListItem } from '../users/schemas.js';
 import type { UserService } from '../users/service.js';
 import {

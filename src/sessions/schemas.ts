@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Email, Timestamp } from '../core/schemas.js';
+import { Email, Timestamp } from '../core/http/schemas.js';
 import { Password } from '../users/schemas.js';
 
 const TenantId = Type.String({ minLength: 1, maxLength: 255, examples: ['ten_5pXc2LmQ8wZr1VbN7kTy3HdA'] });

@@ -9,13 +9,14 @@
  * in the email is on the tenant's client portal (`<brand.portalUrl>/reset-password#token=…`,
  * docs/portal.md), in the agency's brand like the email itself: never on the platform's host.
  */
-import { bearerChallenge, bearerRefused } from '../core/auth.js';
+
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor } from '../core/db.js';
+import type { Db, Executor } from '../core/db/database.js';
 import { ApiError } from '../core/errors.js';
+import { bearerChallenge, bearerRefused } from '../core/http/auth.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
-import { enqueueJob, type Job, PermanentJobError } from '../core/jobs.js';
-import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/passwords.js';
+import { enqueueJob, type Job, PermanentJobError } from '../core/jobs/runner.js';
+import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/security/passwords.js';
 import type { EmailService } from '../emails/service.js';
 import { findLiveUserByEmail, findUser, replacePasswordHash, setPasswordHash } from '../users/repository.js';
 import {

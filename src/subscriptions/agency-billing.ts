@@ -7,7 +7,7 @@
  * Changing a capped subscription again replaces the scheduled one (a user never has two current
  * subscriptions, nor two scheduled).
  */
-import type { Tx } from '../core/db.js';
+import type { Tx } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
 import { addCreditEntry } from '../credits/repository.js';
 import type { SubscriptionWriter } from './events.js';

@@ -9,7 +9,7 @@
  *   nothing visible (a processor sync that found nothing new) records nothing.
  * The recorder is a dependency, not an import of src/events, so subscriptions stay below events.
  */
-import type { Tx } from '../core/db.js';
+import type { Tx } from '../core/db/database.js';
 import {
   insertSubscription,
   type PublicSubscriptionRow,

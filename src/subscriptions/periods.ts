@@ -3,8 +3,8 @@
  * minutes (once per period) and the job that looks at the subscription again when the period
  * turns (renewal, trial end, a scheduled start or end; see jobs.ts `advance`).
  */
-import type { Executor, Tx } from '../core/db.js';
-import { enqueueJob } from '../core/jobs.js';
+import type { Executor, Tx } from '../core/db/database.js';
+import { enqueueJob } from '../core/jobs/runner.js';
 import { addCreditEntry } from '../credits/repository.js';
 import { findPlan } from '../plans/repository.js';
 import { LIVE_STATUSES, type SubscriptionRow } from './repository.js';

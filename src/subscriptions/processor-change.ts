@@ -14,10 +14,10 @@ import type { PaymentProcessor, ProcessorSubscription } from '../billing/process
 import { ProcessorRequestError, ProcessorUnavailableError } from '../billing/processor.js';
 import { findCustomer, findPrice, insertPrice } from '../billing/repository.js';
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor, Tx } from '../core/db.js';
+import type { Db, Executor, Tx } from '../core/db/database.js';
 import { ApiError, unprocessable } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { enqueueJob } from '../core/jobs.js';
+import { enqueueJob } from '../core/jobs/runner.js';
 import { findPlan, type PlanRow } from '../plans/repository.js';
 import {
   createSubscriptionWriter,

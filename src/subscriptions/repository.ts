@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import { type Executor, runPrepared } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
 import { PUBLIC_STATUSES, type PublicStatus } from './schemas.js';
 
 /**
@@ -62,7 +62,7 @@ export interface SubscriptionOperationsTable {
   updated_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     subscriptions: SubscriptionsTable;
     subscription_operations: SubscriptionOperationsTable;

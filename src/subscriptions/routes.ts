@@ -1,9 +1,7 @@
 /** Partner routes: /api/v1/subscriptions. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../core/auth.js';
-import type { StoredResponse } from '../core/idempotency.js';
-import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotent-answer.js';
+import { tenantOf } from '../core/http/auth.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -11,7 +9,9 @@ import {
   ListEnvelope,
   PARTNER_ERRORS,
   resourceIdParam,
-} from '../core/schemas.js';
+} from '../core/http/schemas.js';
+import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotency/answer.js';
+import type { StoredResponse } from '../core/idempotency/store.js';
 import { ChangePlanBody, CreateSubscriptionBody, ListSubscriptionsQuery, Subscription } from './schemas.js';
 import type { SubscriptionResult, SubscriptionService } from './service.js';
 

@@ -7,16 +7,16 @@
  * - periods.ts and jobs.ts: the period job, reconciliation, cancellation of a deleted user's.
  *
  * Create and change return a domain result; the route decides the HTTP answer and hands it in as an
- * `AnswerRecorder` (core/idempotent-answer.ts), stored inside the transaction that makes the change.
+ * `AnswerRecorder` (core/idempotency/answer.ts), stored inside the transaction that makes the change.
  */
 
 import { processorKeyBase } from '../billing/processor.js';
-import type { Tx } from '../core/db.js';
+import type { Tx } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { type ApiError, notFound, unprocessable } from '../core/errors.js';
-import type { IdempotencyStore } from '../core/idempotency.js';
-import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { randomBase62, sha256Hex } from '../core/ids.js';
-import { listPage } from '../core/pagination.js';
 import { findPlan, type PlanRow } from '../plans/repository.js';
 import { findUser, type UserRow } from '../users/repository.js';
 import { applyAgencyChange } from './agency-billing.js';

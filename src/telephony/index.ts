@@ -1,7 +1,7 @@
 /** Picks the telephony adapter named by TELEPHONY (decisions.md §1, platform.md §7, docs/engines.md). */
 import type { Clock } from '../core/clock.js';
-import type { Config } from '../core/config.js';
-import type { Db } from '../core/db.js';
+import type { Config } from '../core/config/config.js';
+import type { Db } from '../core/db/database.js';
 import type { PublishedAgentVersion, TelephonyAdapter } from './port.js';
 import { createRetellTelephony } from './retell/adapter.js';
 import { createSimulatedTelephony } from './simulated.js';

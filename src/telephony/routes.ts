@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Clock } from '../core/clock.js';
-import type { Config } from '../core/config.js';
+import type { Config } from '../core/config/config.js';
 import type { EngineReports } from './port.js';
 import { retellRoutes } from './retell/routes.js';
 import { vapiRoutes } from './vapi/routes.js';

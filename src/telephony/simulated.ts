@@ -10,10 +10,10 @@
  */
 import os from 'node:os';
 import { sql } from 'kysely';
-import { coalesce } from '../core/batching.js';
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
+import { coalesce } from '../core/jobs/batching.js';
 import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './port.js';
 
 export interface SimulatedDialsTable {
@@ -32,7 +32,7 @@ export interface SimulatedDialsTable {
   last_requested_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     telephony_simulated_dials: SimulatedDialsTable;
   }

@@ -1,7 +1,7 @@
 /** Operator routes for tenants: create, list (every tenant, paged), read, change. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { DataEnvelope, IdParam, ListEnvelope } from '../core/schemas.js';
+import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';
 import { CreateTenantBody, ListTenantsQuery, Tenant, UpdateTenantBody } from './schemas.js';
 import type { TenantService } from './service.js';
 

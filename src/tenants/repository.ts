@@ -1,5 +1,5 @@
 import { type ColumnType, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface TenantsTable {
   id: string;
@@ -30,7 +30,7 @@ export interface TenantsTable {
   updated_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     tenants: TenantsTable;
   }

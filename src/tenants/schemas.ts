@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery, SortOrder } from '../core/pagination.js';
-import { Nullable, Timestamp } from '../core/schemas.js';
+import { PageQuery, SortOrder } from '../core/db/pagination.js';
+import { Nullable, Timestamp } from '../core/http/schemas.js';
 import { TenantRateLimit } from '../rate-limits/schemas.js';
 
 export const EmailSettingsInput = Type.Object(

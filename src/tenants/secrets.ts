@@ -1,10 +1,10 @@
 /**
  * A tenant's SMTP password at rest: `email_smtp_url` holds the URL without it, and
- * `email_smtp_password_sealed` the password sealed by the secret box (src/core/secrets.ts), bound
+ * `email_smtp_password_sealed` the password sealed by the secret box (src/core/security/secrets.ts), bound
  * to the tenant so it cannot be moved to another one. Only the sender joins them again.
  */
-import type { Db } from '../core/db.js';
-import type { SecretBox } from '../core/secrets.js';
+import type { Db } from '../core/db/database.js';
+import type { SecretBox } from '../core/security/secrets.js';
 import type { TenantRow } from './repository.js';
 
 const contextOf = (tenantId: string) => `tenants.email_smtp_password:${tenantId}`;

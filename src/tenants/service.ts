@@ -1,12 +1,12 @@
 /** Tenants (one per partner agency) and their email provider settings. */
 import type { ProcessorAccounts } from '../billing/accounts.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { checkHost, type HostResolver } from '../core/outbound-addresses.js';
-import { listPage } from '../core/pagination.js';
-import type { SecretBox } from '../core/secrets.js';
+import { checkHost, type HostResolver } from '../core/security/outbound-addresses.js';
+import type { SecretBox } from '../core/security/secrets.js';
 import {
   countTenants,
   findTenant,

@@ -16,9 +16,9 @@ import {
   ProcessorUnavailableError,
 } from '../billing/processor.js';
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor, Tx } from '../core/db.js';
+import type { Db, Executor, Tx } from '../core/db/database.js';
 import { ApiError, unprocessable } from '../core/errors.js';
-import { RetryJobError } from '../core/jobs.js';
+import { RetryJobError } from '../core/jobs/runner.js';
 import { addCreditEntry } from '../credits/repository.js';
 import { processorUnavailable } from '../subscriptions/processor-change.js';
 import { abandonTopUp, findTopUp, settleTopUp, type TopUpRow } from './repository.js';

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 import type { TopUpBilling } from './schemas.js';
 
 /** `pending` and `abandoned` are internal: a top-up between its phases, or one that never charged. */
@@ -28,7 +28,7 @@ export interface TopUpsTable {
   updated_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     top_ups: TopUpsTable;
   }

@@ -2,9 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../core/auth.js';
-import type { StoredResponse } from '../core/idempotency.js';
-import { answerRecorder, sendAnswer } from '../core/idempotent-answer.js';
+import { tenantOf } from '../core/http/auth.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -12,7 +10,9 @@ import {
   ListEnvelope,
   PARTNER_ERRORS,
   resourceIdParam,
-} from '../core/schemas.js';
+} from '../core/http/schemas.js';
+import { answerRecorder, sendAnswer } from '../core/idempotency/answer.js';
+import type { StoredResponse } from '../core/idempotency/store.js';
 import { CreateTopUpBody, ListTopUpsQuery, TopUp } from './schemas.js';
 import type { TopUpService } from './service.js';
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery } from '../core/pagination.js';
-import { Nullable, Timestamp } from '../core/schemas.js';
+import { PageQuery } from '../core/db/pagination.js';
+import { Nullable, Timestamp } from '../core/http/schemas.js';
 
 /** The bounds of one top-up's minutes: at least one, at most 100,000 (about 69 days of talk). */
 export const MIN_TOP_UP_MINUTES = 1;

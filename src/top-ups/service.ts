@@ -12,13 +12,13 @@ import type { ProcessorAccounts } from '../billing/accounts.js';
 import { type PaymentProcessor, processorKeyBase } from '../billing/processor.js';
 import { findCustomer } from '../billing/repository.js';
 import type { Clock } from '../core/clock.js';
-import type { Db, Tx } from '../core/db.js';
+import type { Db, Tx } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { ApiError, notFound, unprocessable } from '../core/errors.js';
-import { IDEMPOTENCY_WINDOW_MS, type IdempotencyStore } from '../core/idempotency.js';
-import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
+import { IDEMPOTENCY_WINDOW_MS, type IdempotencyStore } from '../core/idempotency/store.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
-import { enqueueJob } from '../core/jobs.js';
-import { listPage } from '../core/pagination.js';
+import { enqueueJob } from '../core/jobs/runner.js';
 import { findPlan } from '../plans/repository.js';
 import { NO_CARD_MESSAGE } from '../subscriptions/plan-change-rules.js';
 import { findCurrentSubscription } from '../subscriptions/repository.js';
@@ -214,7 +214,7 @@ export function createTopUpService(deps: TopUpServiceDeps) {
     if (!user || user.deleted_at) throw notFound('User');
   }
 
-  /** Stores a succeeded top-up's answer in `tx`; a decline's 422 is stored once sent (core/idempotency.ts). */
+  /** Stores a succeeded top-up's answer in `tx`; a decline's 422 is stored once sent (core/idempotency/store.ts). */
   async function recordSucceeded(tx: Tx, settled: TopUpRow, recorder: TopUpRecorder | undefined) {
     if (settled.status === 'succeeded') await recordAnswer(deps.idempotency, tx, recorder, toTopUp(settled));
   }

@@ -4,7 +4,7 @@
  * overage charges settled in the month, outcomes from the calls that ended in it.
  */
 import { sql } from 'kysely';
-import type { Executor } from '../core/db.js';
+import type { Executor } from '../core/db/database.js';
 
 export interface Month {
   start: Date;

@@ -1,8 +1,8 @@
 /** Partner route: GET /api/v1/usage. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../core/auth.js';
-import { DataEnvelope, errorResponses, PARTNER_ERRORS } from '../core/schemas.js';
+import { tenantOf } from '../core/http/auth.js';
+import { DataEnvelope, errorResponses, PARTNER_ERRORS } from '../core/http/schemas.js';
 import { Usage, UsageQuery } from './schemas.js';
 import type { UsageService } from './service.js';
 

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { MONTH_PATTERN, Nullable, Timestamp } from '../core/schemas.js';
+import { MONTH_PATTERN, Nullable, Timestamp } from '../core/http/schemas.js';
 
 export const PERIOD_PATTERN = MONTH_PATTERN;
 

@@ -4,7 +4,7 @@
  * and margin for the console's usage page and its CSV export. Both read the same repository.
  */
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import { notFound, validationFailed } from '../core/errors.js';
 import { minorUnitDigits } from '../core/money.js';
 import { type OverageChargeRow, unsettledOverageCharges } from '../overage/repository.js';

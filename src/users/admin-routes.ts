@@ -2,8 +2,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
-import { DataEnvelope, IdParam } from '../core/schemas.js';
+import type { Db } from '../core/db/database.js';
+import { DataEnvelope, IdParam } from '../core/http/schemas.js';
 import { UpdateUserStatusBody, UserListItem } from './schemas.js';
 import { tenantOfUser, type UserService } from './service.js';
 

@@ -19,7 +19,7 @@ import {
 import { memberTenantId } from '../console/layout.js';
 import { isFormKey, newFormKey, oncePerFormKey } from '../console/once.js';
 import { ApiError } from '../core/errors.js';
-import { answerRecorder } from '../core/idempotent-answer.js';
+import { answerRecorder } from '../core/idempotency/answer.js';
 import { formatMoney } from '../core/money.js';
 import { balanceOf } from '../credits/service.js';
 import type { Plan } from '../plans/schemas.js';

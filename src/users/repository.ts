@@ -1,6 +1,6 @@
 import { type RawBuilder, type Selectable, sql } from 'kysely';
-import { type Executor, runPrepared } from '../core/db.js';
-import { MAX_PAGE_LIMIT } from '../core/pagination.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
+import { MAX_PAGE_LIMIT } from '../core/db/pagination.js';
 import type { UserStatus } from './schemas.js';
 
 export interface UsersTable {
@@ -24,7 +24,7 @@ export interface MembershipsTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     users: UsersTable;
     memberships: MembershipsTable;

@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { tenantOf } from '../core/auth.js';
+import { tenantOf } from '../core/http/auth.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -10,7 +10,7 @@ import {
   ListEnvelope,
   PARTNER_ERRORS,
   resourceIdParam,
-} from '../core/schemas.js';
+} from '../core/http/schemas.js';
 import { CreatedUser, CreateUserBody, DeletedUser, ListUsersQuery, UserListItem } from './schemas.js';
 import type { UserService } from './service.js';
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery, SortOrder } from '../core/pagination.js';
-import { Email, Nullable, Phone, Timestamp } from '../core/schemas.js';
+import { PageQuery, SortOrder } from '../core/db/pagination.js';
+import { Email, Nullable, Phone, Timestamp } from '../core/http/schemas.js';
 
 export const UserStatus = Type.Union(
   [Type.Literal('active'), Type.Literal('pending'), Type.Literal('blocked')],

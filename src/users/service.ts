@@ -4,13 +4,13 @@
  * outbox on creation, subscription cancellation on deletion.
  */
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor, Tx } from '../core/db.js';
-import { isUniqueViolation } from '../core/db.js';
+import type { Db, Executor, Tx } from '../core/db/database.js';
+import { isUniqueViolation } from '../core/db/database.js';
+import { offsetOf, paginationBlock } from '../core/db/pagination.js';
 import { ApiError, notFound } from '../core/errors.js';
-import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
-import { offsetOf, paginationBlock } from '../core/pagination.js';
-import { hashPassword } from '../core/passwords.js';
+import { hashPassword } from '../core/security/passwords.js';
 import { revokeUserSessions } from '../sessions/repository.js';
 import { createListTotals, filterKey } from './list-totals.js';
 import {

@@ -1,9 +1,13 @@
 /** Operator routes for a tenant's wholesale wallet (docs/wallets.md). */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type IdempotencyStore, registerIdempotency, type StoredResponse } from '../core/idempotency.js';
-import { answerRecorder, sendAnswer } from '../core/idempotent-answer.js';
-import { DataEnvelope, IdParam, ListEnvelope } from '../core/schemas.js';
+import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';
+import { answerRecorder, sendAnswer } from '../core/idempotency/answer.js';
+import {
+  type IdempotencyStore,
+  registerIdempotency,
+  type StoredResponse,
+} from '../core/idempotency/store.js';
 import {
   PutWalletBody,
   Wallet,

@@ -14,10 +14,10 @@ import {
   ProcessorUnavailableError,
 } from '../billing/processor.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
 import { ApiError, notFound, unprocessable } from '../core/errors.js';
 import { randomBase62 } from '../core/ids.js';
-import { type Job, RetryJobError } from '../core/jobs.js';
+import { type Job, RetryJobError } from '../core/jobs/runner.js';
 import { amountForMinutes } from '../core/money.js';
 import { findTenant } from '../tenants/repository.js';
 import {

@@ -3,7 +3,7 @@
  * operator, and their ledger. A wallet's balance moves only together with a ledger row, in one
  * statement, so the two always agree. A tenant without a wallet row is unmetered.
  */
-import { type Executor, runPrepared } from '../core/db.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
 
 export interface TenantWalletsTable {
@@ -36,7 +36,7 @@ export interface WalletLedgerTable {
   created_at: Date;
 }
 
-declare module '../core/db.js' {
+declare module '../core/db/database.js' {
   interface Tables {
     tenant_wallets: TenantWalletsTable;
     wallet_ledger: WalletLedgerTable;

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery } from '../core/pagination.js';
-import { MONTH_PATTERN, Nullable, Timestamp } from '../core/schemas.js';
+import { PageQuery } from '../core/db/pagination.js';
+import { MONTH_PATTERN, Nullable, Timestamp } from '../core/http/schemas.js';
 
 const Currency = Type.String({
   pattern: '^[a-z]{3}$',

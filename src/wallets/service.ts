@@ -7,12 +7,12 @@
 
 import type { PaymentProcessor } from '../billing/processor.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db.js';
+import type { Db } from '../core/db/database.js';
+import { listPage } from '../core/db/pagination.js';
 import { notFound, unprocessable, validationFailed } from '../core/errors.js';
-import type { IdempotencyStore } from '../core/idempotency.js';
-import { type AnswerRecorder, recordAnswer } from '../core/idempotent-answer.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { minorUnitDigits } from '../core/money.js';
-import { listPage } from '../core/pagination.js';
 import { findTenant } from '../tenants/repository.js';
 import { createWalletRefills } from './refills.js';
 import {

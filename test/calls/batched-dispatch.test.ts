@@ -1,10 +1,10 @@
 /**
- * A claimed batch of dispatch jobs moves through each step in one statement (src/core/batching.ts):
+ * A claimed batch of dispatch jobs moves through each step in one statement (src/core/jobs/batching.ts):
  * the outcome of every call, every debit and every carrier record must be what ten separate
  * dispatches would give.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coalesce } from '../../src/core/batching.js';
+import { coalesce } from '../../src/core/jobs/batching.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 import { recordStatements } from '../support/statements.js';
 import { agentFixture, balanceOf, getCall, trigger } from './helpers.js';

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from '../../src/core/db.js';
+import { type Database, openDatabase } from '../../src/core/db/database.js';
 import { createPostgresDatabase, dropPostgresDatabase, ENGINE, TMP_DIR } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 import { allCalls, ok as okAs, publishedAgents } from './crash-fixture.js';

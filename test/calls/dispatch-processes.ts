@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import type { Agent } from '../../src/agents/schemas.js';
-import { loadConfig } from '../../src/core/config.js';
-import { type Database, openDatabase } from '../../src/core/db.js';
-import { migrate } from '../../src/core/migrate.js';
+import { loadConfig } from '../../src/core/config/config.js';
+import { type Database, openDatabase } from '../../src/core/db/database.js';
+import { migrate } from '../../src/core/db/migrate.js';
 import { addCreditEntry } from '../../src/credits/repository.js';
 import { createServices, type Services } from '../../src/services.js';
 import { dropPostgresDatabase, emptyPostgresDatabase } from '../support/databases.js';

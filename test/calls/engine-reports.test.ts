@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import type { Job } from '../../src/core/jobs.js';
+import type { Job } from '../../src/core/jobs/runner.js';
 import {
   type DialRequest,
   type DialResult,

@@ -1,8 +1,8 @@
 /** Shared set-up for the agent and call tests: a tenant, an owner with credits, published agents. */
 import { findPublishedVersion } from '../../src/agents/service.js';
 import { type Clock, systemClock } from '../../src/core/clock.js';
-import type { Config } from '../../src/core/config.js';
-import type { Database } from '../../src/core/db.js';
+import type { Config } from '../../src/core/config/config.js';
+import type { Database } from '../../src/core/db/database.js';
 import { createTelephony } from '../../src/telephony/index.js';
 import type { DialRequest, TelephonyAdapter } from '../../src/telephony/port.js';
 import type { TestApp, TestResponse, TestTenant } from '../support/app.js';

@@ -1,12 +1,12 @@
 /**
- * The job lease the call pipeline relies on (src/core/jobs.ts): renewed while a job runs, so a
+ * The job lease the call pipeline relies on (src/core/jobs/runner.ts): renewed while a job runs, so a
  * live worker keeps it; taken over once its worker stops renewing (a crash); still renewed for
  * the jobs that run on when another job's outcome could not be recorded (the database went away).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
-import type { Db } from '../../src/core/db.js';
-import { createJobRunner, enqueueJob } from '../../src/core/jobs.js';
+import type { Db } from '../../src/core/db/database.js';
+import { createJobRunner, enqueueJob } from '../../src/core/jobs/runner.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readMigrations } from '../../src/core/migrate.js';
+import { readMigrations } from '../../src/core/db/migrate.js';
 import { ENGINE, emptyPostgresDatabase } from '../support/databases.js';
 import { type CliDatabase, cliDatabase, jsonOf, tenantCount, voiceplane } from './cli-process.js';
 

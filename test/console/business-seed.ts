@@ -3,7 +3,7 @@
  * way bench/seed.ts does: names from short lists, so a distinctive name stands out in a search.
  */
 import { sql } from 'kysely';
-import type { Executor } from '../../src/core/db.js';
+import type { Executor } from '../../src/core/db/database.js';
 
 const FIRST = ['Ada', 'Alan', 'Grace', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Ken'];
 const LAST = ['Lovelace', 'Turing', 'Hopper', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'Backus', 'Hamilton'];

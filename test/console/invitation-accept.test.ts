@@ -4,13 +4,13 @@
  * every attempt that does not succeed (429 once it is empty).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import * as passwords from '../../src/core/passwords.js';
+import * as passwords from '../../src/core/security/passwords.js';
 import { type ConsoleFixture, startConsole } from './harness.js';
 import { consoleClient } from './http.js';
 
 // Every password hash the app computes, counted (the real function still runs).
-vi.mock('../../src/core/passwords.js', async (original) => {
-  const actual = await original<typeof import('../../src/core/passwords.js')>();
+vi.mock('../../src/core/security/passwords.js', async (original) => {
+  const actual = await original<typeof import('../../src/core/security/passwords.js')>();
   return { ...actual, hashPassword: vi.fn(actual.hashPassword) };
 });
 const hashes = () => vi.mocked(passwords.hashPassword).mock.calls.length;

@@ -4,7 +4,7 @@
  * once the email is sent.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../../src/core/config.js';
+import { loadConfig } from '../../src/core/config/config.js';
 import { createSmtpServer, type TestSmtpServer } from '../emails/smtp.js';
 import { type ConsoleFixture, startConsole } from './harness.js';
 import { consoleClient } from './http.js';

@@ -1,7 +1,7 @@
 /** runPrepared: hot statements sent as named prepared statements, under the name written where they run, on both engines. */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, type Executor, runPrepared } from '../../src/core/db.js';
+import { type Database, type Executor, runPrepared } from '../../src/core/db/database.js';
 import { createTestDatabase } from '../support/databases.js';
 import { recordStatements } from '../support/statements.js';
 

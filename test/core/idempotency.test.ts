@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { createIdempotencyStore, fingerprintOf } from '../../src/core/idempotency.js';
+import { createIdempotencyStore, fingerprintOf } from '../../src/core/idempotency/store.js';
 import { createTenant, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { ENGINE } from '../support/databases.js';
 import { expectError, expectInvalidFields, query } from '../support/expect.js';

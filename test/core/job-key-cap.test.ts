@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
-import { createJobRunner, enqueueJob } from '../../src/core/jobs.js';
+import { createJobRunner, enqueueJob } from '../../src/core/jobs/runner.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;

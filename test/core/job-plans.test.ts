@@ -1,6 +1,6 @@
 /**
  * The job runner's statements stay cheap behind a burst of queued jobs, whatever the table's
- * statistics say (migration 0021, src/core/job-statements.ts). The statistics here are stale on
+ * statistics say (migration 0021, src/core/jobs/statements.ts). The statistics here are stale on
  * purpose, as a live database's are in the first minute of a burst: the table is analysed while
  * its queue is empty, then 100,000 jobs arrive. A claim must touch about the pages of the jobs it
  * takes (and their index entries), not the backlog's; an acknowledgement must reach its jobs by
@@ -8,8 +8,8 @@
  */
 import { type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Executor } from '../../src/core/db.js';
-import { claimJobs, handBackJobs, markJobsDone } from '../../src/core/job-statements.js';
+import type { Executor } from '../../src/core/db/database.js';
+import { claimJobs, handBackJobs, markJobsDone } from '../../src/core/jobs/statements.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { genericPlan, pagesTouched, statementOf } from '../support/plans.js';
 

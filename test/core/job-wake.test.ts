@@ -1,11 +1,11 @@
 /**
- * A wake (a job queued in this process) claims after a short delay (src/core/jobs.ts
+ * A wake (a job queued in this process) claims after a short delay (src/core/jobs/runner.ts
  * `wakeDelayMs`), so jobs queued close together share one claim and its statements; with 0 it
  * claims at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
-import { createJobRunner, enqueueJob } from '../../src/core/jobs.js';
+import { createJobRunner, enqueueJob } from '../../src/core/jobs/runner.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;

@@ -1,6 +1,6 @@
-/** The job runner's per-key admission (src/core/key-gate.ts), with a clock the test moves. */
+/** The job runner's per-key admission (src/core/jobs/key-gate.ts), with a clock the test moves. */
 import { describe, expect, it } from 'vitest';
-import { KeyGate } from '../../src/core/key-gate.js';
+import { KeyGate } from '../../src/core/jobs/key-gate.js';
 
 describe('KeyGate', () => {
   it('runs up to max per key, lines up the rest while the key progresses, hands them back when it stalls', () => {

@@ -5,14 +5,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it, vi } from 'vitest';
-import { runHashJob, stopHashThreads } from '../../src/core/password-threads.js';
+import { runHashJob, stopHashThreads } from '../../src/core/security/password-threads.js';
 import {
   DEFAULT_PASSWORD_MEMORY_KIB,
   decoyPasswordHash,
   hashPassword,
   needsRehash,
   verifyPassword,
-} from '../../src/core/passwords.js';
+} from '../../src/core/security/passwords.js';
 import { legacyScryptHash } from '../support/passwords.js';
 
 /** The nice value of one of this process's threads (Linux: /proc/self/task/<tid>/stat, field 19). */

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { createJobRunner } from '../../src/core/jobs.js';
+import { createJobRunner } from '../../src/core/jobs/runner.js';
 import { EMAIL_QUEUE, MAX_SEND_ATTEMPTS } from '../../src/emails/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createSmtpServer, freePort, type ReceivedMessage } from './smtp.js';

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecretBox, keyIdOf, SecretError } from '../../src/core/secrets.js';
+import { createSecretBox, keyIdOf, SecretError } from '../../src/core/security/secrets.js';
 import { sealStoredSmtpPasswords, smtpUrlOf } from '../../src/tenants/secrets.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createSmtpServer, type TestSmtpServer } from './smtp.js';

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import type { ResolvedAddress } from '../../src/core/outbound-addresses.js';
+import type { ResolvedAddress } from '../../src/core/security/outbound-addresses.js';
 import { createEndpointConnections, type PostRequest } from '../../src/events/connections.js';
 import { ENDPOINT_CONCURRENCY } from '../../src/events/delivery.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';

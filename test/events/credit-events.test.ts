@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { runPrepared } from '../../src/core/db.js';
+import { runPrepared } from '../../src/core/db/database.js';
 import { newId } from '../../src/core/ids.js';
 import { APPEND_CREDIT_ENTRIES, addCreditEntry } from '../../src/credits/repository.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';

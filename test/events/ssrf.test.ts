@@ -11,7 +11,7 @@ import {
   isForbiddenAddress,
   RESOLVE_TIMEOUT_MS,
   type ResolvedAddress,
-} from '../../src/core/outbound-addresses.js';
+} from '../../src/core/security/outbound-addresses.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { expectInvalidFields } from '../support/expect.js';
 

@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Executor } from '../../src/core/db.js';
+import type { Executor } from '../../src/core/db/database.js';
 import { countLiveCalls, readQueueStates } from '../../src/metrics/repository.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { genericPlan, statementOf } from '../support/plans.js';

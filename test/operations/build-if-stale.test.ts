@@ -40,7 +40,7 @@ function project(): string {
     path.join(root, 'scripts/build-if-stale.mjs'),
   );
   write(root, 'src/server.ts', 'export {};\n');
-  write(root, 'src/core/config.ts', 'export const a = 1;\n');
+  write(root, 'src/core/config/config.ts', 'export const a = 1;\n');
   write(root, 'tsconfig.json', '{}\n');
   write(root, 'tsconfig.build.json', '{}\n');
   write(root, 'node_modules/typescript/bin/tsc', FAKE_TSC);
@@ -81,7 +81,7 @@ describe('build-if-stale', () => {
     expect(second).toMatchObject({ code: 0, stdout: 'dist/ is up to date with src/: no build needed.\n' });
     expect(tscRuns(root)).toHaveLength(1);
 
-    touch(root, 'src/core/config.ts');
+    touch(root, 'src/core/config/config.ts');
     const third = await run(root);
     expect(third.code).toBe(0);
     expect(third.stdout).toContain('src/ changed since the last build');

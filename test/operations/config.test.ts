@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/core/config.js';
+import { ConfigError, loadConfig } from '../../src/core/config/config.js';
 import { ENGINE } from '../support/databases.js';
 import { freePort, startServerProcess } from '../support/server-process.js';
 

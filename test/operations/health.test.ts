@@ -4,9 +4,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/core/config.js';
-import { openDatabase } from '../../src/core/db.js';
-import { migrate } from '../../src/core/migrate.js';
+import { loadConfig } from '../../src/core/config/config.js';
+import { openDatabase } from '../../src/core/db/database.js';
+import { migrate } from '../../src/core/db/migrate.js';
 import { createServices } from '../../src/services.js';
 import { createTenant, startTestApp } from '../support/app.js';
 import { adminQuery } from '../support/databases.js';

@@ -1,6 +1,6 @@
 /**
  * Finished jobs are kept JOB_RETENTION_DAYS and then deleted in batches by a recurring
- * maintenance job (src/core/job-retention.ts); queued and running jobs are never deleted, and the
+ * maintenance job (src/core/jobs/retention.ts); queued and running jobs are never deleted, and the
  * maintenance jobs keep coming back.
  */
 import fs from 'node:fs';
@@ -8,8 +8,8 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { DAY_MS, purgeFinishedJobs } from '../../src/core/job-retention.js';
-import { createJobRunner } from '../../src/core/jobs.js';
+import { DAY_MS, purgeFinishedJobs } from '../../src/core/jobs/retention.js';
+import { createJobRunner } from '../../src/core/jobs/runner.js';
 import { JOB_PURGE_QUEUE, PURGE_QUEUE, scheduleMaintenance } from '../../src/maintenance.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
@@ -171,7 +171,7 @@ describe('finished job retention', () => {
   });
 
   it('refuses a JOB_RETENTION_DAYS that is not a whole number of days from 1 to 3650', async () => {
-    const { loadConfig } = await import('../../src/core/config.js');
+    const { loadConfig } = await import('../../src/core/config/config.js');
     expect(loadConfig({}).jobRetentionDays).toBe(7);
     expect(loadConfig({ JOB_RETENTION_DAYS: '30' }).jobRetentionDays).toBe(30);
     for (const bad of ['0', '3651', '1.5', 'week']) {

@@ -10,7 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readDirectoryLock } from '../../src/core/lockfile.js';
+import { readDirectoryLock } from '../../src/core/db/lockfile.js';
 import { ENGINE, TMP_DIR } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 

@@ -1,5 +1,5 @@
 /**
- * The embedded data directory's lock (src/core/lockfile.ts): one process at a time, a lock left by
+ * The embedded data directory's lock (src/core/db/lockfile.ts): one process at a time, a lock left by
  * a dead process taken over, and exactly one winner when several processes find the same stale
  * lock at once: replayed step by step for every interleaving of three contenders, and raced for
  * real by separate processes released together.
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { acquireDirectoryLock, DirectoryLockedError, readDirectoryLock } from '../../src/core/lockfile.js';
+import { acquireDirectoryLock, DirectoryLockedError, readDirectoryLock } from '../../src/core/db/lockfile.js';
 import { REPO_ROOT } from '../support/server-process.js';
 
 const dirs: string[] = [];

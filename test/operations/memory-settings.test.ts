@@ -1,11 +1,11 @@
 /**
- * The memory settings a server process starts with (src/core/memory.ts, README "Memory"): a V8
+ * The memory settings a server process starts with (src/core/config/memory.ts, README "Memory"): a V8
  * heap limit, so garbage does not pile up to hundreds of MB beyond a ~60 MB live set.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { heapLimitArgv, RECOMMENDED_OLD_SPACE_MB } from '../../src/core/memory.js';
+import { heapLimitArgv, RECOMMENDED_OLD_SPACE_MB } from '../../src/core/config/memory.js';
 
 const LIMIT_FLAG = `--max-old-space-size=${RECOMMENDED_OLD_SPACE_MB}`;
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readMigrations } from '../../src/core/migrate.js';
+import { readMigrations } from '../../src/core/db/migrate.js';
 import { ENGINE } from '../support/databases.js';
 import { baseEnv, REPO_ROOT } from '../support/server-process.js';
 

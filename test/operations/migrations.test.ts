@@ -5,8 +5,8 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from '../../src/core/db.js';
-import { migrate, readMigrations } from '../../src/core/migrate.js';
+import { type Database, openDatabase } from '../../src/core/db/database.js';
+import { migrate, readMigrations } from '../../src/core/db/migrate.js';
 import { emptyPostgresDatabase, postgresAvailable, warnWithoutPostgres } from './postgres.js';
 
 warnWithoutPostgres('test/operations/migrations.test.ts');

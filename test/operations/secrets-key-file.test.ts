@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseSecretKey } from '../../src/core/secrets.js';
+import { parseSecretKey } from '../../src/core/security/secrets.js';
 import { ENGINE, TMP_DIR } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 

@@ -1,6 +1,6 @@
 /**
  * Where autovacuum does not run (PGlite always; a server with `autovacuum = off`, or a table with
- * `autovacuum_enabled = false`), a recurring job vacuums the tables (src/core/table-maintenance.ts),
+ * `autovacuum_enabled = false`), a recurring job vacuums the tables (src/core/db/table-maintenance.ts),
  * so a table whose rows keep changing stops growing once its dead row versions can be reused.
  */
 import { type Kysely, sql } from 'kysely';
@@ -11,7 +11,7 @@ import {
   tablesDue,
   VACUUM_EVERY_MS,
   VACUUM_QUEUE,
-} from '../../src/core/table-maintenance.js';
+} from '../../src/core/db/table-maintenance.js';
 import { scheduleMaintenance } from '../../src/maintenance.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { ENGINE } from '../support/databases.js';

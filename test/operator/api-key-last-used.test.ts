@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createKeyVerifier } from '../../src/api-keys/service.js';
 import { ManualClock } from '../../src/core/clock.js';
-import type { Db } from '../../src/core/db.js';
+import type { Db } from '../../src/core/db/database.js';
 import { createTenant, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 
 const clock = new ManualClock('2026-09-15T09:30:00.000Z');

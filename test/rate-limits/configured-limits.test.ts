@@ -4,7 +4,7 @@
  * numbers of their own show the configured partner default.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/core/config.js';
+import { loadConfig } from '../../src/core/config/config.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;

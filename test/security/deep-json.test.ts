@@ -5,7 +5,7 @@
  * (checkStorable), which also finds the strings PostgreSQL cannot store at any depth.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkStorable, MAX_BODY_DEPTH } from '../../src/core/validation.js';
+import { checkStorable, MAX_BODY_DEPTH } from '../../src/core/http/validation.js';
 import { createRateLimits } from '../../src/rate-limits/service.js';
 import { agentFixture, countRows, trigger } from '../calls/helpers.js';
 import { ADMIN_TOKEN, createTenant, startTestApp, type TestApp, type TestTenant } from '../support/app.js';

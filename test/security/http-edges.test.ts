@@ -6,8 +6,8 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/core/config.js';
-import { httpServerFactory } from '../../src/core/http-server.js';
+import { loadConfig } from '../../src/core/config/config.js';
+import { httpServerFactory } from '../../src/core/http/server.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 interface RawAnswer {

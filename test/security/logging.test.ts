@@ -7,8 +7,8 @@
  */
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJobRunner, type JobRunner } from '../../src/core/jobs.js';
-import { loggerOptions } from '../../src/core/logging.js';
+import { createJobRunner, type JobRunner } from '../../src/core/jobs/runner.js';
+import { loggerOptions } from '../../src/core/observability/logging.js';
 import {
   ADMIN_TOKEN,
   createTenant,

@@ -8,7 +8,7 @@
  *   validation.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Database } from '../../src/core/db.js';
+import type { Database } from '../../src/core/db/database.js';
 import { createRateLimits, type RateLimits } from '../../src/rate-limits/service.js';
 import type { TestApp } from '../support/app.js';
 

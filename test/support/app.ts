@@ -4,9 +4,9 @@ import type { FastifyInstance, FastifyPluginAsync, InjectOptions, LightMyRequest
 import { SCOPES } from '../../src/api-keys/service.js';
 import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/core/clock.js';
-import { type Config, loadConfig } from '../../src/core/config.js';
-import type { Database } from '../../src/core/db.js';
-import type { JobLogger } from '../../src/core/jobs.js';
+import { type Config, loadConfig } from '../../src/core/config/config.js';
+import type { Database } from '../../src/core/db/database.js';
+import type { JobLogger } from '../../src/core/jobs/runner.js';
 import { type Adapters, createServices, type Services } from '../../src/services.js';
 import { createTestDatabase } from './databases.js';
 

@@ -7,8 +7,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { type Database, openDatabase } from '../../src/core/db.js';
-import { migrate, readMigrations } from '../../src/core/migrate.js';
+import { type Database, openDatabase } from '../../src/core/db/database.js';
+import { migrate, readMigrations } from '../../src/core/db/migrate.js';
 
 export const ENGINE = process.env.TEST_DATABASE === 'postgres' ? 'postgres' : 'embedded';
 /**

@@ -1,7 +1,7 @@
 /** Assertions shared by the suites: the error envelope, invalid fields, timestamps. */
 import { type RawBuilder, sql } from 'kysely';
 import { expect } from 'vitest';
-import type { TestApp, TestResponse } from '../support/app.js';
+import type { TestApp, TestResponse } from './app.js';
 
 /** The answer is the error envelope with this status and code, and request_id equals X-Request-Id. */
 export function expectError(response: TestResponse, status: number, code: string): void {

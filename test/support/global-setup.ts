@@ -1,7 +1,7 @@
 /** Builds the migrated template once per run (PGlite tarball, or a PostgreSQL template database). */
 import fs from 'node:fs';
-import { openDatabase } from '../../src/core/db.js';
-import { migrate } from '../../src/core/migrate.js';
+import { openDatabase } from '../../src/core/db/database.js';
+import { migrate } from '../../src/core/db/migrate.js';
 import {
   adminQuery,
   adminQueryWhenUnused,

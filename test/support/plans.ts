@@ -1,6 +1,6 @@
 /** The plans the database makes for the service's statements, as a live database keeps them. */
 import { sql } from 'kysely';
-import type { Db, Executor } from '../../src/core/db.js';
+import type { Db, Executor } from '../../src/core/db/database.js';
 
 /** The statement `run` sends, as text and values, without running it. */
 export async function statementOf(run: (executor: Executor) => Promise<unknown>) {

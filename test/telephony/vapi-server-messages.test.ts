@@ -5,8 +5,8 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VapiConfig } from '../../src/core/config.js';
-import { registerErrorHandling } from '../../src/core/http-errors.js';
+import type { VapiConfig } from '../../src/core/config/config.js';
+import { registerErrorHandling } from '../../src/core/http/error-handler.js';
 import type { EngineReport, EngineReports } from '../../src/telephony/port.js';
 import { createVapiTelephony } from '../../src/telephony/vapi/adapter.js';
 import {

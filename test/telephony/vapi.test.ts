@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import type { VapiConfig } from '../../src/core/config.js';
+import type { VapiConfig } from '../../src/core/config/config.js';
 import { type DialRequest, TelephonyError } from '../../src/telephony/port.js';
 import { createVapiTelephony, PHONE_NUMBER_NOT_IMPORTED } from '../../src/telephony/vapi/adapter.js';
 import { createVapiClient, type VapiCreateCallBody } from '../../src/telephony/vapi/client.js';

@@ -11,7 +11,7 @@ import type { PaymentProcessor } from '../../src/billing/processor.js';
 import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulated.js';
 import { createStripeProcessor } from '../../src/billing/stripe.js';
 import { type Clock, systemClock } from '../../src/core/clock.js';
-import { createIdempotencyStore } from '../../src/core/idempotency.js';
+import { createIdempotencyStore } from '../../src/core/idempotency/store.js';
 import { topUpRoutes } from '../../src/top-ups/routes.js';
 import { createTopUpService, type TopUpService } from '../../src/top-ups/service.js';
 import {

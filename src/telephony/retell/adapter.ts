@@ -7,8 +7,8 @@
  * dynamic variables and our call id in the metadata; Retell's webhooks (routes.ts) report the rest.
  */
 import type { Clock } from '../../core/clock.js';
-import type { RetellConfig } from '../../core/config.js';
-import type { Db } from '../../core/db.js';
+import type { RetellConfig } from '../../core/config/config.js';
+import type { Db } from '../../core/db/database.js';
 import type {
   CallProgress,
   DialRequest,
@@ -32,7 +32,7 @@ export interface RetellAgentVersionsTable {
   synced_at: Date;
 }
 
-declare module '../../core/db.js' {
+declare module '../../core/db/database.js' {
   interface Tables {
     retell_agent_versions: RetellAgentVersionsTable;
   }

@@ -11,7 +11,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { verify } from 'retell-sdk';
 import { type Clock, systemClock } from '../../core/clock.js';
-import type { RetellConfig } from '../../core/config.js';
+import type { RetellConfig } from '../../core/config/config.js';
 import { ApiError } from '../../core/errors.js';
 import type { EngineReports } from '../port.js';
 import { RETELL_WEBHOOK_PATH } from './adapter.js';

@@ -5,7 +5,7 @@
  * its server messages to `/engines/vapi/server-messages` (./routes.ts); `lookup` asks it directly.
  */
 import { type Clock, systemClock } from '../../core/clock.js';
-import type { VapiConfig } from '../../core/config.js';
+import type { VapiConfig } from '../../core/config/config.js';
 import {
   type CallProgress,
   type DialRequest,

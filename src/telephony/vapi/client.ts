@@ -6,7 +6,7 @@
  * Errors are TelephonyError: network errors, timeouts, 408, 429 and 5xx are transient; other 4xx
  * are permanent and carry Vapi's own message. The API key never appears in a message.
  */
-import type { VapiConfig } from '../../core/config.js';
+import type { VapiConfig } from '../../core/config/config.js';
 import { TelephonyError } from '../port.js';
 
 export const VAPI_REQUEST_TIMEOUT_MS = 10_000;

@@ -11,10 +11,10 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { bearerRefused, bearerToken, constantTimeEquals } from '../../core/auth.js';
 import { type Clock, systemClock } from '../../core/clock.js';
-import type { VapiConfig } from '../../core/config.js';
+import type { VapiConfig } from '../../core/config/config.js';
 import { invalidRequest } from '../../core/errors.js';
+import { bearerRefused, bearerToken, constantTimeEquals } from '../../core/http/auth.js';
 import type { EngineReports } from '../port.js';
 import { VAPI_SERVER_MESSAGES_PATH } from './adapter.js';
 import { reportFromServerMessage, serverMessageOf } from './messages.js';

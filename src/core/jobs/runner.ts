@@ -4,9 +4,11 @@
  * lease so a crashed job runner's job is taken over, retried with exponential back-off.
  * Handlers must tolerate running twice (a crash between the work and its acknowledgement).
  */
-import { type Executor, runPrepared } from './db.js';
-import { randomBase62 } from './ids.js';
-import { claimJobs, handBackJobs, markJobsDone, recordJobFailure, renewJobLeases } from './job-statements.js';
+import { type Executor, runPrepared } from '../db/database.js';
+import { randomBase62 } from '../ids.js';
+import { traceJob } from '../observability/tracing.js';
+import { capKeyLimits, KeyGate } from './key-gate.js';
+import { claimJobs, handBackJobs, markJobsDone, recordJobFailure, renewJobLeases } from './statements.js';
 import {
   backoffDelay,
   type EnqueueOptions,
@@ -15,11 +17,9 @@ import {
   type JobRunnerOptions,
   PermanentJobError,
   RetryJobError,
-} from './job-types.js';
-import { capKeyLimits, KeyGate } from './key-gate.js';
-import { traceJob } from './tracing.js';
+} from './types.js';
 
-export * from './job-types.js';
+export * from './types.js';
 
 /**
  * The one way job rows are written, for a statement that defines `new_job` before it (columns

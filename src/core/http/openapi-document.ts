@@ -9,7 +9,7 @@
  *   (documentedErrorSchema, applied per route);
  * - one full document is split into the partner and the operator documents.
  */
-import { codeToStatus, type ErrorCode } from './errors.js';
+import { codeToStatus, type ErrorCode } from '../errors.js';
 
 // The document is plain JSON built by @fastify/swagger; it has no useful static type.
 type Json = any;

@@ -15,7 +15,7 @@
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { type ApiError, temporarilyUnavailable } from './errors.js';
+import { type ApiError, temporarilyUnavailable } from '../errors.js';
 
 /**
  * Nice value of a hashing thread: the lowest, so a hash gets what the event loop leaves of the

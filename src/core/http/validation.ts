@@ -6,7 +6,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
-import { ApiError, type FieldIssue } from './errors.js';
+import { ApiError, type FieldIssue } from '../errors.js';
 
 function createAjv(): Ajv {
   const ajv = new Ajv({

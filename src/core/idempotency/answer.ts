@@ -11,8 +11,8 @@
  * is replayed cannot drift apart.
  */
 import type { FastifyReply } from 'fastify';
-import type { Executor } from './db.js';
-import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './idempotency.js';
+import type { Executor } from '../db/database.js';
+import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from './store.js';
 
 export interface AnswerRecorder<Result> {
   /** The request's Idempotency-Key claim (a multi-phase service also keys its own retries by it). */

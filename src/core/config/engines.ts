@@ -1,5 +1,5 @@
 /** The voice engines' settings (TELEPHONY=vapi|retell; docs/engines.md), read by loadConfig. */
-import { ConfigError, type Env, readUrl } from './config-readers.js';
+import { ConfigError, type Env, readUrl } from './readers.js';
 
 export interface VapiConfig {
   /** VAPI_API_KEY: the private key, sent as a bearer token. */

@@ -16,7 +16,7 @@
  * visibility map lets it skip clean pages). Where autovacuum runs, nothing is done.
  */
 import { sql } from 'kysely';
-import type { Database, ScriptExec } from './db.js';
+import type { Database, ScriptExec } from './database.js';
 
 export const VACUUM_QUEUE = 'maintenance.vacuum';
 /** How often the tables are looked at; autovacuum's own round is a minute (`autovacuum_naptime`). */

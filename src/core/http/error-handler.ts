@@ -11,9 +11,9 @@ import {
   type ErrorCode,
   type ErrorDetails,
   temporarilyUnavailable,
-} from './errors.js';
-import { MAX_HEADER_BYTES } from './http-server.js';
-import { newRequestId } from './ids.js';
+} from '../errors.js';
+import { newRequestId } from '../ids.js';
+import { MAX_HEADER_BYTES } from './server.js';
 
 export interface ErrorEnvelope {
   error: { code: ErrorCode; message: string; details?: ErrorDetails };

@@ -11,7 +11,7 @@ import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { noRoute } from './http-errors.js';
+import { noRoute } from './error-handler.js';
 import { documentedErrorSchema, refineDocument, selectDocument } from './openapi-document.js';
 import { type GuideOptions, operatorGuide, partnerGuide } from './openapi-guide.js';
 import { ErrorEnvelope, errorResponses } from './schemas.js';
@@ -22,7 +22,7 @@ export const PARTNER_DOCUMENT_URL = '/api/v1/openapi.json';
 export const OPERATOR_DOCUMENT_URL = '/admin/v1/openapi.json';
 const OPERATOR_PREFIX = '/admin/v1/';
 
-const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+const packageJson = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
   license?: string;
 };
 
@@ -89,7 +89,7 @@ const RETRY_AFTER = header('Whole seconds to wait before retrying.', {
   examples: [1],
 });
 
-/** Statuses an idempotent route replays from its record (core/idempotency.ts isStorableAnswer). */
+/** Statuses an idempotent route replays from its record (core/idempotency/store.ts isStorableAnswer). */
 const REPLAYABLE = /^(2..|404|409|422)$/;
 
 /** The headers each answer of a route carries, as the document declares them. */

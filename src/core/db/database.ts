@@ -13,9 +13,9 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
-import { type DatabaseTimeouts, DEFAULT_DATABASE_TIMEOUTS } from './config.js';
+import { type DatabaseTimeouts, DEFAULT_DATABASE_TIMEOUTS } from '../config/config.js';
+import { traceQuery } from '../observability/tracing.js';
 import { acquireDirectoryLock, type DirectoryLock } from './lockfile.js';
-import { traceQuery } from './tracing.js';
 
 // int8 (counts, money in minor units) and numeric (per-minute rates) arrive as strings by default.
 pg.types.setTypeParser(20, (value) => Number(value));

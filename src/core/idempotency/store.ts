@@ -14,11 +14,11 @@
  */
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from './clock.js';
-import { type Db, type Executor, runPrepared } from './db.js';
-import { ApiError } from './errors.js';
-import { createLeaseRenewer } from './idempotency-leases.js';
-import { randomBase62 } from './ids.js';
+import type { Clock } from '../clock.js';
+import { type Db, type Executor, runPrepared } from '../db/database.js';
+import { ApiError } from '../errors.js';
+import { randomBase62 } from '../ids.js';
+import { createLeaseRenewer } from './leases.js';
 
 export interface IdempotencyKeysTable {
   tenant_id: string;
@@ -35,7 +35,7 @@ export interface IdempotencyKeysTable {
   created_at: Date;
 }
 
-declare module './db.js' {
+declare module '../db/database.js' {
   interface Tables {
     idempotency_keys: IdempotencyKeysTable;
   }

@@ -1,11 +1,11 @@
 /**
- * Keeps the idempotency keys this process is executing (src/core/idempotency.ts) owned: one timer,
+ * Keeps the idempotency keys this process is executing (src/core/idempotency/store.ts) owned: one timer,
  * running only while there are any, pushes their leases forward every third of a lease. A process
  * that dies stops renewing, which is how another takes its keys over within one lease.
  */
 import { sql } from 'kysely';
-import type { Clock } from './clock.js';
-import type { Db } from './db.js';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/database.js';
 
 export interface LeasedKey {
   tenantId: string;

@@ -3,12 +3,12 @@
  * Every variable is documented in the README's configuration table (decisions.md §1).
  */
 import { isIP } from 'node:net';
-import { type RetellConfig, readEngines, type VapiConfig } from './config-engines.js';
-import { ConfigError, type Env, readBoolean, readEnum, readInteger, readUrl } from './config-readers.js';
-import { parseSecretKey, type SecretKeys } from './secrets.js';
+import { parseSecretKey, type SecretKeys } from '../security/secrets.js';
+import { type RetellConfig, readEngines, type VapiConfig } from './engines.js';
+import { ConfigError, type Env, readBoolean, readEnum, readInteger, readUrl } from './readers.js';
 
-export type { RetellConfig, VapiConfig } from './config-engines.js';
-export { ConfigError } from './config-readers.js';
+export type { RetellConfig, VapiConfig } from './engines.js';
+export { ConfigError } from './readers.js';
 
 export interface Config {
   port: number;
@@ -52,7 +52,7 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Job runners in this process (WORKERS; 0 turns them off: an API-only process). */
   jobRunners: number;
-  /** Argon2id memory (KiB) of new password hashes; t = 2, p = 1 are fixed (src/core/passwords.ts). */
+  /** Argon2id memory (KiB) of new password hashes; t = 2, p = 1 are fixed (src/core/security/passwords.ts). */
   passwordHashMemoryKib: number;
   /** Days a finished (done or failed) job is kept before the maintenance job deletes it. */
   jobRetentionDays: number;

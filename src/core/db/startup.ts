@@ -3,11 +3,11 @@
  * operator sees when that fails: shared by the server and `npm run db:migrate`, so both say
  * the same thing about a locked data directory or an unreachable server.
  */
-import type { Config } from './config.js';
-import { type Database, openDatabase } from './db.js';
+import type { Config } from '../config/config.js';
+import { redactUrl } from '../security/redact-url.js';
+import { type Database, openDatabase } from './database.js';
 import { DirectoryLockedError } from './lockfile.js';
 import { migrate } from './migrate.js';
-import { redactUrl } from './redact-url.js';
 
 /** Where the database is, for messages: the URL without its credentials, or the data directory. */
 export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {

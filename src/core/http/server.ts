@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import type { FastifyServerFactory } from 'fastify';
-import type { HttpLimits } from './config.js';
+import type { HttpLimits } from '../config/config.js';
 
 /** Request line and headers together (Node's default, stated so the 431 answer can name it). */
 export const MAX_HEADER_BYTES = 16 * 1024;

@@ -1,7 +1,7 @@
 /** Shapes shared by every route: envelopes, error responses, timestamps. */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { codeToStatus, type ErrorCode } from './errors.js';
-import { Pagination } from './pagination.js';
+import { Pagination } from '../db/pagination.js';
+import { codeToStatus, type ErrorCode } from '../errors.js';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -94,7 +94,7 @@ const NARROWED_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
 
 /**
  * Error responses of a route, all in the envelope. A status given as `[status, codes]` narrows the
- * codes the document publishes for it (by default every code of that status, core/openapi-document.ts).
+ * codes the document publishes for it (by default every code of that status, core/http/openapi-document.ts).
  */
 export function errorResponses(...statuses: (number | [number, ErrorCode[]])[]) {
   const responses: Record<number, TSchema> = {};

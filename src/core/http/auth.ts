@@ -5,8 +5,8 @@
  */
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyPrincipal, KeyVerifier, Scope } from '../api-keys/service.js';
-import { ApiError } from './errors.js';
+import type { ApiKeyPrincipal, KeyVerifier, Scope } from '../../api-keys/service.js';
+import { ApiError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

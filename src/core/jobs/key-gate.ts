@@ -1,5 +1,5 @@
 /**
- * Per-key admission for the job runner (src/core/jobs.ts): at most `max` jobs of one key (an
+ * Per-key admission for the job runner (src/core/jobs/runner.ts): at most `max` jobs of one key (an
  * event delivery's endpoint) run at once in a runner. A claimed job over its key's limit waits in
  * line in memory while the key makes progress (a healthy endpoint frees its slots within
  * milliseconds), and is handed back to the queue for later when the key has made none for
@@ -7,7 +7,7 @@
  * jobs plus, for at most `patienceMs`, a few waiting ones, and the rest of the window stays free
  * for other keys. Pure bookkeeping: no database, no timers.
  */
-import type { JobKeyLimit } from './job-types.js';
+import type { JobKeyLimit } from './types.js';
 
 /**
  * The queues' per-key limits as a runner of `concurrency` slots applies them: never more than a

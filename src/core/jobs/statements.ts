@@ -1,10 +1,10 @@
 /**
- * The statements the job runner (./jobs.ts) sends, each one round trip whatever the number of
+ * The statements the job runner (./runner.ts) sends, each one round trip whatever the number of
  * jobs it concerns: claim a batch, acknowledge finished jobs, record a failure, hand jobs back,
  * renew leases. Each write touches only jobs the runner (`runnerId`) still holds.
  */
 import { sql } from 'kysely';
-import { type Executor, runPrepared } from './db.js';
+import { type Executor, runPrepared } from '../db/database.js';
 
 export interface ClaimedRow {
   id: number;

@@ -8,7 +8,7 @@
  * claiming jobs meanwhile are not held up.
  */
 import { sql } from 'kysely';
-import type { Executor } from './db.js';
+import type { Executor } from '../db/database.js';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 

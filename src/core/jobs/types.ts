@@ -1,11 +1,11 @@
 /**
- * The job queue's shapes (./jobs.ts re-exports them): the `jobs` table, a claimed job, the errors
+ * The job queue's shapes (./runner.ts re-exports them): the `jobs` table, a claimed job, the errors
  * a handler throws to steer its retries, and the job runner's options and interface.
  */
 
 import type { Generated } from 'kysely';
-import type { Clock } from './clock.js';
-import type { Db } from './db.js';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/database.js';
 
 export interface JobsTable {
   id: Generated<number>;
@@ -24,7 +24,7 @@ export interface JobsTable {
   finished_at: Date | null;
 }
 
-declare module './db.js' {
+declare module '../db/database.js' {
   interface Tables {
     jobs: JobsTable;
   }
@@ -94,7 +94,7 @@ export interface JobRunnerOptions {
   batchSize?: number;
   /** Most jobs in hand at once (running, or waiting for their key); default 2 × batchSize. */
   concurrency?: number;
-  /** Per-queue caps by key (src/core/key-gate.ts). */
+  /** Per-queue caps by key (src/core/jobs/key-gate.ts). */
   limits?: Record<string, JobKeyLimit>;
   /** A key whose jobs made no progress this long has its waiting jobs handed back. */
   keyPatienceMs?: number;
