@@ -4,7 +4,8 @@
  * the dial (calls.created_at, written just before the 202, to the simulated carrier's record of
  * the dial, written right after queued → dialing), its p50/p99, and whether the queue drained.
  * Rates climb as fractions of baseline_db_write until one misses p99 < 1 s or does not drain;
- * the row is the highest rate that met both (issue 12's target: at least 25 % of the baseline).
+ * the row is the highest rate that met both (the target: at least 25 % of the baseline; see
+ * bench/README.md, "Targets").
  */
 import pg from 'pg';
 import { JOBS_DUE_OR_RUNNING } from './database.js';

@@ -1,7 +1,8 @@
 /**
  * mixed_create_read: does hashing starve the event loop? plans_list is measured alone, then
  * again while users_create keeps the hash pool busy on its own connections; the p99 of plans_list
- * under the mix over its p99 alone is the answer (issue 12's target: at most 3×).
+ * under the mix over its p99 alone is the answer (the target: at most 3×; see bench/README.md,
+ * "Targets").
  */
 import { type LoadResult, type RequestShape, runLoad } from './load.js';
 import type { CompoundResult, ScenarioRun } from './scenario-types.js';

@@ -44,7 +44,7 @@ export function serviceEnv(
     SEED_DEMO: 'false',
     REDIS_URL: '',
     WEB_CONCURRENCY: '',
-    // The production setting the README recommends (section "Memory"): without it glibc keeps a
+    // The production setting docs/production.md recommends ("Memory"): without it glibc keeps a
     // freed password-hash buffer per libuv thread, ~60 MB of peak RSS after users_create.
     MALLOC_MMAP_THRESHOLD_: String(RECOMMENDED_MMAP_THRESHOLD),
     // call_pipeline: calls are over as soon as the simulated carrier answers them.

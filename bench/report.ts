@@ -145,7 +145,7 @@ export function formatTable(
   return lines.join('\n');
 }
 
-/** The performance targets of issue 12 (PostgreSQL, one service process). */
+/** The performance targets (PostgreSQL, one service process; bench/README.md, "Targets"). */
 export function checkTargets(report: BenchReport): TargetCheck[] {
   const get = (name: ScenarioName) => report.scenarios.find((s) => s.name === name);
   const checks: TargetCheck[] = [];

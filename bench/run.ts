@@ -153,7 +153,7 @@ async function runStorage(
       name: 'service',
       args: [
         ...(options.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
-        // The production setting of the README's "Memory" note (src/cluster.ts sets it for its workers).
+        // The production setting of docs/production.md, "Memory" (src/cluster.ts sets it for its workers).
         ...heapLimitArgv([], options.env.NODE_OPTIONS),
         DIST_SERVER,
       ],

@@ -78,7 +78,7 @@ const plansRequest = (context: ScenarioContext): RequestShape => ({
   headers: bearer(context),
 });
 
-/** The open-loop users_search rate (issue 12: p99 < 50 ms at 300 req/s offered). */
+/** The open-loop users_search rate (the target: p99 < 50 ms at 300 req/s offered). */
 export const SEARCH_OPEN_RATE = 300;
 
 export const SCENARIOS: Scenario[] = [
