@@ -10,8 +10,8 @@ import type { DestinationStream } from 'pino';
 import { agentRoutes } from './agents/routes.js';
 import { SCOPES } from './api-keys/service.js';
 import { registerCustomDomainGuard } from './branding/host-guard.js';
-import { callRoutes } from './calls/partner-routes.js';
-import { webhookRoutes } from './calls/routes.js';
+import { callRoutes } from './calls/routes.js';
+import { webhookRoutes } from './calls/trigger-routes.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { consoleSurface } from './console/plugin.js';
 import { CONSOLE_PAGES } from './console/routes.js';
@@ -51,12 +51,6 @@ export interface AppOptions {
   extraRoutes?: { partner?: FastifyPluginAsync[]; root?: FastifyPluginAsync[] };
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    services: Services;
-  }
-}
-
 const MAX_INCOMING_REQUEST_ID = 128;
 const PRINTABLE = /^[\x20-\x7e]+$/;
 
@@ -93,7 +87,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // the envelope and request-id machinery) rather than with Fastify's bare 503.
     return503OnClosing: false,
   });
-  app.decorate('services', services);
 
   app.setValidatorCompiler(validatorCompiler);
   app.removeContentTypeParser('text/plain');

@@ -1,123 +1,112 @@
 /**
- * The call-trigger webhook: POST /webhooks/agents/{agentWebhookId}/trigger (partner-api.md,
- * decisions.md §7). No authentication header: the webhook id in the URL is the credential, and
- * the request logger only ever sees it shortened (core/observability/logging.ts).
+ * Partner routes: /api/v1/calls (platform contract §1). Placing a call here follows the webhook's
+ * rules (the same service path), answered in the API's conventions: strict bodies (422
+ * validation_failed), a do-not-call number 422 unprocessable_entity, Idempotency-Key honoured.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
-import { ApiError } from '../core/errors.js';
-import { DataEnvelope, errorResponses, IdempotencyKeyHeader } from '../core/http/schemas.js';
-import { answerRecorder, sendAnswer } from '../core/idempotency/answer.js';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { tenantOf } from '../core/http/auth.js';
 import {
-  type IdempotencyStore,
-  registerIdempotency,
-  type StoredResponse,
-} from '../core/idempotency/store.js';
-import { QueuedCall, TriggerCallBody, WebhookParams } from './schemas.js';
+  DataEnvelope,
+  errorResponses,
+  IdempotencyKeyHeader,
+  ListEnvelope,
+  PARTNER_ERRORS,
+  resourceIdParam,
+} from '../core/http/schemas.js';
+import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotency/answer.js';
+import { CallDetail, CallListItem, CreateCallBody, ListPartnerCallsQuery } from './schemas.js';
 import type { CallService } from './service.js';
 
-export const WEBHOOK_BODY_LIMIT = 64 * 1024;
+const CallIdParam = resourceIdParam('The call’s id.', 'call_7Yh2kLm9Qw3ZbXcV5nR8pT1s');
 
-const notJson = () =>
-  new ApiError(
-    'invalid_request',
-    'The request body must be sent as Content-Type: application/json.',
-    undefined,
-    {
-      status: 415,
-    },
-  );
-
-/**
- * The documented schemas feed OpenAPI only: the body must be a JSON object, and the handler
- * checks its fields so each problem is a 400 with the message partners expect (never a 422).
- */
-const shapeOnly: FastifySchemaCompiler<FastifySchema> = ({ httpPart }) => {
-  if (httpPart !== 'body') return (data: unknown) => ({ value: data });
-  return (data: unknown) =>
-    typeof data === 'object' && data !== null && !Array.isArray(data)
-      ? { value: data }
-      : { error: new ApiError('invalid_request', 'The request body must be a JSON object.') };
-};
-
-/** Idempotency keys of the webhook belong to the webhook id, not to a tenant (platform contract §2). */
-export const webhookIdempotencyScope = (webhookId: string) => `webhook:${webhookId}`;
-
-const queuedAnswer = (call: QueuedCall): StoredResponse => ({
-  status: 202,
-  body: { data: call },
-  headers: {},
-});
-
-export async function webhookRoutes(
+export async function callRoutes(
   fastify: FastifyInstance,
-  { calls, idempotency }: { calls: CallService; idempotency: IdempotencyStore },
+  { calls, publicBaseUrl }: { calls: CallService; publicBaseUrl: string },
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  // Only with the header: without it these hooks return at once, no query is added.
-  registerIdempotency(app, idempotency, (request) =>
-    webhookIdempotencyScope((request.params as { agentWebhookId: string }).agentWebhookId),
-  );
+
+  const queued = locatedAnswer<CallDetail>(202, publicBaseUrl, 'calls');
 
   app.post(
-    '/webhooks/agents/:agentWebhookId/trigger',
+    '/calls',
     {
-      bodyLimit: WEBHOOK_BODY_LIMIT,
-      config: { rateLimit: 'webhook', idempotent: true },
-      validatorCompiler: shapeOnly,
-      // Only JSON, whatever parsers other routes register; a missing Content-Type is refused too.
-      onRequest: async (request) => {
-        const type = request.headers['content-type'];
-        const media = typeof type === 'string' ? type.split(';')[0].trim().toLowerCase() : '';
-        if (media !== 'application/json') throw notJson();
-      },
+      config: { scope: 'calls:write', idempotent: true },
       schema: {
-        operationId: 'triggerAgentCall',
-        summary: 'Place a call with an agent',
+        operationId: 'createCall',
+        summary: 'Place a call',
         description: [
-          'Makes the voice agent that owns this webhook place one outbound call to `phone`, using its published version (a draft-only change is not used) and its phone number as caller ID.',
-          'Answers 202 once the call is queued, without waiting for it; the call is durably stored before the answer. Each request places one call, unless it carries an `Idempotency-Key`: then a retry with the same key and body within 24 hours answers the first 202 again (`Idempotent-Replayed: true`) and places no second call; keys belong to this webhook.',
-          'A number on the tenant’s do-not-call list is refused with 409 `do_not_call` before anything is stored. The agent’s call controls apply: outside its calling hours the call is accepted and waits; over its concurrency cap it waits queued until a slot frees.',
-          'Calls consume the owner’s credits: with no balance left the answer is 402 `insufficient_credits` and no call is placed; when the agency’s wholesale minutes are used up it is 402 `tenant_balance_exhausted`. Send `Content-Type: application/json`; no other header is needed, the URL itself is the credential.',
-          'Pace requests: each webhook accepts 10 requests/s with bursts of 20 (429 with Retry-After beyond).',
+          'Makes an agent of the caller’s tenant place one outbound call to `phone` with its published version, exactly as its webhook would: the same refusals (404 for an agent that is not in the tenant or deleted, 409 `agent_not_published`, 409 `agent_unavailable`, 402 `tenant_balance_exhausted`, 402 `insufficient_credits`), except that invalid fields are 422 `validation_failed` and a number on the tenant’s do-not-call list is 422 `unprocessable_entity`.',
+          'Answers 202 with the queued call once it is durably stored. The agent’s call controls apply: outside its calling hours the call waits with `scheduled_for`; over a concurrency cap it waits queued until a slot frees. With an Idempotency-Key a retry answers the first 202 again and places no second call.',
         ].join('\n\n'),
-        tags: ['Webhooks'],
-        security: [],
-        params: WebhookParams,
+        tags: ['Calls'],
         headers: IdempotencyKeyHeader,
-        body: TriggerCallBody,
+        body: CreateCallBody,
         response: {
-          202: DataEnvelope(QueuedCall, 'The call is queued.'),
+          202: {
+            ...DataEnvelope(CallDetail, 'The call is queued.'),
+            headers: {
+              Location: Type.String({
+                format: 'uri',
+                description: 'URL of the call (GET /api/v1/calls/{id}).',
+              }),
+            },
+          },
           ...errorResponses(
-            400,
+            ...PARTNER_ERRORS.filter((status) => status !== 422),
             402,
             404,
-            [
-              409,
-              [
-                'agent_not_published',
-                'agent_unavailable',
-                'do_not_call',
-                'conflict',
-                'idempotency_key_reuse',
-              ],
-            ],
-            413,
-            415,
-            429,
-            500,
-            503,
+            [409, ['agent_not_published', 'agent_unavailable', 'conflict', 'idempotency_key_reuse']],
+            [422, ['validation_failed', 'unprocessable_entity']],
           ),
         },
       },
     },
     async (request, reply) => {
-      const call = await calls.trigger(
-        request.params.agentWebhookId,
-        request.body as Record<string, unknown>,
-        answerRecorder(request.idempotency, queuedAnswer),
-      );
-      return sendAnswer(reply, queuedAnswer(call));
+      const recorder = answerRecorder(request.idempotency, queued);
+      const call = await calls.create(tenantOf(request), request.body, recorder);
+      return sendAnswer(reply, queued(call));
     },
+  );
+
+  app.get(
+    '/calls',
+    {
+      config: { scope: 'calls:read' },
+      schema: {
+        operationId: 'listCalls',
+        summary: 'List calls',
+        description:
+          'Calls of the caller’s tenant, newest first by default (`sort_order=asc` for oldest first), ties broken by id. Page-based: calls placed between fetches may shift items by one position.',
+        tags: ['Calls'],
+        querystring: ListPartnerCallsQuery,
+        response: {
+          200: ListEnvelope(CallListItem, 'A page of calls.'),
+          ...errorResponses(...PARTNER_ERRORS),
+        },
+      },
+    },
+    async (request) => calls.listForTenant(tenantOf(request), request.query),
+  );
+
+  app.get(
+    '/calls/:id',
+    {
+      config: { scope: 'calls:read' },
+      schema: {
+        operationId: 'getCall',
+        summary: 'Get a call',
+        description:
+          'The whole call: its status, numbers, context, rendered prompt and welcome message, times, billing, outcome, and `events`, the timeline of its status changes (each retry’s re-queue included).',
+        tags: ['Calls'],
+        params: CallIdParam,
+        response: {
+          200: DataEnvelope(CallDetail, 'The call.'),
+          ...errorResponses(...PARTNER_ERRORS, 404),
+        },
+      },
+    },
+    async (request) => ({ data: await calls.getForTenant(tenantOf(request), request.params.id) }),
   );
 }

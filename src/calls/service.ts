@@ -47,8 +47,8 @@ import type {
   ListPartnerCallsQuery,
   QueuedCall,
 } from './schemas.js';
+import { toCall } from './serializers.js';
 import { renderTemplate } from './template.js';
-import { toCall } from './views.js';
 import { type CachedWebhookTarget, cacheable, type WebhookTargetCache } from './webhook-targets.js';
 
 export const DISPATCH_QUEUE = 'calls.dispatch';

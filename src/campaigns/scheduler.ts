@@ -36,7 +36,7 @@ import {
   updateCampaign,
 } from './repository.js';
 import type { PauseReason } from './schemas.js';
-import { campaignView } from './views.js';
+import { campaignView } from './serializers.js';
 
 export const CAMPAIGN_TICK_QUEUE = 'campaigns.tick';
 /** Rows turned into calls per transaction. */

@@ -41,7 +41,7 @@ import type {
   ListRecipientsQuery,
   RetryAnswer,
 } from './schemas.js';
-import { campaignView, campaignViews, toRecipient } from './views.js';
+import { campaignView, campaignViews, toRecipient } from './serializers.js';
 
 /** The campaign fields of a create request, recipients apart (JSON or CSV). */
 export type CampaignInput = Omit<CreateCampaignBody, 'recipients'>;

@@ -7,8 +7,8 @@
 
 import { CreateApiKeyBody } from '../api-keys/schemas.js';
 import { createApiKey, SCOPES } from '../api-keys/service.js';
-import { validated } from '../console/forms.js';
 import { IdParam } from '../core/http/schemas.js';
+import { validated } from '../core/http/validation.js';
 import { randomBase62 } from '../core/ids.js';
 import { CreateMemberBody } from '../members/schemas.js';
 import { given, stringFlag } from './args.js';

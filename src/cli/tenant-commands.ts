@@ -2,7 +2,7 @@
  * `voiceplane tenants create` and `tenants list`: the operator API's `POST /admin/v1/tenants` and
  * `GET /admin/v1/tenants`, with the same body and query schemas and the same service calls.
  */
-import { validated } from '../console/forms.js';
+import { validated } from '../core/http/validation.js';
 import { CreateTenantBody, ListTenantsQuery } from '../tenants/schemas.js';
 import { given, integerFlag, stringFlag } from './args.js';
 import type { Command } from './command.js';

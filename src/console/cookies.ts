@@ -1,11 +1,11 @@
-/** The console's cookies: the session and the one-time flash message. Both HttpOnly, path /console. */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+/**
+ * The console's cookies, all HttpOnly at path /console: the session, the one-time flash message
+ * (redirect-after-post), and a secret kept for its result page only (`keepForOnce`).
+ */
 
-/** A one-time message shown on the next page (after a redirect). */
-export interface Flash {
-  kind: 'success' | 'error';
-  message: string;
-}
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SecretBox } from '../core/security/secrets.js';
+import type { Flash } from '../web/forms.js';
 
 export const SESSION_COOKIE = 'vp_console';
 export const FLASH_COOKIE = 'vp_flash';
@@ -26,4 +26,73 @@ export function setFlash(reply: FastifyReply, flash: Flash): void {
 /** What a CSRF token is bound to: the session, so a token of one session is refused in another. */
 export function csrfUserInfo(request: FastifyRequest): string {
   return request.consoleSession?.sessionId ?? 'signed-out';
+}
+
+/** 303 to `url` (a console path) with a message shown once on the next page. */
+export function redirectWithFlash(
+  reply: FastifyReply,
+  url: string,
+  message: string,
+  kind: Flash['kind'] = 'success',
+) {
+  setFlash(reply, { kind, message });
+  return reply.code(303).redirect(url);
+}
+
+/** Reads and clears the flash the previous request left. */
+export function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
+  const text = request.cookies[FLASH_COOKIE];
+  if (!text) return undefined;
+  reply.clearCookie(FLASH_COOKIE, { path: '/console' });
+  try {
+    const value = JSON.parse(text) as Flash;
+    if ((value.kind === 'success' || value.kind === 'error') && typeof value.message === 'string') {
+      return { kind: value.kind, message: value.message.slice(0, 500) };
+    }
+  } catch {}
+  return undefined;
+}
+
+/** Only a path inside the console is a place to go back to after sign-in. */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/console(\/[^/\\]|$|\?)/.test(next) && !next.includes('//')
+    ? next
+    : '/console';
+}
+
+const ONCE_COOKIE = 'vp_once';
+/** Time enough to follow the redirect; a result page not reached by then shows nothing. */
+const ONCE_SECONDS = 300;
+
+function contextOf(request: FastifyRequest, path: string): string {
+  return `console-once:${request.consoleSession?.sessionId ?? 'none'}:${path}`;
+}
+
+/** Keeps `value` for the next GET of `path` by this session only (then it is gone). */
+export function keepForOnce(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  secrets: SecretBox,
+  path: string,
+  value: unknown,
+): void {
+  const sealed = secrets.seal(JSON.stringify(value), contextOf(request, path));
+  reply.setCookie(ONCE_COOKIE, sealed, { ...cookieOptions(ONCE_SECONDS), path });
+}
+
+/** What `keepForOnce` left for this page, taken away; undefined on a second visit. */
+export function takeOnce<Value>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  secrets: SecretBox,
+  path: string,
+): Value | undefined {
+  const sealed = request.cookies[ONCE_COOKIE];
+  if (!sealed) return undefined;
+  reply.clearCookie(ONCE_COOKIE, { path });
+  try {
+    return JSON.parse(secrets.open(sealed, contextOf(request, path))) as Value;
+  } catch {
+    return undefined;
+  }
 }

@@ -6,9 +6,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Role } from '../members/schemas.js';
 import type { ConsoleSession } from '../members/service.js';
 import { roleAllows } from '../members/service.js';
+import type { Flash } from '../web/forms.js';
+import { type Html, html } from '../web/html.js';
 import { assetUrl } from './assets.js';
-import { csrfUserInfo, type Flash } from './cookies.js';
-import { type Html, html } from './html.js';
+import { csrfUserInfo } from './cookies.js';
 
 export type Section =
   | 'overview'
@@ -192,4 +193,42 @@ export function memberTenantId(request: FastifyRequest): string {
   const session = request.consoleSession;
   if (!session) throw new Error('a console page without a session');
   return session.tenantId;
+}
+
+const CARD_PAGE = 'card-page';
+
+export function cardPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
+  const page = html`<main id="main" class="card-layout">
+  <p class="card-brand"><span class="brand-mark" aria-hidden="true">◆</span> voiceplane</p>
+  <div class="card">
+    <h1>${title}</h1>
+    ${body}
+  </div>
+</main>`;
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send(documentPage({ title, body: page, bodyClass: CARD_PAGE }).value);
+}
+
+/** An error as a page: inside the console for a signed-in member, a card otherwise. */
+export function errorPage(reply: FastifyReply, status: number, message: string): FastifyReply {
+  const session = reply.request.consoleSession;
+  const title = status === 404 ? 'Page not found' : status === 403 ? 'Not allowed' : 'Something went wrong';
+  if (session && !session.awaitingTotp) {
+    return sendPage(reply.request, reply, {
+      title,
+      status,
+      body: html`<div class="panel empty-state"><p>${message}</p><p><a class="button" href="/console">Back to the overview</a></p></div>`,
+      flash: undefined,
+    });
+  }
+  return cardPage(
+    reply,
+    status,
+    title,
+    html`<p class="flash flash-error" role="alert">${message}</p>
+    <p><a href="/console/sign-in">Go to sign-in</a></p>`,
+  );
 }

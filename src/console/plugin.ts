@@ -2,26 +2,43 @@
  * The agency console surface (`/console`, docs/console.md): server-rendered pages for a tenant's
  * members. Everything a page shows or changes goes through the same services as the API.
  *
- * Well-kept plugins do the web security, scoped to this surface only: @fastify/cookie (the session
- * and flash cookies), @fastify/formbody (plain HTML forms), @fastify/csrf-protection (a token in
- * every form, bound to the session, checked on every POST), @fastify/helmet (a strict Content
- * Security Policy: scripts and styles only from this origin; no framing). Each route says who may
+ * The web security is the page surfaces' shared one (src/web/page-security.ts), scoped to this
+ * surface: plain HTML forms only, a strict Content Security Policy, and a CSRF token bound to the
+ * session in every form, checked on every POST. Each route says who may
  * use it through `config.consoleAccess`: 'public' (sign-in pages), 'second-factor' (a session
  * still owing its TOTP code), or a least role; by default GET needs a viewer and POST an admin.
  */
-import cookie from '@fastify/cookie';
-import csrf from '@fastify/csrf-protection';
-import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { AgentService } from '../agents/service.js';
+import type { KeyVerifier } from '../api-keys/service.js';
+import type { BrandingService } from '../branding/service.js';
+import type { CallService } from '../calls/service.js';
+import type { Clock } from '../core/clock.js';
+import type { Config } from '../core/config/config.js';
+import type { Database } from '../core/db/database.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
+import type { SecretBox } from '../core/security/secrets.js';
+import type { DoNotCallService } from '../do-not-call/service.js';
+import type { EmailService } from '../emails/service.js';
+import type { EventService } from '../events/service.js';
+import type { InsightService } from '../insights/service.js';
 import type { Role } from '../members/schemas.js';
+import type { MemberService } from '../members/service.js';
 import { roleAllows } from '../members/service.js';
-import type { Services } from '../services.js';
+import type { PlanService } from '../plans/service.js';
+import type { RateLimits } from '../rate-limits/service.js';
+import type { SubscriptionService } from '../subscriptions/service.js';
+import type { TenantService } from '../tenants/service.js';
+import type { TopUpService } from '../top-ups/service.js';
+import type { UsageService } from '../usage/service.js';
+import type { UserService } from '../users/service.js';
+import type { WalletService } from '../wallets/service.js';
+import { checkParameters } from '../web/forms.js';
+import { pageErrorHandler } from '../web/page-errors.js';
+import { acceptFormsOnly, checkCsrf, protectPages } from '../web/page-security.js';
 import { assetRoutes } from './assets.js';
-import { csrfUserInfo, SESSION_COOKIE } from './cookies.js';
-import { checkParameters, takeFlash } from './forms.js';
-import { pageErrorHandler } from './page-errors.js';
-import { errorPage } from './sign-in.js';
+import { csrfUserInfo, SESSION_COOKIE, takeFlash } from './cookies.js';
+import { errorPage } from './layout.js';
 
 export type ConsoleAccess = 'public' | 'second-factor' | Role;
 
@@ -31,8 +48,45 @@ declare module 'fastify' {
   }
 }
 
-/** Pages of one capability: registered under /console with the services they call. */
-export type ConsolePages = FastifyPluginAsync<{ services: Services }>;
+/** Every service a console page may use; each group of pages declares the few it does. */
+export interface ConsoleServices {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly database: Database;
+  readonly secrets: SecretBox;
+  readonly idempotency: IdempotencyStore;
+  readonly rateLimits: RateLimits;
+  readonly keyVerifier: KeyVerifier;
+  readonly members: MemberService;
+  readonly tenants: TenantService;
+  readonly agents: AgentService;
+  readonly calls: CallService;
+  readonly users: UserService;
+  readonly plans: PlanService;
+  readonly subscriptions: SubscriptionService;
+  readonly topUps: TopUpService;
+  readonly usage: UsageService;
+  readonly wallets: WalletService;
+  readonly branding: BrandingService;
+  readonly doNotCall: DoNotCallService;
+  readonly emails: EmailService;
+  readonly events: EventService;
+  readonly insights: InsightService;
+}
+
+/** A group of pages, registered under /console with only the services it names. */
+export type ConsolePages = (app: FastifyInstance, services: ConsoleServices) => Promise<unknown>;
+
+export function consolePages<K extends keyof ConsoleServices>(
+  uses: readonly K[],
+  pages: (app: FastifyInstance, services: Pick<ConsoleServices, K>) => Promise<void>,
+): ConsolePages {
+  const plugin: FastifyPluginAsync<Pick<ConsoleServices, K>> = pages;
+  return async (app, services) => {
+    const given = Object.fromEntries(uses.map((name) => [name, services[name]])) as Pick<ConsoleServices, K>;
+    await app.register(plugin, given);
+  };
+}
 
 function accessOf(request: FastifyRequest): ConsoleAccess {
   const declared = request.routeOptions.config?.consoleAccess;
@@ -42,36 +96,15 @@ function accessOf(request: FastifyRequest): ConsoleAccess {
 
 export async function consoleSurface(
   app: FastifyInstance,
-  options: { services: Services; pages: ConsolePages[] },
+  options: { services: ConsoleServices; pages: ConsolePages[] },
 ) {
   const { services } = options;
-  await app.register(cookie);
-  // Plain HTML forms only: a JSON body (with its numbers, arrays and objects) is refused with 415.
-  app.removeContentTypeParser('application/json');
-  await app.register(formbody, { bodyLimit: 256 * 1024 });
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:'],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'self'"],
-        upgradeInsecureRequests: null,
-      },
-    },
-    // A page served over plain http (the embedded default on localhost) must not turn into https.
-    hsts: false,
-  });
-  await app.register(csrf, {
-    sessionPlugin: '@fastify/cookie',
-    cookieKey: 'vp_csrf',
-    cookieOpts: { path: '/console', httpOnly: true, sameSite: 'strict', secure: 'auto', signed: false },
-    getUserInfo: csrfUserInfo,
-    csrfOpts: { hmacKey: services.secrets.deriveKey('console-csrf').toString('base64') },
+  await acceptFormsOnly(app);
+  await protectPages(app, {
+    csrfCookie: 'vp_csrf',
+    cookiePath: '/console',
+    csrfUserInfo,
+    hmacKey: services.secrets.deriveKey('console-csrf').toString('base64'),
   });
 
   app.decorateRequest('consoleSession', null);
@@ -110,13 +143,7 @@ export async function consoleSurface(
   app.setNotFoundHandler((_request, reply) => errorPage(reply, 404, 'There is no such page in the console.'));
 
   await app.register(assetRoutes);
-  for (const pages of options.pages) await app.register(pages, { services });
-}
-
-function checkCsrf(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  return new Promise((resolve, reject) => {
-    app.csrfProtection(request, reply, (error?: Error) => (error ? reject(error) : resolve()));
-  });
+  for (const register of options.pages) await register(app, services);
 }
 
 function refuseSignedOut(request: FastifyRequest, reply: FastifyReply) {

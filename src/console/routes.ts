@@ -3,22 +3,22 @@
  * (`console-pages.ts`), beside its API routes, and calls the same service.
  */
 
-import { agentPages } from '../agents/console-pages.js';
-import { apiKeyPages } from '../api-keys/console-pages.js';
-import { brandingPages } from '../branding/console-pages.js';
-import { callPages } from '../calls/console-pages.js';
-import { doNotCallPages } from '../do-not-call/console-pages.js';
-import { emailPages } from '../emails/console-pages.js';
-import { webhookPages } from '../events/console-pages.js';
-import { accountPages } from '../members/account-pages.js';
-import { memberPages } from '../members/console-pages.js';
-import { planPages } from '../plans/console-pages.js';
-import { subscriptionPages } from '../subscriptions/console-pages.js';
-import { usagePages } from '../usage/console-pages.js';
-import { userPages } from '../users/console-pages.js';
-import { overviewPages } from './overview.js';
+import { accountPages } from './pages/account.js';
+import { agentPages } from './pages/agents.js';
+import { apiKeyPages } from './pages/api-keys.js';
+import { brandingPages } from './pages/branding.js';
+import { callPages } from './pages/calls.js';
+import { doNotCallPages } from './pages/do-not-call.js';
+import { emailPages } from './pages/emails.js';
+import { memberPages } from './pages/members.js';
+import { overviewPages } from './pages/overview.js';
+import { planPages } from './pages/plans.js';
+import { signInPages } from './pages/sign-in.js';
+import { subscriptionPages } from './pages/subscriptions.js';
+import { usagePages } from './pages/usage.js';
+import { userPages } from './pages/users.js';
+import { webhookPages } from './pages/webhooks.js';
 import type { ConsolePages } from './plugin.js';
-import { signInPages } from './sign-in.js';
 
 export const CONSOLE_PAGES: ConsolePages[] = [
   signInPages,

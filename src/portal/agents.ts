@@ -6,6 +6,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Agent, type AgentVersion, UpdateAgentBody } from '../agents/schemas.js';
+import { ApiError, notFound } from '../core/errors.js';
+import type { Services } from '../services.js';
 import {
   actionButton,
   dateTime,
@@ -14,11 +16,9 @@ import {
   inputField,
   pager,
   statusBadge,
-} from '../console/components.js';
-import { fieldIssues, formOf, textField, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { ApiError, notFound } from '../core/errors.js';
-import type { Services } from '../services.js';
+} from '../web/components.js';
+import { fieldIssues, formOf, textField, validated } from '../web/forms.js';
+import { type Html, html } from '../web/html.js';
 import { href, portalOf, redirectWithFlash, userOf } from './context.js';
 import { csrfField, sendPage } from './layout.js';
 import type { PortalPage } from './router.js';

@@ -4,11 +4,11 @@
  * the signed-in user as the `user_id` filter; another user's call is the portal's 404.
  */
 import { CALL_STATUSES, type CallDetail, FINAL_STATUSES, ListPartnerCallsQuery } from '../calls/schemas.js';
-import { dateTime, emptyState, field, pager, select, statusBadge } from '../console/components.js';
-import { validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
 import { ApiError, notFound } from '../core/errors.js';
 import type { Services } from '../services.js';
+import { dateTime, emptyState, field, pager, select, statusBadge } from '../web/components.js';
+import { validated } from '../web/forms.js';
+import { type Html, html } from '../web/html.js';
 import { pageNumber } from './agents.js';
 import { href, userOf } from './context.js';
 import { sendPage } from './layout.js';

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Brand } from '../branding/service.js';
-import type { Flash } from '../console/cookies.js';
+import type { Flash } from '../web/forms.js';
 
 export type { Flash };
 

@@ -4,12 +4,12 @@
  * calls), always for the signed-in user of the portal's tenant.
  */
 
-import { emptyState, statusBadge } from '../console/components.js';
-import { type Html, html } from '../console/html.js';
 import { balanceOf } from '../credits/service.js';
 import type { Plan } from '../plans/schemas.js';
 import type { Services } from '../services.js';
 import type { Subscription } from '../subscriptions/schemas.js';
+import { emptyState, statusBadge } from '../web/components.js';
+import { type Html, html } from '../web/html.js';
 import { href, portalOf, userOf } from './context.js';
 import { moreMinutesNote, sendPage } from './layout.js';
 import type { PortalPage } from './router.js';

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Brand } from '../branding/service.js';
-import { type Html, html } from '../console/html.js';
+import { type Html, html } from '../web/html.js';
 import { assetUrl } from './assets.js';
 import { brandStylesheetVersion } from './brand-style.js';
 import { csrfUserInfo, type Flash, href, type PortalState, portalOf } from './context.js';

@@ -4,15 +4,16 @@
  * key (`newFormKey`); the POST uses it as the Idempotency-Key of the service call, in a namespace
  * of the signed-in user (`portal:{user id}:{key}`), so the same form sent again answers the first
  * result, and a key lifted from another user's page is a different key here (it never replays or
- * resumes that user's purchase). As in the console (src/console/once.ts), the service stores the
+ * resumes that user's purchase). As in the console (src/web/once.ts), the service stores the
  * answer in the transaction that makes the change; a failure releases the key, and the service
  * finds the key's earlier attempt itself (a declined top-up answers declined again, a pending one
  * is resumed with the same processor key), so nothing is charged twice.
  */
-import { isFormKey, onceUnderKey } from '../console/once.js';
-import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency/store.js';
 
-export { isFormKey, newFormKey } from '../console/once.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency/store.js';
+import { isFormKey, onceUnderKey } from '../web/once.js';
+
+export { isFormKey, newFormKey } from '../web/once.js';
 
 /**
  * Runs `run` once per (user, form key): the first post runs, a repeat with the same fields gets the

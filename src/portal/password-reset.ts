@@ -16,11 +16,11 @@
  * into the form and out of the address bar. With scripts off the page says what to do instead.
  */
 import type { FastifyReply } from 'fastify';
-import { fieldIssues, formOf, textField, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
 import { ApiError } from '../core/errors.js';
 import type { Services } from '../services.js';
 import { PasswordResetConfirmBody, PasswordResetRequestBody } from '../sessions/schemas.js';
+import { fieldIssues, formOf, textField, validated } from '../web/forms.js';
+import { type Html, html } from '../web/html.js';
 import { cookieOptions, type Flash, portalOf, SESSION_COOKIE, setFlash } from './context.js';
 import { cardPage, csrfField, flashBanner } from './layout.js';
 import type { PortalPage } from './router.js';

@@ -14,16 +14,13 @@
  * logo origin; no framing). A user's session counts only in the portal of the user's own tenant.
  */
 import type { IncomingMessage } from 'node:http';
-import cookie from '@fastify/cookie';
-import csrf from '@fastify/csrf-protection';
-import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Brand } from '../branding/service.js';
-import { pageErrorHandler } from '../console/page-errors.js';
 import { ApiError } from '../core/errors.js';
 import { checkStorable, MAX_BODY_DEPTH } from '../core/http/validation.js';
 import type { Services } from '../services.js';
+import { pageErrorHandler } from '../web/page-errors.js';
+import { acceptFormsOnly, checkCsrf, protectPages } from '../web/page-security.js';
 import { agentPages } from './agents.js';
 import { assetNameOf, sendAsset } from './assets.js';
 import { logoOrigin } from './brand-style.js';
@@ -112,10 +109,7 @@ export const portalSurface: FastifyPluginAsync<{ services: Services }> = async (
     return { sessionId: session.id, userId: session.user_id, token, email: user.email, name: user.name };
   }
 
-  await app.register(cookie);
-  // Plain HTML forms only: a JSON body is refused with 415, as in the console.
-  app.removeContentTypeParser('application/json');
-  await app.register(formbody, { bodyLimit: 256 * 1024 });
+  await acceptFormsOnly(app);
   app.decorateRequest('portal', null);
 
   // Before helmet's hook, which reads the logo origin this one finds.
@@ -132,29 +126,12 @@ export const portalSurface: FastifyPluginAsync<{ services: Services }> = async (
     if (request.method === 'GET') request.portal.flash = takeFlash(request, reply, located.base);
   });
 
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:', (req: IncomingMessage) => logoSources.get(req) ?? "'self'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'self'"],
-        upgradeInsecureRequests: null,
-      },
-    },
-    // Plain http (localhost, tests) must stay reachable; TLS in front of custom domains sets HSTS.
-    hsts: false,
-  });
-  await app.register(csrf, {
-    sessionPlugin: '@fastify/cookie',
-    cookieKey: CSRF_COOKIE,
-    cookieOpts: { path: root, httpOnly: true, sameSite: 'strict', secure: 'auto', signed: false },
-    getUserInfo: csrfUserInfo,
-    csrfOpts: { hmacKey: services.secrets.deriveKey('portal-csrf').toString('base64') },
+  await protectPages(app, {
+    csrfCookie: CSRF_COOKIE,
+    cookiePath: root,
+    csrfUserInfo,
+    hmacKey: services.secrets.deriveKey('portal-csrf').toString('base64'),
+    imageSourceOf: (req) => logoSources.get(req) ?? "'self'",
   });
 
   app.setErrorHandler(
@@ -191,12 +168,6 @@ export const portalSurface: FastifyPluginAsync<{ services: Services }> = async (
 
   for (const url of ['/', '/*']) app.route({ method: ['GET', 'POST'], url, handler: dispatch });
 };
-
-function checkCsrf(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  return new Promise((resolve, reject) => {
-    app.csrfProtection(request, reply, (error?: Error) => (error ? reject(error) : resolve()));
-  });
-}
 
 function refuseSignedOut(request: FastifyRequest, reply: FastifyReply, state: PortalState) {
   if (request.method === 'GET') {

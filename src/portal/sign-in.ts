@@ -6,10 +6,10 @@
  * client address and per tenant + email), so the portal is no side door around POST /auth/v1/sessions.
  */
 import type { FastifyReply } from 'fastify';
-import { formOf, textField } from '../console/forms.js';
-import { html } from '../console/html.js';
 import { ApiError } from '../core/errors.js';
 import type { Services } from '../services.js';
+import { formOf, textField } from '../web/forms.js';
+import { html } from '../web/html.js';
 import { brandStylesheet } from './brand-style.js';
 import { cookieOptions, type Flash, portalOf, SESSION_COOKIE, safeNext, setFlash } from './context.js';
 import { cardPage, csrfField, flashBanner } from './layout.js';

@@ -5,11 +5,11 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Brand } from '../branding/service.js';
-import { emptyState, pager } from '../console/components.js';
-import { type Html, html } from '../console/html.js';
 import type { Plan } from '../plans/schemas.js';
 import { topUpAmount } from '../top-ups/pricing.js';
 import { MAX_TOP_UP_MINUTES, MIN_TOP_UP_MINUTES, type TopUp } from '../top-ups/schemas.js';
+import { emptyState, pager } from '../web/components.js';
+import { type Html, html } from '../web/html.js';
 import { href } from './context.js';
 import { day, minutes, price, rate } from './views.js';
 

@@ -9,14 +9,14 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Brand } from '../branding/service.js';
-import { type FormFields, fieldIssues, formOf, textField } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
 import { ApiError } from '../core/errors.js';
 import { balanceOf } from '../credits/service.js';
 import type { Plan } from '../plans/schemas.js';
 import type { Services } from '../services.js';
 import { NO_CARD_MESSAGE } from '../subscriptions/plan-change-rules.js';
 import { MAX_TOP_UP_MINUTES, MIN_TOP_UP_MINUTES, type TopUp } from '../top-ups/schemas.js';
+import { type FormFields, fieldIssues, formOf, textField } from '../web/forms.js';
+import { type Html, html } from '../web/html.js';
 import { pageNumber } from './agents.js';
 import { portalOf, redirectWithFlash, userOf } from './context.js';
 import { csrfField, sendPage } from './layout.js';

@@ -1,9 +1,9 @@
 /** Pieces several portal pages show: the calls table, durations, minutes and prices as people read them. */
 import type { FastifyRequest } from 'fastify';
 import type { CallListItem } from '../calls/schemas.js';
-import { dateTime, statusBadge } from '../console/components.js';
-import { type Html, html } from '../console/html.js';
 import { formatMoney, formatRate } from '../core/money.js';
+import { dateTime, statusBadge } from '../web/components.js';
+import { type Html, html } from '../web/html.js';
 import { href } from './context.js';
 
 export function duration(seconds: number | null): string {

@@ -29,7 +29,7 @@ import {
   setRefillCard,
 } from './repository.js';
 import type { Wallet } from './schemas.js';
-import { toWallet } from './views.js';
+import { toWallet } from './serializers.js';
 
 const PROCESSING_RECHECK_MS = 60_000;
 

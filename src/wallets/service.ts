@@ -34,7 +34,7 @@ import type {
   WalletUsage,
   WalletUsageQuery,
 } from './schemas.js';
-import { toLedgerEntry, toWallet } from './views.js';
+import { toLedgerEntry, toWallet } from './serializers.js';
 
 const RATE_DECIMALS = 6;
 

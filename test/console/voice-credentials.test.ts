@@ -4,7 +4,7 @@
  * viewers; a call's recording is a link only for an http(s) URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { liveRegion } from '../../src/calls/console-pages.js';
+import { liveRegion } from '../../src/console/pages/calls.js';
 import { createUser } from '../support/app.js';
 import { type ConsoleFixture, startConsole } from './harness.js';
 import { type ConsoleClient, consoleClient } from './http.js';

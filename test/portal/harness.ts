@@ -22,17 +22,9 @@ import {
 export const USER_PASSWORD = 'correct horse';
 const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-results/portal');
 
-/** Mounts the portal as src/app.ts does, unless it is mounted already. */
-async function mountPortal(app: FastifyInstance) {
-  if (app.hasRoute({ method: 'GET', url: '/portal/*' })) return;
-  await app.register(portalSurface, { prefix: '/portal', services: app.services });
-}
-
+/** The app with its portal (src/app.ts mounts it under /portal). */
 export function startPortalApp(options: TestAppOptions = {}): Promise<TestApp> {
-  return startTestApp({
-    ...options,
-    extraRoutes: { ...options.extraRoutes, root: [...(options.extraRoutes?.root ?? []), mountPortal] },
-  });
+  return startTestApp(options);
 }
 
 export interface Agency {

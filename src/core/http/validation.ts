@@ -3,10 +3,11 @@
  * body fields are rejected, every offending field is reported. Query parameters arrive as strings:
  * integer parameters must be whole decimal numbers; unknown query parameters are ignored.
  */
+import type { Static, TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
-import { ApiError, type FieldIssue } from '../errors.js';
+import { ApiError, type FieldIssue, validationFailed } from '../errors.js';
 
 function createAjv(): Ajv {
   const ajv = new Ajv({
@@ -303,4 +304,17 @@ function validationError(issues: FieldIssue[], part: string): ApiError {
 export function checkAgainst(schema: object, data: unknown): FieldIssue[] {
   const validate = ajv.compile(schema);
   return validate(data) ? [] : toFieldIssues(validate.errors ?? []);
+}
+
+/**
+ * Validates `data` as the API's validator does: what PostgreSQL cannot store (NUL characters,
+ * unpaired surrogates, nesting too deep), then the API's schema; throws 422 validation_failed with
+ * field issues.
+ */
+export function validated<S extends TSchema>(schema: S, data: unknown): Static<S> {
+  const storable = checkStorable(data, MAX_BODY_DEPTH);
+  if (storable.tooDeep) throw validationFailed([{ issue: 'is nested too deeply.' }]);
+  const issues = [...checkAgainst(schema, data), ...storable.issues];
+  if (issues.length > 0) throw validationFailed(issues);
+  return data as Static<S>;
 }

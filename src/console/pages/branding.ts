@@ -8,21 +8,15 @@
  * logo is shown as a link, not previewed; the color swatch and the portal preview are inline SVG.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  actionButton,
-  badge,
-  dateTime,
-  emptyState,
-  field,
-  input,
-  inputField,
-} from '../console/components.js';
-import type { Flash } from '../console/cookies.js';
-import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
-import { ApiError } from '../core/errors.js';
-import { AddDomainBody, type Branding, type Domain, UpdateBrandingBody } from './schemas.js';
+import { AddDomainBody, type Branding, type Domain, UpdateBrandingBody } from '../../branding/schemas.js';
+import { ApiError } from '../../core/errors.js';
+import { actionButton, badge, dateTime, emptyState, field, input, inputField } from '../../web/components.js';
+import type { Flash } from '../../web/forms.js';
+import { fieldIssues, formOf, textField, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { redirectWithFlash } from '../cookies.js';
+import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 /** The console's own accent (styles.css --accent): what the portal uses without a brand color. */
 const PLATFORM_COLOR = '#4f46e5';
@@ -192,8 +186,7 @@ function domainCard(reply: FastifyReply, domain: Domain, admin: boolean): Html {
 </section>`;
 }
 
-export async function brandingPages(app: FastifyInstance) {
-  const { branding, config } = app.services;
+export const brandingPages = consolePages(['branding', 'config'], async (app, { branding, config }) => {
   const platformHost = new URL(config.publicBaseUrl).host;
 
   async function brandingPage(request: FastifyRequest, reply: FastifyReply, state: PageState = {}) {
@@ -325,4 +318,4 @@ ${domainsPanel}`,
     const domain = await branding.removeDomain(memberTenantId(request), request.params.id);
     return redirectWithFlash(reply, '/console/branding', `${domain.hostname} removed.`);
   });
-}
+});

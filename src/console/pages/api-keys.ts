@@ -4,6 +4,8 @@
  * stored or shown again), revoking one. The same service functions as the operator API.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type ApiKey, CreateApiKeyBody, ListApiKeysQuery, SCOPES } from '../../api-keys/schemas.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../api-keys/service.js';
 import {
   actionButton,
   badge,
@@ -15,14 +17,12 @@ import {
   secretOnce,
   select,
   statusBadge,
-} from '../console/components.js';
-import { fieldIssues, formOf, listField, redirectWithFlash, textField, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
-import { keepForOnce, takeOnce } from '../console/once.js';
-import type { ConsolePages } from '../console/plugin.js';
-import { type ApiKey, CreateApiKeyBody, ListApiKeysQuery, SCOPES } from './schemas.js';
-import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
+} from '../../web/components.js';
+import { fieldIssues, formOf, listField, textField, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { keepForOnce, redirectWithFlash, takeOnce } from '../cookies.js';
+import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 const PAGE_SIZE = 25;
 
@@ -128,28 +128,30 @@ function sendCreatePage(request: FastifyRequest, reply: FastifyReply, state: For
 type Issued = Awaited<ReturnType<typeof createApiKey>>;
 const CREATED_PATH = '/console/api-keys/created';
 
-export const apiKeyPages: ConsolePages = async (app, { services }) => {
-  const deps = {
-    db: services.database.db,
-    clock: services.clock,
-    verifier: services.keyVerifier,
-    keyPrefix: services.config.apiKeyPrefix,
-  };
+export const apiKeyPages = consolePages(
+  ['clock', 'config', 'database', 'keyVerifier', 'secrets'],
+  async (app, services) => {
+    const deps = {
+      db: services.database.db,
+      clock: services.clock,
+      verifier: services.keyVerifier,
+      keyPrefix: services.config.apiKeyPrefix,
+    };
 
-  app.get('/api-keys', async (request, reply) => {
-    const query = validated(ListApiKeysQuery, { page: pageParam(request), limit: PAGE_SIZE });
-    const { data, pagination } = await listApiKeys(deps.db, deps.clock, memberTenantId(request), query);
-    const admin = can(request, 'admin');
-    const csrf = admin ? csrfField(reply) : html``;
-    const newKey = html`<a class="button button-primary" href="/console/api-keys/new">Create API key</a>`;
-    const body =
-      pagination.total === 0
-        ? html`<div class="panel">${emptyState({
-            title: 'No API keys yet',
-            text: 'Your backend calls the voiceplane API with an API key. Create one with the scopes it needs; its secret is shown once.',
-            action: admin ? newKey : undefined,
-          })}</div>`
-        : html`<div class="panel panel-flush"><div class="table-wrap"><table>
+    app.get('/api-keys', async (request, reply) => {
+      const query = validated(ListApiKeysQuery, { page: pageParam(request), limit: PAGE_SIZE });
+      const { data, pagination } = await listApiKeys(deps.db, deps.clock, memberTenantId(request), query);
+      const admin = can(request, 'admin');
+      const csrf = admin ? csrfField(reply) : html``;
+      const newKey = html`<a class="button button-primary" href="/console/api-keys/new">Create API key</a>`;
+      const body =
+        pagination.total === 0
+          ? html`<div class="panel">${emptyState({
+              title: 'No API keys yet',
+              text: 'Your backend calls the voiceplane API with an API key. Create one with the scopes it needs; its secret is shown once.',
+              action: admin ? newKey : undefined,
+            })}</div>`
+          : html`<div class="panel panel-flush"><div class="table-wrap"><table>
   <thead><tr>
     <th scope="col">Name</th><th scope="col">Env</th><th scope="col">Scopes</th><th scope="col">Status</th>
     <th scope="col" class="hide-narrow">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th>
@@ -170,60 +172,60 @@ export const apiKeyPages: ConsolePages = async (app, { services }) => {
   )}</tbody>
 </table></div></div>
 ${pager(pagination, '/console/api-keys', {})}`;
-    return sendPage(request, reply, {
-      title: 'API keys',
-      section: 'api-keys',
-      actions: admin && pagination.total > 0 ? newKey : undefined,
-      body,
-    });
-  });
-
-  app.get('/api-keys/new', { config: { consoleAccess: 'admin' } }, async (request, reply) =>
-    sendCreatePage(request, reply, { values: { scopes: [] }, errors: {} }),
-  );
-
-  app.post('/api-keys', async (request, reply) => {
-    const fields = formOf(request);
-    const values = {
-      name: textField(fields, 'name'),
-      env: textField(fields, 'env') ?? 'test',
-      scopes: listField(fields, 'scopes'),
-    };
-    let issued: Issued;
-    try {
-      const body = validated(CreateApiKeyBody, {
-        ...(values.name !== undefined ? { name: values.name } : {}),
-        env: values.env,
-        scopes: values.scopes,
+      return sendPage(request, reply, {
+        title: 'API keys',
+        section: 'api-keys',
+        actions: admin && pagination.total > 0 ? newKey : undefined,
+        body,
       });
-      issued = await createApiKey(deps, memberTenantId(request), body);
-    } catch (error) {
-      const errors = fieldIssues(error);
-      if (Object.keys(errors).length === 0) throw error;
-      if (errors.scopes && values.scopes.length === 0) errors.scopes = 'Choose at least one scope.';
-      return sendCreatePage(request, reply, { values, errors }, 422);
-    }
-    // POST → 303 → GET: a refresh of the result page never creates a second key.
-    keepForOnce(request, reply, services.secrets, CREATED_PATH, issued);
-    return reply.code(303).redirect(CREATED_PATH);
-  });
+    });
 
-  app.get('/api-keys/created', { config: { consoleAccess: 'admin' } }, async (request, reply) => {
-    const issued = takeOnce<Issued>(request, reply, services.secrets, CREATED_PATH);
-    if (!issued) {
-      return redirectWithFlash(
-        reply,
-        '/console/api-keys',
-        'A new key is shown only once, right after it is created; revoke it and create another if it was lost.',
-        'error',
-      );
-    }
-    return sendPage(request, reply, {
-      title: 'API key created',
-      section: 'api-keys',
-      parent: { href: '/console/api-keys', label: 'API keys' },
-      flash: { kind: 'success', message: `The API key “${issued.name ?? issued.id}” was created.` },
-      body: html`<div class="secret-once-wrap">
+    app.get('/api-keys/new', { config: { consoleAccess: 'admin' } }, async (request, reply) =>
+      sendCreatePage(request, reply, { values: { scopes: [] }, errors: {} }),
+    );
+
+    app.post('/api-keys', async (request, reply) => {
+      const fields = formOf(request);
+      const values = {
+        name: textField(fields, 'name'),
+        env: textField(fields, 'env') ?? 'test',
+        scopes: listField(fields, 'scopes'),
+      };
+      let issued: Issued;
+      try {
+        const body = validated(CreateApiKeyBody, {
+          ...(values.name !== undefined ? { name: values.name } : {}),
+          env: values.env,
+          scopes: values.scopes,
+        });
+        issued = await createApiKey(deps, memberTenantId(request), body);
+      } catch (error) {
+        const errors = fieldIssues(error);
+        if (Object.keys(errors).length === 0) throw error;
+        if (errors.scopes && values.scopes.length === 0) errors.scopes = 'Choose at least one scope.';
+        return sendCreatePage(request, reply, { values, errors }, 422);
+      }
+      // POST → 303 → GET: a refresh of the result page never creates a second key.
+      keepForOnce(request, reply, services.secrets, CREATED_PATH, issued);
+      return reply.code(303).redirect(CREATED_PATH);
+    });
+
+    app.get('/api-keys/created', { config: { consoleAccess: 'admin' } }, async (request, reply) => {
+      const issued = takeOnce<Issued>(request, reply, services.secrets, CREATED_PATH);
+      if (!issued) {
+        return redirectWithFlash(
+          reply,
+          '/console/api-keys',
+          'A new key is shown only once, right after it is created; revoke it and create another if it was lost.',
+          'error',
+        );
+      }
+      return sendPage(request, reply, {
+        title: 'API key created',
+        section: 'api-keys',
+        parent: { href: '/console/api-keys', label: 'API keys' },
+        flash: { kind: 'success', message: `The API key “${issued.name ?? issued.id}” was created.` },
+        body: html`<div class="secret-once-wrap">
   ${secretOnceBlock(issued.key)}
   <div class="panel">
     <dl class="details">
@@ -235,14 +237,15 @@ ${pager(pagination, '/console/api-keys', {})}`;
   </div>
   <p><a class="button button-primary" href="/console/api-keys">I have stored the key — back to API keys</a></p>
 </div>`,
+      });
     });
-  });
 
-  app.post<{ Params: { id: string } }>('/api-keys/:id/revoke', async (request, reply) => {
-    const revoked = await revokeApiKey(deps, request.params.id, memberTenantId(request));
-    return redirectWithFlash(reply, '/console/api-keys', `The API key ${revoked.id} is revoked.`);
-  });
-};
+    app.post<{ Params: { id: string } }>('/api-keys/:id/revoke', async (request, reply) => {
+      const revoked = await revokeApiKey(deps, request.params.id, memberTenantId(request));
+      return redirectWithFlash(reply, '/console/api-keys', `The API key ${revoked.id} is revoked.`);
+    });
+  },
+);
 
 function secretOnceBlock(key: string): Html {
   return secretOnce({

@@ -3,13 +3,14 @@
  * admins (minutes, the price at the current plan's topup_rate, who pays), why a user cannot be
  * topped up when they cannot, and the user's top-ups (succeeded and declined), newest first.
  */
-import { badge, dateTime, emptyState, field, pager, statusBadge } from '../console/components.js';
-import { type Html, html } from '../console/html.js';
-import { newFormKey } from '../console/once.js';
-import { formatMoney, formatRate, minorUnitDigits } from '../core/money.js';
-import type { Plan } from '../plans/schemas.js';
-import { topUpAmount } from '../top-ups/pricing.js';
-import { MAX_TOP_UP_MINUTES, MIN_TOP_UP_MINUTES, type TopUp } from '../top-ups/schemas.js';
+
+import { formatMoney, formatRate, minorUnitDigits } from '../../core/money.js';
+import type { Plan } from '../../plans/schemas.js';
+import { topUpAmount } from '../../top-ups/pricing.js';
+import { MAX_TOP_UP_MINUTES, MIN_TOP_UP_MINUTES, type TopUp } from '../../top-ups/schemas.js';
+import { badge, dateTime, emptyState, field, pager, statusBadge } from '../../web/components.js';
+import { type Html, html } from '../../web/html.js';
+import { newFormKey } from '../../web/once.js';
 
 /** What the form shows again after a refusal: the minutes as typed, the key, and why. */
 export interface TopUpForm {

@@ -4,11 +4,7 @@
  * fields) and archiving one. The same plan service as the API.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  type ProcessorAccountForm,
-  processorAccountPanel,
-  saveProcessorAccount,
-} from '../billing/console-pages.js';
+import { CreatePlanBody, ListPlansQuery, type Plan } from '../../plans/schemas.js';
 import {
   actionButton,
   badge,
@@ -18,20 +14,17 @@ import {
   inputField,
   pager,
   select,
-} from '../console/components.js';
+} from '../../web/components.js';
+import { type FormFields, fieldIssues, formOf, integerField, textField, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { redirectWithFlash } from '../cookies.js';
+import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 import {
-  type FormFields,
-  fieldIssues,
-  formOf,
-  integerField,
-  redirectWithFlash,
-  textField,
-  validated,
-} from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
-import type { ConsolePages } from '../console/plugin.js';
-import { CreatePlanBody, ListPlansQuery, type Plan } from './schemas.js';
+  type ProcessorAccountForm,
+  processorAccountPanel,
+  saveProcessorAccount,
+} from './processor-account.js';
 
 const PAGE_SIZE = 25;
 
@@ -136,7 +129,7 @@ function sendFormPage(
   });
 }
 
-export const planPages: ConsolePages = async (app, { services }) => {
+export const planPages = consolePages(['plans', 'tenants'], async (app, services) => {
   const { plans, tenants } = services;
 
   /** The list, under the agency's processor account panel (`account`: its form shown again). */
@@ -326,4 +319,4 @@ ${pager(pagination, '/console/plans', { show })}`;
     const plan = await plans.archive(request.params.id, memberTenantId(request));
     return redirectWithFlash(reply, `/console/plans/${plan.id}`, `The plan “${plan.name}” is archived.`);
   });
-};
+});

@@ -5,6 +5,13 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  CreateEndpointBody,
+  EVENT_TYPES,
+  UpdateEndpointBody,
+  type WebhookEndpoint,
+  type WebhookEndpointWithSecret,
+} from '../../events/schemas.js';
+import {
   actionButton,
   badge,
   dateTime,
@@ -13,19 +20,12 @@ import {
   pager,
   secretOnce,
   statusBadge,
-} from '../console/components.js';
-import { fieldIssues, formOf, listField, redirectWithFlash, textField, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
-import { keepForOnce, takeOnce } from '../console/once.js';
-import type { Services } from '../services.js';
-import {
-  CreateEndpointBody,
-  EVENT_TYPES,
-  UpdateEndpointBody,
-  type WebhookEndpoint,
-  type WebhookEndpointWithSecret,
-} from './schemas.js';
+} from '../../web/components.js';
+import { fieldIssues, formOf, listField, textField, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { keepForOnce, redirectWithFlash, takeOnce } from '../cookies.js';
+import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 type Page = { page?: string };
 const pageOf = (query: Page) => Math.max(1, Number.parseInt(query.page ?? '1', 10) || 1);
@@ -74,9 +74,7 @@ function formValues(request: FastifyRequest) {
   };
 }
 
-export async function webhookPages(app: FastifyInstance) {
-  const { events, secrets }: Services = app.services;
-
+export const webhookPages = consolePages(['events', 'secrets'], async (app, { events, secrets }) => {
   function newPage(request: FastifyRequest, reply: FastifyReply, form: EndpointForm = {}, status = 200) {
     return sendPage(request, reply, {
       title: 'New webhook endpoint',
@@ -288,4 +286,4 @@ ${
       return redirectWithFlash(reply, `/console/webhooks/${request.params.id}`, 'Delivery queued again.');
     },
   );
-}
+});

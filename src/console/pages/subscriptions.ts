@@ -1,9 +1,9 @@
-import { dateTime, emptyState, field, pager, select, statusBadge } from '../console/components.js';
-import { validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { memberTenantId, sendPage } from '../console/layout.js';
-import type { ConsolePages } from '../console/plugin.js';
-import { ListSubscriptionsQuery, PUBLIC_STATUSES } from './schemas.js';
+import { ListSubscriptionsQuery, PUBLIC_STATUSES } from '../../subscriptions/schemas.js';
+import { dateTime, emptyState, field, pager, select, statusBadge } from '../../web/components.js';
+import { validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 const PAGE_SIZE = 25;
 
@@ -26,7 +26,7 @@ function userCell(
     : html`<a href="/console/users/${id}">${label}</a>`;
 }
 
-export const subscriptionPages: ConsolePages = async (app, { services }) => {
+export const subscriptionPages = consolePages(['subscriptions', 'users', 'plans'], async (app, services) => {
   const { subscriptions, users, plans } = services;
 
   app.get('/subscriptions', async (request, reply) => {
@@ -138,4 +138,4 @@ ${pager(pagination, '/console/subscriptions', { status, user_id: userId, plan_id
 </div>`,
     });
   });
-};
+});

@@ -4,27 +4,19 @@
  * `/console/calls/{id}/live` (console.js `data-refresh`) until the fragment carries `data-final`;
  * without scripts a reload shows the current state.
  */
-import type { FastifyInstance } from 'fastify';
-import {
-  dateTime,
-  emptyState,
-  field,
-  inputField,
-  pager,
-  select,
-  statusBadge,
-} from '../console/components.js';
-import { fieldIssues, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { memberTenantId, sendPage } from '../console/layout.js';
-import { ApiError } from '../core/errors.js';
 import {
   CALL_STATUSES,
   type CallDetail,
   type CallListItem,
   FINAL_STATUSES,
   ListPartnerCallsQuery,
-} from './schemas.js';
+} from '../../calls/schemas.js';
+import { ApiError } from '../../core/errors.js';
+import { dateTime, emptyState, field, inputField, pager, select, statusBadge } from '../../web/components.js';
+import { fieldIssues, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 const PAGE_SIZE = 25;
 
@@ -147,9 +139,7 @@ function recordingLink(url: string): Html {
     : html`<p>Recording: <span class="mono">${url}</span></p>`;
 }
 
-export async function callPages(app: FastifyInstance) {
-  const { calls, agents } = app.services;
-
+export const callPages = consolePages(['calls', 'agents'], async (app, { calls, agents }) => {
   app.get<{ Querystring: ListQuery }>('/calls', async (request, reply) => {
     const tenantId = memberTenantId(request);
     const q = request.query;
@@ -302,4 +292,4 @@ export async function callPages(app: FastifyInstance) {
       .header('cache-control', 'no-store')
       .send(liveRegion(call).value);
   });
-}
+});

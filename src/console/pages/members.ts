@@ -4,14 +4,7 @@
  * invitee chooses a name and password and is signed in.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badge, dateTime, emptyState, field, inputField, secretOnce, select } from '../console/components.js';
-import { cookieOptions, SESSION_COOKIE } from '../console/cookies.js';
-import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
-import { cardPage, errorPage } from '../console/sign-in.js';
-import { ApiError } from '../core/errors.js';
-import type { Services } from '../services.js';
+import { ApiError } from '../../core/errors.js';
 import {
   AcceptInvitationBody,
   ChangeRoleBody,
@@ -19,7 +12,13 @@ import {
   InviteMemberBody,
   type Member,
   ROLES,
-} from './schemas.js';
+} from '../../members/schemas.js';
+import { badge, dateTime, emptyState, field, inputField, secretOnce, select } from '../../web/components.js';
+import { fieldIssues, formOf, textField, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { cookieOptions, redirectWithFlash, SESSION_COOKIE } from '../cookies.js';
+import { can, cardPage, csrfField, errorPage, memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 const ROLE_CHOICES = ROLES.map((role) => ({ value: role, label: role[0].toUpperCase() + role.slice(1) }));
 const ROLE_HINT =
@@ -110,145 +109,151 @@ function invitationsTable(request: FastifyRequest, reply: FastifyReply, invitati
 </section>`;
 }
 
-export async function memberPages(app: FastifyInstance) {
-  const { members, rateLimits, clock }: Services = app.services;
-
-  async function membersPage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    form: InviteForm = {},
-    status = 200,
-  ) {
-    const tenantId = memberTenantId(request);
-    const [list, invitations] = await Promise.all([
-      members.list(tenantId),
-      members.listInvitations(tenantId),
-    ]);
-    return sendPage(request, reply, {
-      title: 'Members',
-      section: 'members',
-      status,
-      body: html`${
-        form.link &&
-        secretOnce({
-          id: 'invitation-link',
-          label: 'Invitation link',
-          value: form.link,
-          note: 'No email could be sent (no email settings): give this single-use link to the invitee yourself. It is shown only now and works for 72 hours.',
-        })
-      }
+export const memberPages = consolePages(
+  ['members', 'rateLimits', 'clock'],
+  async (app, { members, rateLimits, clock }) => {
+    async function membersPage(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      form: InviteForm = {},
+      status = 200,
+    ) {
+      const tenantId = memberTenantId(request);
+      const [list, invitations] = await Promise.all([
+        members.list(tenantId),
+        members.listInvitations(tenantId),
+      ]);
+      return sendPage(request, reply, {
+        title: 'Members',
+        section: 'members',
+        status,
+        body: html`${
+          form.link &&
+          secretOnce({
+            id: 'invitation-link',
+            label: 'Invitation link',
+            value: form.link,
+            note: 'No email could be sent (no email settings): give this single-use link to the invitee yourself. It is shown only now and works for 72 hours.',
+          })
+        }
       ${can(request, 'owner') ? inviteForm(reply, form) : html`<p class="muted">Only owners invite members, change roles and remove members.</p>`}
       ${membersTable(request, reply, list)}
       ${invitationsTable(request, reply, invitations)}`,
-    });
-  }
-
-  app.get('/members', async (request, reply) => membersPage(request, reply));
-
-  app.post('/members/invitations', { config: { consoleAccess: 'owner' } }, async (request, reply) => {
-    const session = request.consoleSession;
-    if (!session) throw new Error('a signed-in route');
-    const fields = formOf(request);
-    const values = { email: textField(fields, 'email'), role: textField(fields, 'role') };
-    try {
-      const input = validated(InviteMemberBody, values);
-      const result = await members.invite(
-        session.tenantId,
-        { memberId: session.memberId, label: session.name ?? session.email },
-        input,
-      );
-      if (!result.emailed) return membersPage(request, reply, { link: result.url });
-      return redirectWithFlash(reply, '/console/members', `Invitation sent to ${input.email}.`);
-    } catch (error) {
-      const errors = fieldIssues(error);
-      if (Object.keys(errors).length === 0) throw error;
-      return membersPage(request, reply, { values, errors }, error instanceof ApiError ? error.status : 422);
+      });
     }
-  });
 
-  app.post<{ Params: { id: string } }>(
-    '/members/invitations/:id/revoke',
-    { config: { consoleAccess: 'owner' } },
-    async (request, reply) => {
-      const invitation = await members.revokeInvitation(memberTenantId(request), request.params.id);
-      return redirectWithFlash(
-        reply,
-        '/console/members',
-        `The invitation of ${invitation.email} is revoked.`,
-      );
-    },
-  );
+    app.get('/members', async (request, reply) => membersPage(request, reply));
 
-  app.post<{ Params: { id: string } }>(
-    '/members/:id/role',
-    { config: { consoleAccess: 'owner' } },
-    async (request, reply) => {
-      const { role } = validated(ChangeRoleBody, { role: textField(formOf(request), 'role') });
-      const member = await members.changeRole(memberTenantId(request), request.params.id, role);
-      return redirectWithFlash(reply, '/console/members', `${member.email} is now ${member.role}.`);
-    },
-  );
-
-  app.post<{ Params: { id: string } }>(
-    '/members/:id/remove',
-    { config: { consoleAccess: 'owner' } },
-    async (request, reply) => {
-      const tenantId = memberTenantId(request);
-      const member = await members.get(tenantId, request.params.id);
-      await members.remove(tenantId, member.id);
-      return redirectWithFlash(reply, '/console/members', `${member.email} was removed and signed out.`);
-    },
-  );
-
-  // The invitation link: public, answered only while the invitation can be accepted.
-  app.get<{ Params: { token: string } }>(
-    '/invitations/:token',
-    { config: { consoleAccess: 'public' } },
-    async (request, reply) => {
-      const invitation = await members.openInvitation(request.params.token);
-      return acceptForm(reply, request.params.token, invitation, {});
-    },
-  );
-
-  app.post<{ Params: { token: string } }>(
-    '/invitations/:token',
-    { config: { consoleAccess: 'public' } },
-    async (request, reply) => {
-      // A guessed link is a failed sign-in of the address: the sign-in bucket of the IP counts it.
-      const { decision, charges } = await rateLimits.signInAttempt(request.ip, undefined, undefined);
-      if (!decision.allowed) {
-        request.rateLimitRefused = 'console_invitation';
-        reply.header('retry-after', Math.max(1, Math.ceil((decision.retryAfterMs ?? 60_000) / 1000)));
-        return errorPage(
-          reply,
-          429,
-          'Too many attempts from your address. Wait a few minutes and try again.',
-        );
-      }
+    app.post('/members/invitations', { config: { consoleAccess: 'owner' } }, async (request, reply) => {
+      const session = request.consoleSession;
+      if (!session) throw new Error('a signed-in route');
       const fields = formOf(request);
-      const values = {
-        name: textField(fields, 'name'),
-        password: typeof fields.password === 'string' ? fields.password : '',
-      };
+      const values = { email: textField(fields, 'email'), role: textField(fields, 'role') };
       try {
-        const input = validated(AcceptInvitationBody, values);
-        const started = await members.acceptInvitation(request.params.token, input);
-        await rateLimits.refund(charges);
-        reply.setCookie(
-          SESSION_COOKIE,
-          started.token,
-          cookieOptions(Math.floor((started.expiresAt.getTime() - clock.now().getTime()) / 1000)),
+        const input = validated(InviteMemberBody, values);
+        const result = await members.invite(
+          session.tenantId,
+          { memberId: session.memberId, label: session.name ?? session.email },
+          input,
         );
-        return redirectWithFlash(reply, '/console', 'Welcome! You are signed in to the console.');
+        if (!result.emailed) return membersPage(request, reply, { link: result.url });
+        return redirectWithFlash(reply, '/console/members', `Invitation sent to ${input.email}.`);
       } catch (error) {
-        if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
-        const invitation = await members.openInvitation(request.params.token);
         const errors = fieldIssues(error);
-        return acceptForm(reply, request.params.token, invitation, { name: values.name, errors }, 422);
+        if (Object.keys(errors).length === 0) throw error;
+        return membersPage(
+          request,
+          reply,
+          { values, errors },
+          error instanceof ApiError ? error.status : 422,
+        );
       }
-    },
-  );
-}
+    });
+
+    app.post<{ Params: { id: string } }>(
+      '/members/invitations/:id/revoke',
+      { config: { consoleAccess: 'owner' } },
+      async (request, reply) => {
+        const invitation = await members.revokeInvitation(memberTenantId(request), request.params.id);
+        return redirectWithFlash(
+          reply,
+          '/console/members',
+          `The invitation of ${invitation.email} is revoked.`,
+        );
+      },
+    );
+
+    app.post<{ Params: { id: string } }>(
+      '/members/:id/role',
+      { config: { consoleAccess: 'owner' } },
+      async (request, reply) => {
+        const { role } = validated(ChangeRoleBody, { role: textField(formOf(request), 'role') });
+        const member = await members.changeRole(memberTenantId(request), request.params.id, role);
+        return redirectWithFlash(reply, '/console/members', `${member.email} is now ${member.role}.`);
+      },
+    );
+
+    app.post<{ Params: { id: string } }>(
+      '/members/:id/remove',
+      { config: { consoleAccess: 'owner' } },
+      async (request, reply) => {
+        const tenantId = memberTenantId(request);
+        const member = await members.get(tenantId, request.params.id);
+        await members.remove(tenantId, member.id);
+        return redirectWithFlash(reply, '/console/members', `${member.email} was removed and signed out.`);
+      },
+    );
+
+    // The invitation link: public, answered only while the invitation can be accepted.
+    app.get<{ Params: { token: string } }>(
+      '/invitations/:token',
+      { config: { consoleAccess: 'public' } },
+      async (request, reply) => {
+        const invitation = await members.openInvitation(request.params.token);
+        return acceptForm(reply, request.params.token, invitation, {});
+      },
+    );
+
+    app.post<{ Params: { token: string } }>(
+      '/invitations/:token',
+      { config: { consoleAccess: 'public' } },
+      async (request, reply) => {
+        // A guessed link is a failed sign-in of the address: the sign-in bucket of the IP counts it.
+        const { decision, charges } = await rateLimits.signInAttempt(request.ip, undefined, undefined);
+        if (!decision.allowed) {
+          request.rateLimitRefused = 'console_invitation';
+          reply.header('retry-after', Math.max(1, Math.ceil((decision.retryAfterMs ?? 60_000) / 1000)));
+          return errorPage(
+            reply,
+            429,
+            'Too many attempts from your address. Wait a few minutes and try again.',
+          );
+        }
+        const fields = formOf(request);
+        const values = {
+          name: textField(fields, 'name'),
+          password: typeof fields.password === 'string' ? fields.password : '',
+        };
+        try {
+          const input = validated(AcceptInvitationBody, values);
+          const started = await members.acceptInvitation(request.params.token, input);
+          await rateLimits.refund(charges);
+          reply.setCookie(
+            SESSION_COOKIE,
+            started.token,
+            cookieOptions(Math.floor((started.expiresAt.getTime() - clock.now().getTime()) / 1000)),
+          );
+          return redirectWithFlash(reply, '/console', 'Welcome! You are signed in to the console.');
+        } catch (error) {
+          if (!(error instanceof ApiError) || error.code !== 'validation_failed') throw error;
+          const invitation = await members.openInvitation(request.params.token);
+          const errors = fieldIssues(error);
+          return acceptForm(reply, request.params.token, invitation, { name: values.name, errors }, 422);
+        }
+      },
+    );
+  },
+);
 
 function acceptForm(
   reply: FastifyReply,

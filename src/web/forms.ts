@@ -1,13 +1,19 @@
 /**
- * Form handling for console pages: the posted fields as strings, validated with the same TypeBox
- * schema the API route uses (so a console write is refused exactly when the API's would be), and
- * the redirect-after-post with a one-time flash message.
+ * Form handling for the page surfaces: the posted fields as strings, validated with the same
+ * TypeBox schema the API route uses (so a page's write is refused exactly when the API's would be),
+ * and the issues shown beside the fields of a refused form.
  */
-import type { Static, TSchema } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type FieldIssue, validationFailed } from '../core/errors.js';
-import { checkAgainst, checkStorable, MAX_BODY_DEPTH } from '../core/http/validation.js';
-import { FLASH_COOKIE, type Flash, setFlash } from './cookies.js';
+import type { FastifyRequest } from 'fastify';
+import { ApiError, type FieldIssue } from '../core/errors.js';
+import { checkStorable, MAX_BODY_DEPTH } from '../core/http/validation.js';
+
+export { validated } from '../core/http/validation.js';
+
+/** A one-time message shown on the next page (after a redirect). */
+export interface Flash {
+  kind: 'success' | 'error';
+  message: string;
+}
 
 export type FormFields = Record<string, string | string[] | undefined>;
 
@@ -41,19 +47,6 @@ export function integerField(fields: FormFields, name: string): number | string 
 }
 
 /**
- * Validates `data` as the API's validator does: what PostgreSQL cannot store (NUL characters,
- * unpaired surrogates, nesting too deep), then the API's schema; throws 422 validation_failed with
- * field issues.
- */
-export function validated<S extends TSchema>(schema: S, data: unknown): Static<S> {
-  const storable = checkStorable(data, MAX_BODY_DEPTH);
-  if (storable.tooDeep) throw validationFailed([{ issue: 'is nested too deeply.' }]);
-  const issues = [...checkAgainst(schema, data), ...storable.issues];
-  if (issues.length > 0) throw validationFailed(issues);
-  return data as Static<S>;
-}
-
-/**
  * The query and path parameters of every console request, refused (422 page) when they hold text
  * PostgreSQL cannot store; search boxes and filters then never reach a query with a NUL in it.
  */
@@ -81,36 +74,4 @@ export function fieldIssues(error: unknown): Record<string, string> {
     if (issue && typeof issue.field === 'string') issues[issue.field.split('.')[0]] ??= issue.issue;
   }
   return issues;
-}
-
-/** 303 to `url` (a console path) with a message shown once on the next page. */
-export function redirectWithFlash(
-  reply: FastifyReply,
-  url: string,
-  message: string,
-  kind: Flash['kind'] = 'success',
-) {
-  setFlash(reply, { kind, message });
-  return reply.code(303).redirect(url);
-}
-
-/** Reads and clears the flash the previous request left. */
-export function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
-  const text = request.cookies[FLASH_COOKIE];
-  if (!text) return undefined;
-  reply.clearCookie(FLASH_COOKIE, { path: '/console' });
-  try {
-    const value = JSON.parse(text) as Flash;
-    if ((value.kind === 'success' || value.kind === 'error') && typeof value.message === 'string') {
-      return { kind: value.kind, message: value.message.slice(0, 500) };
-    }
-  } catch {}
-  return undefined;
-}
-
-/** Only a path inside the console is a place to go back to after sign-in. */
-export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/console(\/[^/\\]|$|\?)/.test(next) && !next.includes('//')
-    ? next
-    : '/console';
 }

@@ -5,15 +5,17 @@
  * change the settings (member invitations travel through this SMTP server: whoever points it
  * elsewhere could read an owner's invitation link); admins send test emails; everyone reads.
  */
+
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badge, dateTime, emptyState, inputField, pager, statusBadge } from '../console/components.js';
-import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { can, csrfField, sendPage } from '../console/layout.js';
-import type { Services } from '../services.js';
-import { EmailSettingsInput } from '../tenants/schemas.js';
-import type { ConsoleEmailSettings } from '../tenants/service.js';
+import { EmailSettingsInput } from '../../tenants/schemas.js';
+import type { ConsoleEmailSettings } from '../../tenants/service.js';
+import { badge, dateTime, emptyState, inputField, pager, statusBadge } from '../../web/components.js';
+import { fieldIssues, formOf, textField, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { redirectWithFlash } from '../cookies.js';
+import { can, csrfField, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 /** The password typed beside the URL (any text PostgreSQL can store). */
 const SmtpPasswordField = Type.Object({ smtp_password: Type.String({ maxLength: 1000 }) });
@@ -64,9 +66,7 @@ function settingsPanel(
 </section>`;
 }
 
-export async function emailPages(app: FastifyInstance) {
-  const { emails, tenants }: Services = app.services;
-
+export const emailPages = consolePages(['emails', 'tenants'], async (app, { emails, tenants }) => {
   async function emailsPage(
     request: FastifyRequest<{ Querystring: { page?: string } }>,
     reply: FastifyReply,
@@ -153,7 +153,7 @@ export async function emailPages(app: FastifyInstance) {
       `Test email queued to ${email.to}: its state is in the list below.`,
     );
   });
-}
+});
 
 /** The tenant service names its fields `email.smtp_url`, `email.from` (as the operator API does). */
 function settingsIssues(error: unknown): Record<string, string> {

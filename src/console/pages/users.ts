@@ -5,6 +5,9 @@
  * delete.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AddCreditsBody } from '../../credits/schemas.js';
+import { balanceOf, grantCredits } from '../../credits/service.js';
+import { ListUsersQuery, type UserListItem } from '../../users/schemas.js';
 import {
   actionButton,
   dateTime,
@@ -14,24 +17,14 @@ import {
   pager,
   select,
   statusBadge,
-} from '../console/components.js';
-import {
-  fieldIssues,
-  formOf,
-  integerField,
-  redirectWithFlash,
-  textField,
-  validated,
-} from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
-import type { ConsolePages } from '../console/plugin.js';
-import { AddCreditsBody } from '../credits/schemas.js';
-import { balanceOf, grantCredits } from '../credits/service.js';
-import type { Services } from '../services.js';
-import { postTopUp, topUpStanding } from './console-top-ups.js';
-import { ListUsersQuery, type UserListItem } from './schemas.js';
-import { type TopUpForm, topUpList, topUpPanel } from './top-up-views.js';
+} from '../../web/components.js';
+import { fieldIssues, formOf, integerField, textField, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { redirectWithFlash } from '../cookies.js';
+import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
+import { type TopUpForm, topUpList, topUpPanel } from './user-top-up-views.js';
+import { postTopUp, topUpStanding, USER_PAGE_SERVICES, type UserPageServices } from './user-top-ups.js';
 
 const PAGE_SIZE = 25;
 const TOP_UPS_PAGE_SIZE = 10;
@@ -75,7 +68,7 @@ function topUpsPage(request: FastifyRequest): number {
 async function sendUserPage(
   request: FastifyRequest,
   reply: FastifyReply,
-  services: Services,
+  services: UserPageServices,
   userId: string,
   state: UserPageState = {},
 ) {
@@ -194,7 +187,7 @@ ${topUpList(user.id, topUps)}
   });
 }
 
-export const userPages: ConsolePages = async (app, { services }) => {
+export const userPages = consolePages(USER_PAGE_SERVICES, async (app, services) => {
   const { users } = services;
   const deps = { db: services.database.db, clock: services.clock };
 
@@ -309,4 +302,4 @@ export const userPages: ConsolePages = async (app, { services }) => {
       sendUserPage(request, reply, services, request.params.id, { topUp, status }),
     ),
   );
-};
+});

@@ -3,12 +3,14 @@
  * with the API's phone filter and pages; admins add and remove numbers. services.doNotCall.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { actionButton, dateTime, emptyState, inputField, pager } from '../console/components.js';
-import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
-import { html } from '../console/html.js';
-import { can, csrfField, memberTenantId, sendPage } from '../console/layout.js';
-import { ApiError } from '../core/errors.js';
-import { AddDoNotCallBody, ListDoNotCallQuery, PhoneNumberParam } from './schemas.js';
+import { ApiError } from '../../core/errors.js';
+import { AddDoNotCallBody, ListDoNotCallQuery, PhoneNumberParam } from '../../do-not-call/schemas.js';
+import { actionButton, dateTime, emptyState, inputField, pager } from '../../web/components.js';
+import { fieldIssues, formOf, textField, validated } from '../../web/forms.js';
+import { html } from '../../web/html.js';
+import { redirectWithFlash } from '../cookies.js';
+import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 const PAGE_SIZE = 25;
 
@@ -20,9 +22,7 @@ interface ListState {
   status?: number;
 }
 
-export async function doNotCallPages(app: FastifyInstance) {
-  const { doNotCall } = app.services;
-
+export const doNotCallPages = consolePages(['doNotCall'], async (app, { doNotCall }) => {
   const listPage = async (request: FastifyRequest, reply: FastifyReply, state: ListState) => {
     const admin = can(request, 'admin');
     const phone = state.phone;
@@ -165,4 +165,4 @@ export async function doNotCallPages(app: FastifyInstance) {
       `${entry.phone_number} removed: calls to it are allowed again.`,
     );
   });
-}
+});

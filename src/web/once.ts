@@ -1,56 +1,12 @@
 /**
- * Forms that create something must survive a browser refresh: POST → 303 → GET, so reloading the
- * result page never posts again.
- *
- * - A secret shown once (an API key, a webhook signing secret) waits for its result page in a
- *   short-lived HttpOnly cookie scoped to that page's path, sealed with the secret box and bound
- *   to the session and the path; the page takes it and deletes it, so a second visit shows nothing.
- * - A form that starts something (a test call) carries a random key per rendered form, used
- *   exactly like the API's Idempotency-Key: posting the same form again answers the first result.
+ * Forms that start something (a test call, a purchase) must act once however often they are sent
+ * (a double click, a refresh of the POST, the back button): each rendered form carries a random
+ * key, used exactly like the API's Idempotency-Key, so posting the same form again answers the
+ * first result. (A secret shown once after a redirect waits in a cookie: the console's cookies.ts.)
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
 import { fingerprintOf, type IdempotencyClaim, type IdempotencyStore } from '../core/idempotency/store.js';
-import type { SecretBox } from '../core/security/secrets.js';
-import { cookieOptions } from './cookies.js';
-
-const ONCE_COOKIE = 'vp_once';
-/** Time enough to follow the redirect; a result page not reached by then shows nothing. */
-const ONCE_SECONDS = 300;
-
-function contextOf(request: FastifyRequest, path: string): string {
-  return `console-once:${request.consoleSession?.sessionId ?? 'none'}:${path}`;
-}
-
-/** Keeps `value` for the next GET of `path` by this session only (then it is gone). */
-export function keepForOnce(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  secrets: SecretBox,
-  path: string,
-  value: unknown,
-): void {
-  const sealed = secrets.seal(JSON.stringify(value), contextOf(request, path));
-  reply.setCookie(ONCE_COOKIE, sealed, { ...cookieOptions(ONCE_SECONDS), path });
-}
-
-/** What `keepForOnce` left for this page, taken away; undefined on a second visit. */
-export function takeOnce<Value>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  secrets: SecretBox,
-  path: string,
-): Value | undefined {
-  const sealed = request.cookies[ONCE_COOKIE];
-  if (!sealed) return undefined;
-  reply.clearCookie(ONCE_COOKIE, { path });
-  try {
-    return JSON.parse(secrets.open(sealed, contextOf(request, path))) as Value;
-  } catch {
-    return undefined;
-  }
-}
 
 /** The hidden field of a form that must not act twice: a new random key each time it is rendered. */
 export function newFormKey(): string {

@@ -4,14 +4,15 @@
  * as CSV. Every member may read it. It calls the service of GET /api/v1/usage.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { badge, emptyState, inputField } from '../console/components.js';
-import { fieldIssues } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { memberTenantId, sendPage } from '../console/layout.js';
-import { type CsvCell, toCsv } from '../core/csv.js';
-import { ApiError } from '../core/errors.js';
-import { formatMoney } from '../core/money.js';
-import type { CurrencyTotals, TenantUsage, UnsettledOverageRow, UsageRow } from './service.js';
+import { type CsvCell, toCsv } from '../../core/csv.js';
+import { ApiError } from '../../core/errors.js';
+import { formatMoney } from '../../core/money.js';
+import type { CurrencyTotals, TenantUsage, UnsettledOverageRow, UsageRow } from '../../usage/service.js';
+import { badge, emptyState, inputField } from '../../web/components.js';
+import { fieldIssues } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { memberTenantId, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 interface UsageQuery {
   period?: string;
@@ -151,9 +152,7 @@ export function usageCsv(report: TenantUsage): string {
   return toCsv(rows);
 }
 
-export async function usagePages(app: FastifyInstance) {
-  const { usage } = app.services;
-
+export const usagePages = consolePages(['usage'], async (app, { usage }) => {
   /** The month asked for, or the 422 page's field message when it is not one. */
   async function reportOf(
     tenantId: string,
@@ -199,4 +198,4 @@ export async function usagePages(app: FastifyInstance) {
       .header('content-disposition', `attachment; filename="usage-${report.period.key}.csv"`)
       .send(usageCsv(report));
   });
-}
+});

@@ -3,31 +3,42 @@
  * form posts here, and the top-up is made by services.topUps exactly as
  * `POST /api/v1/users/{id}/top-ups` makes it (processor plans: the card on file is charged;
  * agency plans: credited and recorded for the agency's invoicing). The form's one-time key is the
- * top-up's Idempotency-Key (src/console/once.ts): a double click or a refreshed POST answers the
+ * top-up's Idempotency-Key (src/web/once.ts): a double click or a refreshed POST answers the
  * first top-up and never charges twice. Every refusal is the user page again with its reason,
  * beside the minutes when it is about them; a declined card credits nothing.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../core/errors.js';
+import { answerRecorder } from '../../core/idempotency/answer.js';
+import { formatMoney } from '../../core/money.js';
+import { balanceOf } from '../../credits/service.js';
+import type { Plan } from '../../plans/schemas.js';
+import { NO_CARD_MESSAGE } from '../../subscriptions/plan-change-rules.js';
+import type { Subscription } from '../../subscriptions/schemas.js';
 import {
-  fieldIssues,
-  formOf,
-  integerField,
-  redirectWithFlash,
-  textField,
-  validated,
-} from '../console/forms.js';
-import { memberTenantId } from '../console/layout.js';
-import { isFormKey, newFormKey, oncePerFormKey } from '../console/once.js';
-import { ApiError } from '../core/errors.js';
-import { answerRecorder } from '../core/idempotency/answer.js';
-import { formatMoney } from '../core/money.js';
-import { balanceOf } from '../credits/service.js';
-import type { Plan } from '../plans/schemas.js';
-import type { Services } from '../services.js';
-import { NO_CARD_MESSAGE } from '../subscriptions/plan-change-rules.js';
-import type { Subscription } from '../subscriptions/schemas.js';
-import { CreateTopUpBody, MAX_TOP_UP_MINUTES, MIN_TOP_UP_MINUTES, type TopUp } from '../top-ups/schemas.js';
-import type { TopUpForm, TopUpStanding } from './top-up-views.js';
+  CreateTopUpBody,
+  MAX_TOP_UP_MINUTES,
+  MIN_TOP_UP_MINUTES,
+  type TopUp,
+} from '../../top-ups/schemas.js';
+import { fieldIssues, formOf, integerField, textField, validated } from '../../web/forms.js';
+import { isFormKey, newFormKey, oncePerFormKey } from '../../web/once.js';
+import { redirectWithFlash } from '../cookies.js';
+import { memberTenantId } from '../layout.js';
+import type { ConsoleServices } from '../plugin.js';
+import type { TopUpForm, TopUpStanding } from './user-top-up-views.js';
+
+/** What the user pages (and these top-up forms on them) use. */
+export const USER_PAGE_SERVICES = [
+  'clock',
+  'database',
+  'idempotency',
+  'plans',
+  'subscriptions',
+  'topUps',
+  'users',
+] as const;
+export type UserPageServices = Pick<ConsoleServices, (typeof USER_PAGE_SERVICES)[number]>;
 
 /** Subscriptions a top-up is priced by (the service's rule: active or trialing, already started). */
 const PRICED_BY = ['active', 'trialing'];
@@ -36,7 +47,7 @@ const BOUNDS = `Enter a whole number of minutes from ${MIN_TOP_UP_MINUTES} to ${
 
 /** The plan the user's top-ups are priced by, or why they cannot be topped up (shown before a post). */
 export async function topUpStanding(
-  services: Services,
+  services: UserPageServices,
   tenantId: string,
   user: { status: string },
   subscriptions: Subscription[],
@@ -105,7 +116,7 @@ function paidBy(topUp: TopUp): string {
 export async function postTopUp(
   request: FastifyRequest<{ Params: { id: string } }>,
   reply: FastifyReply,
-  services: Services,
+  services: UserPageServices,
   render: (form: TopUpForm, status: number) => Promise<FastifyReply>,
 ): Promise<FastifyReply> {
   const tenantId = memberTenantId(request);

@@ -1,15 +1,17 @@
 /**
- * The markup of the agents pages (src/agents/console-pages.ts): the list, the create form, the
+ * The markup of the agents pages (src/console/pages/agents.ts): the list, the create form, the
  * draft and settings editor, the webhook panel, the versions and the test-call form. Forms read
  * back with `draftFromForm` / `settingsFromForm` into the API's own request shapes.
  */
-import { dateTime, emptyState, field, inputField, statusBadge } from '../console/components.js';
-import { type FormFields, integerField, listField, textField } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { newFormKey } from '../console/once.js';
-import { ApiError, type FieldIssue } from '../core/errors.js';
-import type { Agent, AgentVersion } from './schemas.js';
-import type { AgentSettings } from './settings.js';
+
+import type { Agent, AgentVersion } from '../../agents/schemas.js';
+import type { AgentSettings } from '../../agents/settings.js';
+import { ApiError, type FieldIssue } from '../../core/errors.js';
+import type { UserListItem } from '../../users/schemas.js';
+import { dateTime, emptyState, field, inputField, statusBadge } from '../../web/components.js';
+import { type FormFields, integerField, listField, textField } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { newFormKey } from '../../web/once.js';
 
 /** Field path (as the API reports it, `settings.` dropped) → message; the first issue wins. */
 export type Issues = Record<string, string>;
@@ -373,4 +375,19 @@ export function webhookPanel(agent: Agent, rotate: Html | false, reveal: boolean
 export function maskedWebhookUrl(url: string): string {
   const masked = url.replace(/webh_[0-9A-Za-z]+/g, (id) => `webh_…${id.slice(-4)}`);
   return masked === url ? `…${url.slice(-4)}` : masked;
+}
+
+export function pageNumber(value: string | undefined): number {
+  return value && /^\d{1,9}$/.test(value) && Number(value) > 0 ? Number(value) : 1;
+}
+
+export const ownerLabel = (user: UserListItem) => (user.name ? `${user.name} <${user.email}>` : user.email);
+
+export interface DetailState {
+  draft?: DraftValues;
+  settings?: Record<string, unknown>;
+  issues?: Issues;
+  testCall?: { values: TestCallValues; issues: Issues; refusal?: string };
+  status?: number;
+  versionsPage?: number;
 }

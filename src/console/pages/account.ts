@@ -4,13 +4,14 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
-import { badge, inputField } from '../console/components.js';
-import { fieldIssues, formOf, redirectWithFlash, textField, validated } from '../console/forms.js';
-import { html } from '../console/html.js';
-import { csrfField, sendPage } from '../console/layout.js';
-import type { Services } from '../services.js';
-import { ChangePasswordBody } from './schemas.js';
-import type { ConsoleSession } from './service.js';
+import { ChangePasswordBody } from '../../members/schemas.js';
+import type { ConsoleSession } from '../../members/service.js';
+import { badge, inputField } from '../../web/components.js';
+import { fieldIssues, formOf, textField, validated } from '../../web/forms.js';
+import { html } from '../../web/html.js';
+import { redirectWithFlash } from '../cookies.js';
+import { csrfField, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
 
 const MEMBER_POST = { config: { consoleAccess: 'viewer' as const } };
 
@@ -29,9 +30,7 @@ const codeInput = (error?: string) =>
     attributes: html`inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}"`,
   });
 
-export async function accountPages(app: FastifyInstance) {
-  const { members }: Services = app.services;
-
+export const accountPages = consolePages(['members'], async (app, { members }) => {
   function accountPage(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -176,4 +175,4 @@ export async function accountPages(app: FastifyInstance) {
       return accountPage(request, reply, { disable: `The code ${errors.code}` }, 422);
     }
   });
-}
+});

@@ -1,10 +1,10 @@
 /** The overview: the agency's business at a glance, and the first steps when it is new. */
-import type { FastifyInstance } from 'fastify';
-import type { DailyCalls } from '../insights/repository.js';
-import type { TenantOverview } from '../insights/service.js';
-import { walletPanel } from '../wallets/console-views.js';
-import { type Html, html } from './html.js';
-import { can, sendPage } from './layout.js';
+import type { DailyCalls } from '../../insights/repository.js';
+import type { TenantOverview } from '../../insights/service.js';
+import { type Html, html } from '../../web/html.js';
+import { can, sendPage } from '../layout.js';
+import { consolePages } from '../plugin.js';
+import { walletPanel } from './wallet-panel.js';
 
 const number = (n: number) => n.toLocaleString('en-US');
 
@@ -116,8 +116,7 @@ ${started}
 </section>`;
 }
 
-export async function overviewPages(app: FastifyInstance) {
-  const { insights, wallets } = app.services;
+export const overviewPages = consolePages(['insights', 'wallets'], async (app, { insights, wallets }) => {
   app.get('/', async (request, reply) => {
     const tenantId = request.consoleSession?.tenantId ?? '';
     const [overview, wallet] = await Promise.all([insights.overview(tenantId), wallets.get(tenantId)]);
@@ -128,4 +127,4 @@ export async function overviewPages(app: FastifyInstance) {
       body: html`${walletPanel(wallet)}${overviewBody(overview, isNew ? firstSteps(request) : html``)}`,
     });
   });
-}
+});

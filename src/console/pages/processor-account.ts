@@ -5,13 +5,13 @@
  * operator's PATCH; everyone else reads it. The application fee is the operator's, shown only.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { badge, inputField } from '../console/components.js';
-import { type FormFields, fieldIssues, textField, validated } from '../console/forms.js';
-import { type Html, html } from '../console/html.js';
-import { can, csrfField } from '../console/layout.js';
-import { ApiError } from '../core/errors.js';
-import { ProcessorAccountInput, type Tenant } from '../tenants/schemas.js';
-import type { TenantService } from '../tenants/service.js';
+import { ApiError } from '../../core/errors.js';
+import { ProcessorAccountInput, type Tenant } from '../../tenants/schemas.js';
+import type { TenantService } from '../../tenants/service.js';
+import { badge, inputField } from '../../web/components.js';
+import { type FormFields, fieldIssues, textField, validated } from '../../web/forms.js';
+import { type Html, html } from '../../web/html.js';
+import { can, csrfField } from '../layout.js';
 
 /** The form as posted, with its errors by field, when it is shown again. */
 export interface ProcessorAccountForm {

@@ -2,9 +2,10 @@
  * The wallet on the console's overview: the agency sees its wholesale minutes and rate, read-only
  * (the operator credits them), and a warning when they are used up. Nothing for an unmetered tenant.
  */
-import { type Html, html } from '../console/html.js';
-import { formatRate } from '../core/money.js';
-import type { Wallet } from './schemas.js';
+
+import { formatRate } from '../../core/money.js';
+import type { Wallet } from '../../wallets/schemas.js';
+import { type Html, html } from '../../web/html.js';
 
 export function walletPanel(wallet: Wallet): Html {
   if (!wallet.metered || wallet.balance_minutes === null) return html``;
