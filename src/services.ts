@@ -16,8 +16,8 @@ import {
 import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
 import { createProcessorAccounts, type ProcessorAccounts } from './billing/accounts.js';
 import type { PaymentProcessor } from './billing/processor.js';
-import { createSimulatedProcessor } from './billing/simulated.js';
-import { createStripeProcessor } from './billing/stripe.js';
+import { createSimulatedProcessor } from './billing/simulator/adapter.js';
+import { createStripeProcessor } from './billing/stripe/adapter.js';
 import { type BrandingService, createBrandingService, type TxtResolver } from './branding/service.js';
 import { ENGINE_CHECK_QUEUE, type EngineCheckPayload } from './calls/engine-dials.js';
 import { createEngineReports } from './calls/engine-reports.js';
@@ -53,11 +53,12 @@ import { maintenanceHandlers } from './maintenance.js';
 import { createMemberService, type MemberService } from './members/service.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { createMetricsService, type MetricsService } from './metrics/service.js';
-import { createOverageInvoicing, OVERAGE_INVOICE_QUEUE } from './overage/service.js';
+import { createOverageInvoicing, OVERAGE_INVOICE_QUEUE, settleOverageInTx } from './overage/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
 import { createMemoryStore } from './rate-limits/token-bucket.js';
+import { revokeUserSessions } from './sessions/repository.js';
 import {
   createSessionService,
   PASSWORD_RESET_QUEUE,
@@ -226,6 +227,7 @@ export function createServices(options: ServiceOptions): Services {
     processor,
     accounts: processorAccounts,
     events: { record: recordEvent },
+    periodEnded: settleOverageInTx,
   });
   const topUps = createTopUpService({ db, clock, processor, accounts: processorAccounts, idempotency });
   const overage = createOverageInvoicing({ db, clock, processor, accounts: processorAccounts });
@@ -249,6 +251,7 @@ export function createServices(options: ServiceOptions): Services {
     lifecycle: {
       created: [(tx, user) => emails.onUserCreated(tx, user), (tx, user) => recordUserCreated(tx, user)],
       deleted: [
+        (tx, user, at) => revokeUserSessions(tx, user.tenant_id, user.id, at),
         (tx, user, at) => subscriptions.cancelAllInTx(tx, user.tenant_id, user.id, at),
         (tx, user, at) => recordUserDeleted(tx, user, at),
       ],

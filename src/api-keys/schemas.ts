@@ -1,21 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQuery, SortOrder } from '../core/db/pagination.js';
+import { SCOPES } from '../core/http/auth.js';
 import { Nullable, Timestamp } from '../core/http/schemas.js';
 
-export const SCOPES = [
-  'users:read',
-  'users:write',
-  'plans:read',
-  'subscriptions:read',
-  'subscriptions:write',
-  'agents:read',
-  'agents:write',
-  'calls:read',
-  'calls:write',
-  'webhooks:read',
-  'webhooks:write',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope } from '../core/http/auth.js';
 
 const ScopeName = Type.Union(SCOPES.map((s) => Type.Literal(s)));
 

@@ -23,20 +23,14 @@ import type { ApiKey, CreateApiKeyBody, ListApiKeysQuery } from './schemas.js';
 
 export { SCOPES, type Scope } from './schemas.js';
 
+import type { KeyVerifier } from '../core/http/auth.js';
+
+export type { ApiKeyPrincipal, KeyVerifier, VerifyResult } from '../core/http/auth.js';
+
 export const CACHE_TTL_MS = 500;
 /** A key's last_used_at is written at most this often per process (the rest is in memory). */
 export const LAST_USED_EVERY_MS = 60_000;
 const CACHE_MAX_ENTRIES = 10_000;
-
-export interface ApiKeyPrincipal {
-  keyId: string;
-  tenantId: string;
-  scopes: ReadonlySet<string>;
-}
-
-export type VerifyResult =
-  | { ok: true; principal: ApiKeyPrincipal }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
 export function keyPattern(prefix: string): RegExp {
   return new RegExp(`^${prefix}_(live|test)_[0-9A-Za-z]{32}$`);
@@ -161,12 +155,6 @@ export async function revokeApiKey(
 interface CacheEntry {
   fetchedAt: number;
   row: Awaited<ReturnType<typeof findApiKeyByHash>>;
-}
-
-export interface KeyVerifier {
-  verify(presented: string): Promise<VerifyResult>;
-  /** Forgets cached keys (after a revocation in this process). */
-  invalidate(): void;
 }
 
 export function createKeyVerifier(options: {

@@ -2,7 +2,7 @@
  * The card-processor port: the operations billing needs, with Stripe's semantics (customers,
  * cards, monthly prices, subscriptions with trials, price changes with proration, cancellation,
  * one-off charges of the card on file, invoice items, one-off invoices charged to the card on file).
- * Adapters: `simulated` (in-process, ./simulated.ts) and `stripe` (the official SDK, ./stripe.ts).
+ * Adapters: `simulated` (in-process, ./simulator/) and `stripe` (the official SDK, ./stripe/).
  *
  * Every call that changes something takes an idempotency key: the processor performs it once per
  * key and replays the first answer to repeats, so a retry after a timeout never charges twice.

@@ -7,7 +7,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Agent, type AgentVersion, UpdateAgentBody } from '../agents/schemas.js';
 import { ApiError, notFound } from '../core/errors.js';
-import type { Services } from '../services.js';
 import {
   actionButton,
   dateTime,
@@ -19,6 +18,7 @@ import {
 } from '../web/components.js';
 import { fieldIssues, formOf, textField, validated } from '../web/forms.js';
 import { type Html, html } from '../web/html.js';
+import type { PortalServices } from './context.js';
 import { href, portalOf, redirectWithFlash, userOf } from './context.js';
 import { csrfField, sendPage } from './layout.js';
 import type { PortalPage } from './router.js';
@@ -113,7 +113,7 @@ function versionsTable(versions: AgentVersion[], published: number | null): Html
 </table></div>`;
 }
 
-export function agentPages(services: Services): PortalPage[] {
+export function agentPages(services: PortalServices): PortalPage[] {
   const { agents } = services;
 
   /** The agent when it is the signed-in user's own; 404 otherwise (the same answer as for no agent). */

@@ -5,11 +5,11 @@
  */
 import { CALL_STATUSES, type CallDetail, FINAL_STATUSES, ListPartnerCallsQuery } from '../calls/schemas.js';
 import { ApiError, notFound } from '../core/errors.js';
-import type { Services } from '../services.js';
 import { dateTime, emptyState, field, pager, select, statusBadge } from '../web/components.js';
 import { validated } from '../web/forms.js';
 import { type Html, html } from '../web/html.js';
 import { pageNumber } from './agents.js';
+import type { PortalServices } from './context.js';
 import { href, userOf } from './context.js';
 import { sendPage } from './layout.js';
 import type { PortalPage } from './router.js';
@@ -55,7 +55,7 @@ function timeline(call: CallDetail): Html {
 </ol>`;
 }
 
-export function callPages(services: Services): PortalPage[] {
+export function callPages(services: PortalServices): PortalPage[] {
   const { calls, agents } = services;
 
   return [

@@ -4,9 +4,39 @@
  * signed-in user, and the one-time flash message. Also the portal's cookies, all scoped to `base`
  * so two agencies' portals on the platform host never share a session, a token or a message.
  */
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Brand } from '../branding/service.js';
+import type { AgentService } from '../agents/service.js';
+import type { Brand, BrandingService } from '../branding/service.js';
+import type { CallService } from '../calls/service.js';
+import type { Clock } from '../core/clock.js';
+import type { Database } from '../core/db/database.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
+import type { SecretBox } from '../core/security/secrets.js';
+import type { PlanService } from '../plans/service.js';
+import type { RateLimits } from '../rate-limits/service.js';
+import type { SessionService } from '../sessions/service.js';
+import type { SubscriptionService } from '../subscriptions/service.js';
+import type { TopUpService } from '../top-ups/service.js';
+import type { UserService } from '../users/service.js';
 import type { Flash } from '../web/forms.js';
+
+/** The services the portal's pages use (the composition root passes them all). */
+export interface PortalServices {
+  readonly clock: Clock;
+  readonly database: Database;
+  readonly secrets: SecretBox;
+  readonly idempotency: IdempotencyStore;
+  readonly rateLimits: RateLimits;
+  readonly branding: BrandingService;
+  readonly sessions: SessionService;
+  readonly users: UserService;
+  readonly plans: PlanService;
+  readonly subscriptions: SubscriptionService;
+  readonly topUps: TopUpService;
+  readonly agents: AgentService;
+  readonly calls: CallService;
+}
 
 export type { Flash };
 

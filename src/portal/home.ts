@@ -6,10 +6,10 @@
 
 import { balanceOf } from '../credits/service.js';
 import type { Plan } from '../plans/schemas.js';
-import type { Services } from '../services.js';
 import type { Subscription } from '../subscriptions/schemas.js';
 import { emptyState, statusBadge } from '../web/components.js';
 import { type Html, html } from '../web/html.js';
+import type { PortalServices } from './context.js';
 import { href, portalOf, userOf } from './context.js';
 import { moreMinutesNote, sendPage } from './layout.js';
 import type { PortalPage } from './router.js';
@@ -41,7 +41,7 @@ function planCard(subscription: Subscription | undefined, plan: Plan | undefined
 </section>`;
 }
 
-export function homePages(services: Services): PortalPage[] {
+export function homePages(services: PortalServices): PortalPage[] {
   const { users, subscriptions, plans, agents, calls } = services;
   return [
     {

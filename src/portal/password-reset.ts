@@ -17,10 +17,10 @@
  */
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../core/errors.js';
-import type { Services } from '../services.js';
 import { PasswordResetConfirmBody, PasswordResetRequestBody } from '../sessions/schemas.js';
 import { fieldIssues, formOf, textField, validated } from '../web/forms.js';
 import { type Html, html } from '../web/html.js';
+import type { PortalServices } from './context.js';
 import { cookieOptions, type Flash, portalOf, SESSION_COOKIE, setFlash } from './context.js';
 import { cardPage, csrfField, flashBanner } from './layout.js';
 import type { PortalPage } from './router.js';
@@ -134,7 +134,7 @@ function passwordField(fields: ReturnType<typeof formOf>, name: string): string 
   return typeof text === 'string' ? text : '';
 }
 
-export function passwordResetPages(services: Services): PortalPage[] {
+export function passwordResetPages(services: PortalServices): PortalPage[] {
   const { sessions, rateLimits } = services;
   return [
     {

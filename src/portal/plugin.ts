@@ -18,13 +18,13 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Brand } from '../branding/service.js';
 import { ApiError } from '../core/errors.js';
 import { checkStorable, MAX_BODY_DEPTH } from '../core/http/validation.js';
-import type { Services } from '../services.js';
 import { pageErrorHandler } from '../web/page-errors.js';
 import { acceptFormsOnly, checkCsrf, protectPages } from '../web/page-security.js';
 import { agentPages } from './agents.js';
 import { assetNameOf, sendAsset } from './assets.js';
 import { logoOrigin } from './brand-style.js';
 import { callPages } from './calls.js';
+import type { PortalServices } from './context.js';
 import {
   CSRF_COOKIE,
   cookieOptions,
@@ -44,7 +44,7 @@ import { topUpPages } from './top-ups.js';
 /** Slugs and tenant ids: anything else in the key's place is no portal, without a lookup. */
 const PORTAL_KEY = /^[A-Za-z0-9_-]{1,64}$/;
 
-export const portalSurface: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const portalSurface: FastifyPluginAsync<{ services: PortalServices }> = async (app, { services }) => {
   // The custom-domain guard lets only /portal through on agencies' domains (src/branding/host-guard.ts).
   if (app.prefix !== '/portal') throw new Error("register portalSurface with { prefix: '/portal' }");
   const root = app.prefix;

@@ -7,10 +7,10 @@
  */
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../core/errors.js';
-import type { Services } from '../services.js';
 import { formOf, textField } from '../web/forms.js';
 import { html } from '../web/html.js';
 import { brandStylesheet } from './brand-style.js';
+import type { PortalServices } from './context.js';
 import { cookieOptions, type Flash, portalOf, SESSION_COOKIE, safeNext, setFlash } from './context.js';
 import { cardPage, csrfField, flashBanner } from './layout.js';
 import type { PortalPage } from './router.js';
@@ -46,7 +46,7 @@ function signInForm(
   );
 }
 
-export function signInPages(services: Services): PortalPage[] {
+export function signInPages(services: PortalServices): PortalPage[] {
   const { sessions, rateLimits, clock } = services;
   return [
     {

@@ -12,12 +12,12 @@ import type { Brand } from '../branding/service.js';
 import { ApiError } from '../core/errors.js';
 import { balanceOf } from '../credits/service.js';
 import type { Plan } from '../plans/schemas.js';
-import type { Services } from '../services.js';
 import { NO_CARD_MESSAGE } from '../subscriptions/plan-change-rules.js';
 import { MAX_TOP_UP_MINUTES, MIN_TOP_UP_MINUTES, type TopUp } from '../top-ups/schemas.js';
 import { type FormFields, fieldIssues, formOf, textField } from '../web/forms.js';
 import { type Html, html } from '../web/html.js';
 import { pageNumber } from './agents.js';
+import type { PortalServices } from './context.js';
 import { portalOf, redirectWithFlash, userOf } from './context.js';
 import { csrfField, sendPage } from './layout.js';
 import { isFormKey, newFormKey, oncePerUserFormKey } from './once.js';
@@ -83,7 +83,7 @@ function minutesOf(fields: FormFields): { minutes: number } | { issues: BuyForm[
   return { minutes: Number(choice) };
 }
 
-export function topUpPages(services: Services): PortalPage[] {
+export function topUpPages(services: PortalServices): PortalPage[] {
   const { subscriptions, plans, topUps, idempotency } = services;
 
   /** The plan the user's minutes are priced by, or why there is none to buy with. */

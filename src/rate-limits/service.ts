@@ -6,9 +6,9 @@
  * tenant's own partner limit is read at most once per `tenantCacheTtlMs` per process.
  */
 import crypto from 'node:crypto';
-import type { ApiKeyPrincipal } from '../api-keys/service.js';
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Db } from '../core/db/database.js';
+import type { ApiKeyPrincipal } from '../core/http/auth.js';
 import { DEFAULT_POLICIES, type RateLimitPolicies } from './policies.js';
 import type { StoreLogger } from './redis-store.js';
 import { findTenantRateLimit } from './repository.js';

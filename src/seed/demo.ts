@@ -2,13 +2,20 @@
  * The newcomer's demo tenant: created on first start with an empty embedded database, so both
  * surfaces can be tried within a minute.
  */
+
+import type { AgentService } from '../agents/service.js';
 import { issueApiKey, SCOPES } from '../api-keys/service.js';
+import type { BrandingService } from '../branding/service.js';
 import { seedDemoAgent } from '../calls/seed.js';
+import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config/config.js';
+import type { Database } from '../core/db/database.js';
 import { newId, randomBase62 } from '../core/ids.js';
 import { hashPassword } from '../core/security/passwords.js';
 import { addCreditEntry } from '../credits/repository.js';
-import type { Services } from '../services.js';
+import type { MemberService } from '../members/service.js';
+import type { PlanService } from '../plans/service.js';
+import type { TenantService } from '../tenants/service.js';
 import { insertUser } from '../users/repository.js';
 
 export interface DemoSeed {
@@ -25,7 +32,19 @@ export interface DemoSeed {
   lines: string[];
 }
 
-export async function isDatabaseEmpty(services: Services): Promise<boolean> {
+/** What the demo seed uses (the entry points pass the whole services). */
+export interface DemoSeedServices {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly database: Database;
+  readonly tenants: TenantService;
+  readonly plans: PlanService;
+  readonly agents: AgentService;
+  readonly members: MemberService;
+  readonly branding: BrandingService;
+}
+
+export async function isDatabaseEmpty(services: DemoSeedServices): Promise<boolean> {
   const row = await services.database.db
     .selectFrom('tenants')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -33,7 +52,7 @@ export async function isDatabaseEmpty(services: Services): Promise<boolean> {
   return Number(row.n) === 0;
 }
 
-export async function seedDemo(services: Services): Promise<DemoSeed> {
+export async function seedDemo(services: DemoSeedServices): Promise<DemoSeed> {
   const { clock, config } = services;
   const db = services.database.db;
   const tenant = await services.tenants.create({ name: 'Demo Agency' });

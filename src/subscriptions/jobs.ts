@@ -6,15 +6,15 @@
  */
 
 import { periodEndAfter } from '../billing/periods.js';
-import type { ProcessorStatus, ProcessorSubscription } from '../billing/processor.js';
+import type { PaymentProcessor, ProcessorStatus, ProcessorSubscription } from '../billing/processor.js';
 import { ProcessorRequestError } from '../billing/processor.js';
 import { findCustomer, findPlanOfPrice } from '../billing/repository.js';
 import type { Tx } from '../core/db/database.js';
 import { enqueueJob } from '../core/jobs/runner.js';
-import { settleOverageInTx } from '../overage/service.js';
 import { createSubscriptionWriter } from './events.js';
 import { grantPeriod, scheduleTick } from './periods.js';
 import { applyProcessorResult, type ProcessorDeps } from './processor-change.js';
+import type { SubscriptionRow } from './repository.js';
 import {
   findLiveSubscriptions,
   findOperation,
@@ -30,7 +30,18 @@ const RENEWAL_RECHECK_MS = 10 * 60 * 1000;
 /** The processor's states of a subscription that will not renew. */
 const ENDED: ProcessorStatus[] = ['canceled', 'incomplete_expired'];
 
-export function createSubscriptionJobs(deps: ProcessorDeps) {
+/**
+ * What happens in the transaction that ends a period (the overage capability settles the period's
+ * negative balance): given by the composition root, so subscriptions need not know of overage.
+ */
+export type PeriodEndedHook = (
+  tx: Tx,
+  sub: SubscriptionRow,
+  processorName: PaymentProcessor['name'],
+  now: Date,
+) => Promise<unknown>;
+
+export function createSubscriptionJobs(deps: ProcessorDeps & { periodEnded: PeriodEndedHook }) {
   const { db, clock } = deps;
   const writer = createSubscriptionWriter(deps.events);
 
@@ -45,7 +56,7 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
       // The processor renewed, or ended the subscription: what the ended period used beyond the
       // balance is its overage (billed at once by its job, whether the subscription goes on or not).
       if (remote.currentPeriodStart > sub.current_period_start || ENDED.includes(remote.status)) {
-        await settleOverageInTx(tx, sub, deps.processor.name, now);
+        await deps.periodEnded(tx, sub, deps.processor.name, now);
       }
       const planId =
         (await findPlanOfPrice(tx, tenantId, deps.processor.name, remote.priceId)) ?? sub.plan_id;
@@ -75,7 +86,7 @@ export function createSubscriptionJobs(deps: ProcessorDeps) {
         await grantPeriod(tx, sub, now);
         if (sub.current_period_end > now) break;
         // The period ended (renewed or not): what it used beyond the balance is its overage.
-        await settleOverageInTx(tx, sub, deps.processor.name, now);
+        await deps.periodEnded(tx, sub, deps.processor.name, now);
         if (sub.cancel_at_period_end) {
           sub = await writer.update(tx, sub, {
             status: 'canceled',

@@ -21,7 +21,7 @@ import { findPlan, type PlanRow } from '../plans/repository.js';
 import { findUser, type UserRow } from '../users/repository.js';
 import { applyAgencyChange } from './agency-billing.js';
 import { createSubscriptionWriter, toSubscription } from './events.js';
-import { createSubscriptionJobs } from './jobs.js';
+import { createSubscriptionJobs, type PeriodEndedHook } from './jobs.js';
 import {
   checkChangeTarget,
   type DecidedChange,
@@ -74,6 +74,8 @@ type PlanChangeRequest =
 
 export interface SubscriptionServiceDeps extends ProcessorDeps {
   idempotency: IdempotencyStore;
+  /** Runs in the transaction that ends each period (overage settlement). */
+  periodEnded: PeriodEndedHook;
 }
 
 /**

@@ -11,7 +11,6 @@ import { ApiError, notFound } from '../core/errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
 import { hashPassword } from '../core/security/passwords.js';
-import { revokeUserSessions } from '../sessions/repository.js';
 import { createListTotals, filterKey } from './list-totals.js';
 import {
   findUser,
@@ -182,7 +181,6 @@ export function createUserService(deps: {
         if (user.deleted_at) return { id: user.id, deleted_at: user.deleted_at.toISOString() };
         const at = clock.now();
         await markUserDeleted(tx, tenantId, userId, at);
-        await revokeUserSessions(tx, tenantId, userId, at);
         for (const hook of lifecycle.deleted) await hook(tx, user, at);
         return { id: user.id, deleted_at: at.toISOString() };
       });

@@ -7,7 +7,7 @@
  * page; minutes out of range are refused beside the field. Nothing changes on any refusal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SimulatedProcessor } from '../../src/billing/simulated.js';
+import type { SimulatedProcessor } from '../../src/billing/simulator/adapter.js';
 import { createPlan, createTenant, type TestTenant } from '../support/app.js';
 import { addCard, balance, createUser, ledgerOf, subscribedUser, type World } from '../top-ups/helpers.js';
 import { type ConsoleFixture, startConsole } from './harness.js';

@@ -6,9 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
-import { portalSurface } from '../../src/portal/plugin.js';
 import {
   createPlan,
   createTenant,

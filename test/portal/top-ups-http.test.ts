@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProcessorUnavailableError } from '../../src/billing/processor.js';
-import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulated.js';
+import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulator/adapter.js';
 import { systemClock } from '../../src/core/clock.js';
 import { createPlan, createUser, type TestApp } from '../support/app.js';
 import { addCard, balance, ledgerOf } from '../top-ups/helpers.js';

@@ -1,7 +1,7 @@
 /** A test app on the chosen processor adapter, with the Stripe-protocol server when it is `stripe`. */
 import type { PaymentProcessor } from '../../src/billing/processor.js';
-import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulated.js';
-import { createStripeProcessor } from '../../src/billing/stripe.js';
+import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulator/adapter.js';
+import { createStripeProcessor } from '../../src/billing/stripe/adapter.js';
 import { type Clock, systemClock } from '../../src/core/clock.js';
 import {
   createPlan,

@@ -4,9 +4,9 @@
  * form-encoded bodies in Stripe's bracket notation, Stripe JSON objects and error shapes,
  * Idempotency-Key replay (`Idempotent-Replayed: true`, 400 idempotency_error on other
  * parameters). The objects and their billing semantics come from the same engine as the simulated
- * adapter (src/processor-simulator/, and src/billing/simulated-charges.ts for PaymentIntents: a
+ * adapter (src/billing/simulator/, and src/billing/simulator/charges.ts for PaymentIntents: a
  * declined confirmation answers 402 card_error with `decline_code` and the `payment_intent`; and
- * src/billing/simulated-invoice-items.ts for invoice items; src/processor-simulator/invoices.ts for
+ * src/billing/simulator/invoice-items.ts for invoice items; src/billing/simulator/invoices.ts for
  * one-off invoices, whose declined payment answers 402 card_error and leaves the invoice open),
  * driven by the test's clock.
  *
@@ -19,17 +19,17 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPaymentIntents } from '../../src/billing/simulated-charges.js';
-import { createInvoiceItems } from '../../src/billing/simulated-invoice-items.js';
-import { accountStore } from '../../src/processor-simulator/accounts.js';
-import { ProcessorEngine } from '../../src/processor-simulator/engine.js';
+import { accountStore } from '../../src/billing/simulator/accounts.js';
+import { createPaymentIntents } from '../../src/billing/simulator/charges.js';
+import { ProcessorEngine } from '../../src/billing/simulator/engine.js';
+import { createInvoiceItems } from '../../src/billing/simulator/invoice-items.js';
 import {
   type EngineStore,
   memoryStore,
   publicObject,
   type StoredObject,
-} from '../../src/processor-simulator/objects.js';
-import { EngineError } from '../../src/processor-simulator/params.js';
+} from '../../src/billing/simulator/objects.js';
+import { EngineError } from '../../src/billing/simulator/params.js';
 
 export interface Fault {
   method: string;

@@ -8,8 +8,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { createProcessorAccounts } from '../../src/billing/accounts.js';
 import type { PaymentProcessor } from '../../src/billing/processor.js';
-import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulated.js';
-import { createStripeProcessor } from '../../src/billing/stripe.js';
+import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulator/adapter.js';
+import { createStripeProcessor } from '../../src/billing/stripe/adapter.js';
 import { type Clock, systemClock } from '../../src/core/clock.js';
 import { createIdempotencyStore } from '../../src/core/idempotency/store.js';
 import { topUpRoutes } from '../../src/top-ups/routes.js';

@@ -4,11 +4,11 @@
  * processor executed (not replayed); plus the helpers the usage tests share.
  */
 import { type PaymentProcessor, ProcessorUnavailableError } from '../../src/billing/processor.js';
-import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulated.js';
-import { createStripeProcessor } from '../../src/billing/stripe.js';
+import { createSimulatedProcessor, type SimulatedProcessor } from '../../src/billing/simulator/adapter.js';
+import type { Invoice } from '../../src/billing/simulator/objects.js';
+import { createStripeProcessor } from '../../src/billing/stripe/adapter.js';
 import type { ManualClock } from '../../src/core/clock.js';
 import type { OVERAGE_INVOICE_QUEUE } from '../../src/overage/service.js';
-import type { Invoice } from '../../src/processor-simulator/objects.js';
 import type { PERIOD_QUEUE } from '../../src/subscriptions/periods.js';
 import {
   createPlan,

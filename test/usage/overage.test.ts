@@ -7,10 +7,10 @@
  * agency plans record it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unsettledPanel } from '../../src/console/pages/usage.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { OVERAGE_INVOICE_QUEUE } from '../../src/overage/service.js';
 import { PERIOD_QUEUE } from '../../src/subscriptions/periods.js';
-import { unsettledPanel } from '../../src/usage/console-pages.js';
 import {
   ADAPTERS,
   adjust,

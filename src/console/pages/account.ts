@@ -2,7 +2,7 @@
  * "Your account" in the console: any member changes their own password and turns the TOTP second
  * factor on (scan, confirm a code) or off (a current code). Every POST here needs only a viewer.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { ChangePasswordBody } from '../../members/schemas.js';
 import type { ConsoleSession } from '../../members/service.js';

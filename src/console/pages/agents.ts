@@ -3,7 +3,7 @@
  * and settings editor, publish, versions, webhook URL (copy, rotate), delete and a test call.
  * Everything goes through services.agents and services.calls, as the API routes do.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Agent, CreateAgentBody, UpdateAgentBody } from '../../agents/schemas.js';
 import { checkSettings } from '../../agents/service.js';
 import type { AgentSettings } from '../../agents/settings.js';

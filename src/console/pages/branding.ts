@@ -7,7 +7,7 @@
  * The console's Content Security Policy loads images only from this origin (and data:), so the
  * logo is shown as a link, not previewed; the color swatch and the portal preview are inline SVG.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AddDomainBody, type Branding, type Domain, UpdateBrandingBody } from '../../branding/schemas.js';
 import { ApiError } from '../../core/errors.js';
 import { actionButton, badge, dateTime, emptyState, field, input, inputField } from '../../web/components.js';

@@ -2,7 +2,7 @@
  * The do-not-call list in the console (docs/console.md): the numbers no call may be placed to,
  * with the API's phone filter and pages; admins add and remove numbers. services.doNotCall.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.js';
 import { AddDoNotCallBody, ListDoNotCallQuery, PhoneNumberParam } from '../../do-not-call/schemas.js';
 import { actionButton, dateTime, emptyState, inputField, pager } from '../../web/components.js';

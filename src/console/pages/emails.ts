@@ -7,7 +7,7 @@
  */
 
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EmailSettingsInput } from '../../tenants/schemas.js';
 import type { ConsoleEmailSettings } from '../../tenants/service.js';
 import { badge, dateTime, emptyState, inputField, pager, statusBadge } from '../../web/components.js';

@@ -3,7 +3,7 @@
  * roles, remove members and revoke invitations. The invitation link is a public page where the
  * invitee chooses a name and password and is signed in.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.js';
 import {
   AcceptInvitationBody,

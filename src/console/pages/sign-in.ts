@@ -4,7 +4,7 @@
  * password is checked, and a member locks after repeated failures (src/members/service.ts). TOTP
  * codes are rate-limited the same way, in the address's bucket and a bucket of the member.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { type Flash, formOf, textField } from '../../web/forms.js';
 import { html } from '../../web/html.js';
 import { cookieOptions, SESSION_COOKIE, safeNext, setFlash } from '../cookies.js';

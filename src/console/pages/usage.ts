@@ -3,7 +3,7 @@
  * the agency's margin per currency (retail billed − the wallet's wholesale cost), and the same rows
  * as CSV. Every member may read it. It calls the service of GET /api/v1/usage.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { type CsvCell, toCsv } from '../../core/csv.js';
 import { ApiError } from '../../core/errors.js';
 import { formatMoney } from '../../core/money.js';

@@ -3,7 +3,7 @@
  * create and edit (the signing secret shown once, also after a rotation), enable/disable, delete,
  * and an endpoint's deliveries with a retry button. Every write calls services.events, as the API.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   CreateEndpointBody,
   EVENT_TYPES,

@@ -5,8 +5,41 @@
  */
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyPrincipal, KeyVerifier, Scope } from '../../api-keys/service.js';
 import { ApiError } from '../errors.js';
+
+/** What a partner API key may be allowed to do; each partner route declares the one it needs. */
+export const SCOPES = [
+  'users:read',
+  'users:write',
+  'plans:read',
+  'subscriptions:read',
+  'subscriptions:write',
+  'agents:read',
+  'agents:write',
+  'calls:read',
+  'calls:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A verified API key: whose it is and what it may do. */
+export interface ApiKeyPrincipal {
+  keyId: string;
+  tenantId: string;
+  scopes: ReadonlySet<string>;
+}
+
+export type VerifyResult =
+  | { ok: true; principal: ApiKeyPrincipal }
+  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
+
+/** Checks presented API keys (the api-keys capability implements it). */
+export interface KeyVerifier {
+  verify(presented: string): Promise<VerifyResult>;
+  /** Forgets cached keys (after a revocation in this process). */
+  invalidate(): void;
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {

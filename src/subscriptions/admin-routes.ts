@@ -1,17 +1,21 @@
 /** Operator routes for a user's card on file (decisions.md §4), through the processor port. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { ProcessorAccounts } from '../billing/accounts.js';
+import {
+  type PaymentProcessor,
+  ProcessorRequestError,
+  ProcessorUnavailableError,
+} from '../billing/processor.js';
+import { findCustomer, insertCustomer, setCard } from '../billing/repository.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { ApiError, unprocessable } from '../core/errors.js';
 import { DataEnvelope, IdParam } from '../core/http/schemas.js';
 import { randomBase62 } from '../core/ids.js';
-import { PaymentMethod, PaymentMethodBody } from '../subscriptions/schemas.js';
 import { findUser } from '../users/repository.js';
 import { tenantOfUser } from '../users/service.js';
-import type { ProcessorAccounts } from './accounts.js';
-import { type PaymentProcessor, ProcessorRequestError, ProcessorUnavailableError } from './processor.js';
-import { findCustomer, insertCustomer, setCard } from './repository.js';
+import { PaymentMethod, PaymentMethodBody } from './schemas.js';
 
 async function viaProcessor<T>(work: () => Promise<T>): Promise<T> {
   try {

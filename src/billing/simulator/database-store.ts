@@ -4,8 +4,8 @@
  * the simulator's own storage: only this store writes them.
  */
 import { sql } from 'kysely';
-import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db/database.js';
+import type { Clock } from '../../core/clock.js';
+import type { Db } from '../../core/db/database.js';
 import type { EngineStore, StoredObject, Subscription } from './objects.js';
 
 export interface SimulatedProcessorObjectsTable {
@@ -17,7 +17,7 @@ export interface SimulatedProcessorObjectsTable {
   updated_at: Date;
 }
 
-declare module '../core/db/database.js' {
+declare module '../../core/db/database.js' {
   interface Tables {
     simulated_processor_objects: SimulatedProcessorObjectsTable;
   }

@@ -1,22 +1,12 @@
 /**
  * The `simulated` processor adapter (PROCESSOR=simulated, the default): the in-process engine of
- * src/processor-simulator/ (and ./simulated-charges.ts for one-off charges), with its objects in the
+ * ./engine.ts (and ./charges.ts for one-off charges), with its objects in the
  * database so subscriptions survive a restart, Stripe's idempotency-key replay, and call counters
  * tests read.
  */
 import crypto from 'node:crypto';
-import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db/database.js';
-import { accountStore } from '../processor-simulator/accounts.js';
-import { databaseStore } from '../processor-simulator/database-store.js';
-import { ProcessorEngine } from '../processor-simulator/engine.js';
-import {
-  type EngineStore,
-  type IdempotencyRecord,
-  memoryStore,
-  type Subscription,
-} from '../processor-simulator/objects.js';
-import { EngineError } from '../processor-simulator/params.js';
+import type { Clock } from '../../core/clock.js';
+import type { Db } from '../../core/db/database.js';
 import {
   type Card,
   chargeOfPaymentIntent,
@@ -25,14 +15,19 @@ import {
   ProcessorRequestError,
   type ProcessorSubscription,
   ProcessorUnavailableError,
-} from './processor.js';
-import type { CallCounts } from './simulated-calls.js';
-import { CardDeclinedError, createPaymentIntents } from './simulated-charges.js';
-import { createInvoiceItems, type InvoiceItem as SimulatedInvoiceItem } from './simulated-invoice-items.js';
-import { invoiceMethods } from './simulated-invoices.js';
+} from '../processor.js';
+import { accountStore } from './accounts.js';
+import { invoiceMethods } from './adapter-invoices.js';
+import type { CallCounts } from './call-counts.js';
+import { CardDeclinedError, createPaymentIntents } from './charges.js';
+import { databaseStore } from './database-store.js';
+import { ProcessorEngine } from './engine.js';
+import { createInvoiceItems, type InvoiceItem as SimulatedInvoiceItem } from './invoice-items.js';
+import { type EngineStore, type IdempotencyRecord, memoryStore, type Subscription } from './objects.js';
+import { EngineError } from './params.js';
 
 /** Executed (not replayed) calls per operation; tests assert exactly-once effects with them. */
-export type { CallCounts } from './simulated-calls.js';
+export type { CallCounts } from './call-counts.js';
 
 export interface SimulatedProcessor extends PaymentProcessor {
   readonly calls: CallCounts;

@@ -1,12 +1,13 @@
 /**
- * The simulated adapter's one-off invoices (src/processor-simulator/invoices.ts): made with the
+ * The simulated adapter's one-off invoices (src/billing/simulator/invoices.ts): made with the
  * customer's pending items, finalized and paid through the adapter's idempotency-key replay.
  */
-import type { ProcessorEngine } from '../processor-simulator/engine.js';
-import { InvoiceDeclinedError } from '../processor-simulator/invoices.js';
-import type { Invoice } from '../processor-simulator/objects.js';
-import type { InvoicePayment, PaymentProcessor, ProcessorInvoice } from './processor.js';
-import type { CallCounts } from './simulated-calls.js';
+
+import type { InvoicePayment, PaymentProcessor, ProcessorInvoice } from '../processor.js';
+import type { CallCounts } from './call-counts.js';
+import type { ProcessorEngine } from './engine.js';
+import { InvoiceDeclinedError } from './invoices.js';
+import type { Invoice } from './objects.js';
 
 export function toProcessorInvoice(invoice: Invoice): ProcessorInvoice {
   const { id, status, currency, metadata } = invoice;

@@ -1,14 +1,13 @@
 /**
  * Invoice items in the simulator, shaped as Stripe's (`POST /v1/invoiceitems`): an amount added to a
- * customer's next invoice, taken by the subscription's renewal (processor-simulator/billing-cycle.ts).
+ * customer's next invoice, taken by the subscription's renewal (billing/simulator/billing-cycle.ts).
  * The simulated adapter and the Stripe-protocol test server both use them. Every parameter Stripe
  * accepts is accepted by name; the ones the simulator does not model (prices, discounts, taxes,
  * customer accounts, a given invoice) are refused with a message saying so, and an unknown one is
  * Stripe's `parameter_unknown`.
  */
-import { objectId, toSeconds } from '../processor-simulator/billing-cycle.js';
-import { invoiceItemIndexId, invoiceItemsOf } from '../processor-simulator/invoice-items.js';
-import type { EngineStore, InvoiceItem } from '../processor-simulator/objects.js';
+import { objectId, toSeconds } from './billing-cycle.js';
+import type { EngineStore, InvoiceItem } from './objects.js';
 import {
   EngineError,
   integerParam,
@@ -19,9 +18,10 @@ import {
   type StripeList,
   type StripeParams,
   stripeList,
-} from '../processor-simulator/params.js';
+} from './params.js';
+import { invoiceItemIndexId, invoiceItemsOf } from './pending-invoice-items.js';
 
-export type { InvoiceItem } from '../processor-simulator/objects.js';
+export type { InvoiceItem } from './objects.js';
 
 const MAX_AMOUNT = 99_999_999;
 const MODELLED = new Set([

@@ -1,19 +1,14 @@
 /**
  * One-off charges in the simulator, shaped as Stripe's PaymentIntents: created and confirmed in one
- * call on a customer's card, listed per customer. The simulated adapter (./simulated.ts) and the
- * Stripe-protocol test server both use them, beside the engine of src/processor-simulator/ whose
+ * call on a customer's card, listed per customer. The simulated adapter (./adapter.ts) and the
+ * Stripe-protocol test server both use them, beside the engine of ./engine.ts whose
  * customers and test cards they charge (`pm_card_visa` succeeds, `pm_card_chargeDeclined` declines).
  * Minimum charge amounts per currency are not modelled; Stripe's maximum (99,999,999) is.
  */
-import { objectId, toSeconds } from '../processor-simulator/billing-cycle.js';
-import type {
-  CustomerPaymentIntents,
-  EngineStore,
-  PaymentIntent,
-  StoredObject,
-} from '../processor-simulator/objects.js';
+import { objectId, toSeconds } from './billing-cycle.js';
+import type { CustomerPaymentIntents, EngineStore, PaymentIntent, StoredObject } from './objects.js';
 
-export type { PaymentIntent, PaymentIntentError } from '../processor-simulator/objects.js';
+export type { PaymentIntent, PaymentIntentError } from './objects.js';
 
 import {
   EngineError,
@@ -26,7 +21,7 @@ import {
   type StripeParams,
   stringOrNull,
   stripeList,
-} from '../processor-simulator/params.js';
+} from './params.js';
 
 const MAX_AMOUNT = 99_999_999;
 const DECLINE_DOC_URL = 'https://stripe.com/docs/error-codes/card-declined';

@@ -1,7 +1,7 @@
 /**
  * Invoice items as a customer's next subscription invoice takes them: the pending items of the
  * customer (for that subscription or for none) in the invoice's currency, added to its amount and
- * then marked with the invoice, as Stripe's renewal does. Created by src/billing/simulated-invoice-items.ts.
+ * then marked with the invoice, as Stripe's renewal does. Created by src/billing/simulator/invoice-items.ts.
  */
 import type { EngineStore, InvoiceItem } from './objects.js';
 

@@ -1,6 +1,6 @@
 /**
  * A small card processor with Stripe test-mode semantics, behind the `simulated` adapter
- * (src/billing/simulated.ts) and the Stripe-protocol test server (test/support/stripe-server.ts). It
+ * (src/billing/simulator/adapter.ts) and the Stripe-protocol test server (test/support/stripe-server.ts). It
  * takes Stripe's request parameters and returns Stripe's JSON objects (times in Unix seconds), for
  * the calls billing makes: customers, card test tokens, monthly prices, subscriptions (trials,
  * proration, cancellation).
@@ -10,7 +10,7 @@
  * first brings the subscriptions it touches up to date (trial ends, renewals, cancellations at
  * period end), each renewal invoice charged to the default card.
  */
-import { addMonths, DAY_MS } from '../billing/periods.js';
+import { addMonths, DAY_MS } from '../periods.js';
 import {
   bringUpToDate,
   chargeInvoice,

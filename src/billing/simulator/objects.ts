@@ -108,7 +108,7 @@ export interface Invoice {
   auto_advance: boolean;
   billing_reason: 'subscription_create' | 'subscription_update' | 'subscription_cycle' | 'manual';
   collection_method: 'charge_automatically';
-  /** draft: one-off, still editable (processor-simulator/invoices.ts); open: finalized, not paid. */
+  /** draft: one-off, still editable (billing/simulator/invoices.ts); open: finalized, not paid. */
   status: 'draft' | 'open' | 'paid';
   created: number;
   description: string | null;

@@ -9,7 +9,6 @@
  * an unknown one is Stripe's `parameter_unknown`.
  */
 import { indexInvoice, invoiceIndexId, type Ledger, objectId } from './billing-cycle.js';
-import { invoiceItemsOf } from './invoice-items.js';
 import type { Invoice } from './objects.js';
 import {
   EngineError,
@@ -23,6 +22,7 @@ import {
   stringOrNull,
   stripeList,
 } from './params.js';
+import { invoiceItemsOf } from './pending-invoice-items.js';
 
 const CREATE_MODELLED = [
   'application_fee_amount',

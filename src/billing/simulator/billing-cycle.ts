@@ -5,8 +5,7 @@
  * injected clock behaves as it would at Stripe.
  */
 import crypto from 'node:crypto';
-import { addMonths } from '../billing/periods.js';
-import { pendingItemsFor } from './invoice-items.js';
+import { addMonths } from '../periods.js';
 import type {
   Customer,
   EngineObject,
@@ -15,6 +14,7 @@ import type {
   Subscription,
   SubscriptionStatus,
 } from './objects.js';
+import { pendingItemsFor } from './pending-invoice-items.js';
 
 /** What the cycle needs from the engine. */
 export interface Ledger {

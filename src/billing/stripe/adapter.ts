@@ -16,7 +16,7 @@ import {
   type ProcessorStatus,
   type ProcessorSubscription,
   ProcessorUnavailableError,
-} from './processor.js';
+} from '../processor.js';
 
 export interface StripeProcessorOptions {
   secretKey: string;
