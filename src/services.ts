@@ -6,79 +6,64 @@
  */
 
 import crypto from 'node:crypto';
-import {
-  type AgentService,
-  createAgentService,
-  ENGINE_SYNC_QUEUE,
-  type EngineSyncPayload,
-  findPublishedVersion,
-} from './agents/service.js';
+import { agentJobs } from './agents/jobs.js';
+import { type AgentService, createAgentService, findPublishedVersion } from './agents/service.js';
 import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
 import { createProcessorAccounts, type ProcessorAccounts } from './billing/accounts.js';
 import type { PaymentProcessor } from './billing/processor.js';
 import { createSimulatedProcessor } from './billing/simulator/adapter.js';
 import { createStripeProcessor } from './billing/stripe/adapter.js';
 import { type BrandingService, createBrandingService, type TxtResolver } from './branding/service.js';
-import { ENGINE_CHECK_QUEUE, type EngineCheckPayload } from './calls/engine-dials.js';
 import { createEngineReports } from './calls/engine-reports.js';
-import { type CallJobPayload, createCallPipeline, PROGRESS_QUEUE } from './calls/pipeline.js';
-import { type CallService, createCallService, DISPATCH_QUEUE } from './calls/service.js';
+import { callJobs } from './calls/jobs.js';
+import { createCallPipeline } from './calls/pipeline.js';
+import { type CallService, createCallService } from './calls/service.js';
 import { createWebhookTargetCache } from './calls/webhook-targets.js';
-import { CAMPAIGN_TICK_QUEUE, createCampaignScheduler, type TickPayload } from './campaigns/scheduler.js';
+import { campaignJobs } from './campaigns/jobs.js';
+import { createCampaignScheduler } from './campaigns/scheduler.js';
 import { type CampaignService, createCampaignService } from './campaigns/service.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config/config.js';
 import type { Database } from './core/db/database.js';
 import { createIdempotencyStore, type IdempotencyStore } from './core/idempotency/store.js';
-import {
-  createJobRunner,
-  type Job,
-  type JobHandler,
-  type JobLogger,
-  type JobRunner,
-} from './core/jobs/runner.js';
+import { createDoorbell, jobTable } from './core/jobs/definitions.js';
+import { createJobRunner, type JobHandler, type JobLogger, type JobRunner } from './core/jobs/runner.js';
 import { type HostResolver, systemResolver } from './core/security/outbound-addresses.js';
 import { createSecretBox, type SecretBox } from './core/security/secrets.js';
 import { createDoNotCallService, type DoNotCallService } from './do-not-call/service.js';
-import { createEmailService, EMAIL_QUEUE, type EmailService } from './emails/service.js';
+import { emailJobs } from './emails/jobs.js';
+import { createEmailService, type EmailService } from './emails/service.js';
 import { createTemplateStore } from './emails/templates.js';
 import { createSmtpSender, type SmtpSender } from './emails/transports.js';
-import { createEventDelivery, type DeliveryJobPayload, deliveryLimit } from './events/delivery.js';
+import { createEventDelivery } from './events/delivery.js';
 import { recordUserCreated, recordUserDeleted } from './events/hooks.js';
+import { eventJobs } from './events/jobs.js';
 import { recordEvent } from './events/record.js';
-import { DELIVERY_QUEUE } from './events/repository.js';
 import { createEventService, type EventService } from './events/service.js';
 import { createInsightService, type InsightService } from './insights/service.js';
-import { maintenanceHandlers } from './maintenance.js';
+import { maintenanceJobs } from './maintenance/jobs.js';
 import { createMemberService, type MemberService } from './members/service.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { createMetricsService, type MetricsService } from './metrics/service.js';
-import { createOverageInvoicing, OVERAGE_INVOICE_QUEUE, settleOverageInTx } from './overage/service.js';
+import { overageJobs } from './overage/jobs.js';
+import { createOverageInvoicing, settleOverageInTx } from './overage/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
 import { createMemoryStore } from './rate-limits/token-bucket.js';
+import { sessionJobs } from './sessions/jobs.js';
 import { revokeUserSessions } from './sessions/repository.js';
-import {
-  createSessionService,
-  PASSWORD_RESET_QUEUE,
-  type PasswordResetJobPayload,
-  type SessionService,
-} from './sessions/service.js';
-import {
-  createSubscriptionService,
-  PERIOD_QUEUE,
-  PROCESSOR_CANCEL_QUEUE,
-  RECONCILE_QUEUE,
-  type SubscriptionService,
-} from './subscriptions/service.js';
+import { createSessionService, type SessionService } from './sessions/service.js';
+import { subscriptionJobs } from './subscriptions/jobs.js';
+import { createSubscriptionService, type SubscriptionService } from './subscriptions/service.js';
 import { createTelephony } from './telephony/index.js';
 import type { EngineReports, TelephonyAdapter } from './telephony/port.js';
 import { createTenantService, type TenantService } from './tenants/service.js';
-import { createTopUpService, TOP_UP_RECONCILE_QUEUE, type TopUpService } from './top-ups/service.js';
+import { topUpJobs } from './top-ups/jobs.js';
+import { createTopUpService, type TopUpService } from './top-ups/service.js';
 import { createUsageService, type UsageService } from './usage/service.js';
 import { createUserService, type UserService } from './users/service.js';
-import { REFILL_QUEUE, type RefillPlan } from './wallets/repository.js';
+import { walletJobs } from './wallets/jobs.js';
 import { createWalletService, type WalletService } from './wallets/service.js';
 
 /** The service's borders with the outside world; each defaults to what the configuration names. */
@@ -200,6 +185,8 @@ export function createServices(options: ServiceOptions): Services {
   const resolveHost = given.resolveHost ?? systemResolver;
 
   const idempotency = createIdempotencyStore({ db, clock });
+  // What queues a job rings for this process's job runner, built last (it needs every handler).
+  const doorbell = createDoorbell();
   const metrics = createMetrics();
   // Without configured keys (memory://, tests) a key for this process's lifetime only.
   const secrets = createSecretBox(config.secretKeys ?? { current: crypto.randomBytes(32), previous: [] });
@@ -240,7 +227,7 @@ export function createServices(options: ServiceOptions): Services {
     sender: mailSender,
     outbound: smtpOutbound,
     platformEmail: config.platformEmail,
-    onQueued: () => jobRunner?.wake(),
+    onQueued: doorbell.ring,
     brandOf: (tx, tenantId) => branding.brandOf(tenantId, tx),
   });
   const users = createUserService({
@@ -259,15 +246,13 @@ export function createServices(options: ServiceOptions): Services {
     passwordHashMemoryKib: config.passwordHashMemoryKib,
     publicBaseUrl: config.publicBaseUrl,
   });
-  // The call and session services wake this process's job runner, built last (it needs every handler).
-  let jobRunner: JobRunner | undefined;
   const agents = createAgentService({
     db,
     clock,
     idempotency,
     publicBaseUrl: config.publicBaseUrl,
     syncPublishedVersions: telephony.syncAgentVersion !== undefined,
-    onQueued: () => jobRunner?.wake(),
+    onQueued: doorbell.ring,
   });
   const doNotCall = createDoNotCallService({ db, clock });
   const sessions = createSessionService({
@@ -276,7 +261,7 @@ export function createServices(options: ServiceOptions): Services {
     emails,
     passwordHashMemoryKib: config.passwordHashMemoryKib,
     brandOf: (executor, tenantId) => branding.brandOf(tenantId, executor),
-    onQueued: () => jobRunner?.wake(),
+    onQueued: doorbell.ring,
   });
   const calls = createCallService({
     db,
@@ -284,20 +269,20 @@ export function createServices(options: ServiceOptions): Services {
     webhookTargets: createWebhookTargetCache(),
     idempotency,
     engine: telephony.name,
-    onQueued: () => jobRunner?.wake(),
+    onQueued: doorbell.ring,
   });
   const campaigns = createCampaignService({
     db,
     clock,
     idempotency,
     engine: telephony.name,
-    onQueued: () => jobRunner?.wake(),
+    onQueued: doorbell.ring,
   });
-  const campaignScheduler = createCampaignScheduler({ db, clock, calls, onQueued: () => jobRunner?.wake() });
+  const campaignScheduler = createCampaignScheduler({ db, clock, calls, onQueued: doorbell.ring });
   const pipeline = createCallPipeline({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const engineReports = createEngineReports({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
-  const events = createEventService({ ...eventOptions, onQueued: () => jobRunner?.wake() });
+  const events = createEventService({ ...eventOptions, onQueued: doorbell.ring });
   const eventDelivery = createEventDelivery({ ...eventOptions, onAttempt: metrics.eventDeliveryAttempted });
   const members = createMemberService({
     db,
@@ -306,51 +291,39 @@ export function createServices(options: ServiceOptions): Services {
     passwordHashMemoryKib: config.passwordHashMemoryKib,
     publicBaseUrl: config.publicBaseUrl,
     mailer: emails,
-    onQueued: () => jobRunner?.wake(),
+    onQueued: doorbell.ring,
   });
 
-  const jobHandlers: Record<string, JobHandler> = {
-    [DISPATCH_QUEUE]: (job) => pipeline.dispatch(job as Job<CallJobPayload>),
-    [PROGRESS_QUEUE]: (job) => pipeline.progress(job as Job<CallJobPayload>),
-    [CAMPAIGN_TICK_QUEUE]: (job) => campaignScheduler.tick(job as Job<TickPayload>),
-    [ENGINE_CHECK_QUEUE]: (job) => engineReports.check(job as Job<EngineCheckPayload>),
-    [ENGINE_SYNC_QUEUE]: async (job) => {
-      const { tenantId, agentId, version } = job.payload as EngineSyncPayload;
-      const published = await findPublishedVersion(db, tenantId, agentId, version);
-      if (published) await telephony.syncAgentVersion?.(published);
-    },
-    [EMAIL_QUEUE]: (job) => emails.deliver(job),
-    [PASSWORD_RESET_QUEUE]: (job) => sessions.issuePasswordReset(job as Job<PasswordResetJobPayload>),
-    [PERIOD_QUEUE]: (job) => subscriptions.advance(job.tenantId ?? '', job.payload.subscription_id),
-    [RECONCILE_QUEUE]: (job) => subscriptions.reconcile(job.tenantId ?? '', job.payload.operation_id),
-    [PROCESSOR_CANCEL_QUEUE]: (job) =>
-      subscriptions.cancelAtProcessor(
-        job.tenantId ?? '',
-        job.payload.subscription_id,
-        job.payload.provider_subscription_id,
-      ),
-    [DELIVERY_QUEUE]: (job) => eventDelivery.deliver(job as Job<DeliveryJobPayload>),
-    [TOP_UP_RECONCILE_QUEUE]: (job) => topUps.reconcile(job.tenantId ?? '', job.payload.top_up_id),
-    [REFILL_QUEUE]: (job) => wallets.refill(job as Job<RefillPlan>),
-    [OVERAGE_INVOICE_QUEUE]: (job) => overage.invoice(job.tenantId ?? '', job.payload.overage_charge_id),
-    ...maintenanceHandlers({
+  const jobs = jobTable([
+    ...callJobs({ pipeline, engineReports }),
+    ...campaignJobs(campaignScheduler),
+    ...agentJobs({ db, telephony }),
+    ...emailJobs(emails),
+    ...sessionJobs(sessions),
+    ...subscriptionJobs(subscriptions),
+    ...eventJobs(eventDelivery),
+    ...topUpJobs(topUps),
+    ...walletJobs(wallets),
+    ...overageJobs(overage),
+    ...maintenanceJobs({
       database,
       clock,
       idempotency,
       jobRetentionDays: config.jobRetentionDays,
       logger: options.logger,
     }),
-  };
-  jobRunner = createJobRunner({
+  ]);
+  const jobRunner = createJobRunner({
     db,
     clock,
-    handlers: jobHandlers,
+    handlers: jobs.handlers,
+    limits: jobs.limits,
     batchSize: config.jobBatchSize,
     concurrency: config.jobConcurrency,
     wakeDelayMs: config.jobWakeDelayMs,
-    limits: { [DELIVERY_QUEUE]: deliveryLimit },
     logger: options.logger,
   });
+  doorbell.answer(() => jobRunner.wake());
 
   return {
     config,
@@ -382,8 +355,8 @@ export function createServices(options: ServiceOptions): Services {
     members,
     insights: createInsightService({ db, clock }),
     metrics,
-    metricsService: createMetricsService({ db, clock, metrics, queues: Object.keys(jobHandlers) }),
-    jobHandlers,
+    metricsService: createMetricsService({ db, clock, metrics, queues: Object.keys(jobs.handlers) }),
+    jobHandlers: jobs.handlers,
     jobRunner,
     async close() {
       eventDelivery.close();

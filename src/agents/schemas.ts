@@ -131,3 +131,11 @@ export const ListVersionsQuery = Type.Object({ ...PageQuery });
 export type ListVersionsQuery = Static<typeof ListVersionsQuery>;
 
 export const agentIdExample = AGENT_ID_EXAMPLE;
+
+/** The `agents.engine_sync` job: one published version, to sync to the voice engine. */
+export const EngineSyncPayload = Type.Object({
+  tenantId: Type.String(),
+  agentId: Type.String(),
+  version: Type.Integer(),
+});
+export type EngineSyncPayload = Static<typeof EngineSyncPayload>;

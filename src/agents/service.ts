@@ -35,6 +35,7 @@ import type {
   AgentVersion,
   CreateAgentBody,
   DeletedAgent,
+  EngineSyncPayload,
   ListAgentsQuery,
   ListVersionsQuery,
   UpdateAgentBody,
@@ -72,12 +73,6 @@ function validSettings(settings: AgentSettings | undefined): void {
 export const ENGINE_SYNC_QUEUE = 'agents.engine_sync';
 /** About a day of back-off: a dial before the sync succeeds syncs the version itself. */
 const ENGINE_SYNC_MAX_ATTEMPTS = 20;
-
-export interface EngineSyncPayload {
-  tenantId: string;
-  agentId: string;
-  version: number;
-}
 
 /** A published version as the voice engines sync it (TelephonyAdapter.syncAgentVersion). */
 export async function findPublishedVersion(

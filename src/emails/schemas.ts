@@ -41,3 +41,7 @@ export const ListEmailsQuery = Type.Object({
   status: Type.Optional(EmailStatus),
 });
 export type ListEmailsQuery = Static<typeof ListEmailsQuery>;
+
+/** The `emails.send` job: one delivery attempt of one outbox row. */
+export const EmailJobPayload = Type.Object({ outbox_id: Type.String() });
+export type EmailJobPayload = Static<typeof EmailJobPayload>;

@@ -28,7 +28,7 @@ import {
   insertOutboxEmail,
   listOutboxEmails,
 } from './repository.js';
-import type { ListEmailsQuery, OutboxEmail } from './schemas.js';
+import type { EmailJobPayload, ListEmailsQuery, OutboxEmail } from './schemas.js';
 import type { TemplateStore, TemplateValues } from './templates.js';
 import {
   describeSmtpFailure,
@@ -50,10 +50,6 @@ export const RETRY_MAX_MS = 30 * 60_000;
 const SEND_LOCK_MS = SEND_DEADLINE_MS + 75_000;
 /** Safety net above MAX_SEND_ATTEMPTS: job runs that found the row held by another attempt. */
 const JOB_MAX_ATTEMPTS = MAX_SEND_ATTEMPTS * 3;
-
-export interface EmailJobPayload {
-  outbox_id: string;
-}
 
 export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
   const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempt - 1));

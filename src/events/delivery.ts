@@ -26,6 +26,7 @@ import {
 } from './attempt-repository.js';
 import { createEndpointConnections, type PostOutcome } from './connections.js';
 import { type EndpointRow, type EventRow, updateDelivery, updateEndpoint } from './repository.js';
+import type { DeliveryJobPayload } from './schemas.js';
 import { checkWebhookUrl } from './ssrf.js';
 
 /** Delays before retries 1 … 7 (platform contract §3); after the 8th attempt the delivery fails. */
@@ -41,12 +42,6 @@ export const RETRY_SCHEDULE_MS = [
 /** An endpoint failing for this long is disabled. */
 export const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
 export const DELIVERY_TIMEOUT_MS = 10_000;
-
-export interface DeliveryJobPayload {
-  delivery_id: string;
-  /** The endpoint, so the job runner can cap its deliveries in flight (absent on older jobs). */
-  endpoint_id?: string;
-}
 
 /**
  * Deliveries to one endpoint in flight at once in one process. More of them wait in line while

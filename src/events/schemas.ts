@@ -170,3 +170,11 @@ export const ListEventsQuery = Type.Object({
   type: Type.Optional(EventTypeName),
 });
 export type ListEventsQuery = Static<typeof ListEventsQuery>;
+
+/** The `events.deliver` job: one attempt of one delivery. */
+export const DeliveryJobPayload = Type.Object({
+  delivery_id: Type.String(),
+  /** The endpoint, so the job runner can cap its deliveries in flight (absent on older jobs). */
+  endpoint_id: Type.Optional(Type.String()),
+});
+export type DeliveryJobPayload = Static<typeof DeliveryJobPayload>;

@@ -3,16 +3,18 @@
  * and ended console sessions, and the vacuum of the busiest tables where autovacuum does not run.
  * Each run queues the next; `scheduleMaintenance` starts the chains at boot.
  */
-import type { Clock } from './core/clock.js';
-import type { Database, Executor } from './core/db/database.js';
-import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from './core/db/table-maintenance.js';
-import type { IdempotencyStore } from './core/idempotency/store.js';
-import { DAY_MS, purgeFinishedJobs } from './core/jobs/retention.js';
-import { enqueueJob, type Job } from './core/jobs/runner.js';
-import type { JobHandler } from './core/jobs/types.js';
-import { purgeExpiredEvents } from './events/retention.js';
-import { EVENT_RETENTION_MS } from './events/service.js';
-import { purgeEndedMemberRecords } from './members/retention.js';
+
+import { Type } from '@sinclair/typebox';
+import type { Clock } from '../core/clock.js';
+import type { Database, Executor } from '../core/db/database.js';
+import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from '../core/db/table-maintenance.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
+import { defineJob, type JobDefinition } from '../core/jobs/definitions.js';
+import { DAY_MS, purgeFinishedJobs } from '../core/jobs/retention.js';
+import { enqueueJob } from '../core/jobs/runner.js';
+import { purgeExpiredEvents } from '../events/retention.js';
+import { EVENT_RETENTION_MS } from '../events/service.js';
+import { purgeEndedMemberRecords } from '../members/retention.js';
 
 export const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
 export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
@@ -43,8 +45,22 @@ function scheduleRecurring(db: Executor, queue: string, slot: 'a' | 'b', runAt: 
   });
 }
 
-function scheduleNext(db: Executor, job: Job, runAt: Date) {
-  return scheduleRecurring(db, job.queue, job.payload?.slot === 'a' ? 'b' : 'a', runAt);
+/** A run's payload: which of the chain's two keys it holds (see scheduleRecurring). */
+const RecurringPayload = Type.Object({
+  slot: Type.Optional(Type.Union([Type.Literal('a'), Type.Literal('b')])),
+});
+
+function scheduleNext(db: Executor, job: { queue: string; payload: { slot?: 'a' | 'b' } }, runAt: Date) {
+  return scheduleRecurring(db, job.queue, job.payload.slot === 'a' ? 'b' : 'a', runAt);
+}
+
+/** A recurring run: `run` does the work and says when the next run is due. */
+function recurring(db: Executor, queue: string, run: () => Promise<Date>): JobDefinition {
+  return defineJob({
+    queue,
+    payload: RecurringPayload,
+    handle: async (job) => scheduleNext(db, job, await run()),
+  });
 }
 
 /** Schedules the recurring maintenance jobs (idempotent across processes). */
@@ -55,43 +71,39 @@ export async function scheduleMaintenance(services: { database: Database; clock:
   }
 }
 
-/** The maintenance jobs' handlers by queue name. */
-export function maintenanceHandlers(deps: {
+/** The maintenance jobs. */
+export function maintenanceJobs(deps: {
   database: Database;
   clock: Clock;
   idempotency: IdempotencyStore;
   jobRetentionDays: number;
   logger?: { warn(details: object, message: string): void };
-}): Record<string, JobHandler> {
+}): JobDefinition[] {
   const { database, clock } = deps;
   const { db } = database;
-  return {
-    [PURGE_QUEUE]: async (job) => {
+  const after = (ms: number) => new Date(clock.now().getTime() + ms);
+  const untilNext = (more: boolean) => after(more ? PURGE_AGAIN_MS : PURGE_EVERY_MS);
+  return [
+    recurring(db, PURGE_QUEUE, async () => {
       await deps.idempotency.purgeExpired();
-      await scheduleNext(db, job, new Date(clock.now().getTime() + PURGE_EVERY_MS));
-    },
-    [JOB_PURGE_QUEUE]: async (job) => {
-      const now = clock.now().getTime();
-      const { more } = await purgeFinishedJobs(db, {
-        cutoff: new Date(now - deps.jobRetentionDays * DAY_MS),
-      });
-      await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
-    },
-    [EVENT_PURGE_QUEUE]: async (job) => {
-      const now = clock.now().getTime();
-      const { more } = await purgeExpiredEvents(db, { cutoff: new Date(now - EVENT_RETENTION_MS) });
-      await scheduleNext(db, job, new Date(now + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
-    },
-    [MEMBER_PURGE_QUEUE]: async (job) => {
-      const now = clock.now();
-      const { more } = await purgeEndedMemberRecords(db, { now });
-      await scheduleNext(db, job, new Date(now.getTime() + (more ? PURGE_AGAIN_MS : PURGE_EVERY_MS)));
-    },
-    [VACUUM_QUEUE]: async (job) => {
+      return after(PURGE_EVERY_MS);
+    }),
+    recurring(db, JOB_PURGE_QUEUE, async () => {
+      const cutoff = new Date(clock.now().getTime() - deps.jobRetentionDays * DAY_MS);
+      return untilNext((await purgeFinishedJobs(db, { cutoff })).more);
+    }),
+    recurring(db, EVENT_PURGE_QUEUE, async () => {
+      const cutoff = new Date(clock.now().getTime() - EVENT_RETENTION_MS);
+      return untilNext((await purgeExpiredEvents(db, { cutoff })).more);
+    }),
+    recurring(db, MEMBER_PURGE_QUEUE, async () =>
+      untilNext((await purgeEndedMemberRecords(db, { now: clock.now() })).more),
+    ),
+    recurring(db, VACUUM_QUEUE, async () => {
       await maintainTables(database, (table, err) =>
         deps.logger?.warn({ err, table }, 'vacuum of a table failed (autovacuum does not run here)'),
       );
-      await scheduleNext(db, job, new Date(clock.now().getTime() + VACUUM_EVERY_MS));
-    },
-  };
+      return after(VACUUM_EVERY_MS);
+    }),
+  ];
 }

@@ -66,3 +66,7 @@ export const PasswordResetDone = Type.Object(
   { additionalProperties: false, description: 'The new password is set; every session was signed out.' },
 );
 export type PasswordResetDone = Static<typeof PasswordResetDone>;
+
+/** The `sessions.password_reset` job: the reset email for an address, if a user has it. */
+export const PasswordResetJobPayload = Type.Object({ email: Type.String() });
+export type PasswordResetJobPayload = Static<typeof PasswordResetJobPayload>;

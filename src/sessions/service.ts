@@ -29,7 +29,7 @@ import {
   revokeUserSessions,
   usePasswordReset,
 } from './repository.js';
-import type { PasswordResetDone, SessionCreated } from './schemas.js';
+import type { PasswordResetDone, PasswordResetJobPayload, SessionCreated } from './schemas.js';
 
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;
@@ -37,10 +37,6 @@ export const PASSWORD_RESET_QUEUE = 'sessions.password_reset';
 
 const SESSION_PREFIX = 'vps_';
 const RESET_PREFIX = 'vpr_';
-
-export interface PasswordResetJobPayload {
-  email: string;
-}
 
 // The sign-in's credentials are in the body, not a bearer token: the challenge names no error.
 const signInFailed = () =>

@@ -120,3 +120,13 @@ export const PaymentMethod = Type.Object(
   { user_id: Type.String(), brand: Nullable(Type.String()), last4: Nullable(Type.String()) },
   { additionalProperties: false },
 );
+
+/** The `subscriptions.period` job: bring the subscription's periods up to now. */
+export const PeriodJobPayload = Type.Object({ subscription_id: Type.String() });
+/** The `subscriptions.reconcile` job: finish a processor change a crash interrupted. */
+export const ReconcileJobPayload = Type.Object({ operation_id: Type.String() });
+/** The `subscriptions.cancel_at_processor` job: end the processor's subscription of a deleted user. */
+export const ProcessorCancelJobPayload = Type.Object({
+  subscription_id: Type.String(),
+  provider_subscription_id: Type.String(),
+});

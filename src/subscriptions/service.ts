@@ -21,7 +21,6 @@ import { findPlan, type PlanRow } from '../plans/repository.js';
 import { findUser, type UserRow } from '../users/repository.js';
 import { applyAgencyChange } from './agency-billing.js';
 import { createSubscriptionWriter, toSubscription } from './events.js';
-import { createSubscriptionJobs, type PeriodEndedHook } from './jobs.js';
 import {
   checkChangeTarget,
   type DecidedChange,
@@ -30,6 +29,7 @@ import {
   type Refusal,
 } from './plan-change-rules.js';
 import { createProcessorChange, hasCardOnFile, type ProcessorDeps } from './processor-change.js';
+import { createSubscriptionJobs, type PeriodEndedHook } from './renewals.js';
 import {
   countSubscriptions,
   findCurrentSubscription,
@@ -51,9 +51,9 @@ import type {
 } from './schemas.js';
 
 export { type SubscriptionEventRecorder, toSubscription } from './events.js';
-export { PROCESSOR_CANCEL_QUEUE } from './jobs.js';
 export { PERIOD_QUEUE } from './periods.js';
 export { RECONCILE_AFTER_MS, RECONCILE_QUEUE } from './processor-change.js';
+export { PROCESSOR_CANCEL_QUEUE } from './renewals.js';
 
 /** Where a retry of a processor change resumes: its pending operation, saved with the key's claim. */
 const RECOVERY_POINT = 'processor_call';

@@ -17,18 +17,18 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { ApiError, notFound, unprocessable } from '../core/errors.js';
 import { randomBase62 } from '../core/ids.js';
-import { type Job, RetryJobError } from '../core/jobs/runner.js';
+import type { TenantJob } from '../core/jobs/definitions.js';
+import { RetryJobError } from '../core/jobs/runner.js';
 import { amountForMinutes } from '../core/money.js';
 import { findTenant } from '../tenants/repository.js';
 import {
   appendWalletEntry,
   enqueueRefillIfDue,
   findWallet,
-  type RefillPlan,
   recordRefillOutcome,
   setRefillCard,
 } from './repository.js';
-import type { Wallet } from './schemas.js';
+import type { RefillPlan, Wallet } from './schemas.js';
 import { toWallet } from './serializers.js';
 
 const PROCESSING_RECHECK_MS = 60_000;
@@ -101,8 +101,8 @@ export function createWalletRefills(deps: { db: Db; clock: Clock; processor: Pay
     },
 
     /** The refill job: charges the plan's amount once and credits its minutes once. */
-    async refill(job: Job<RefillPlan>): Promise<void> {
-      const tenantId = job.tenantId ?? '';
+    async refill(job: TenantJob<RefillPlan>): Promise<void> {
+      const { tenantId } = job;
       const plan = job.payload;
       const reference = `refill:${job.id}`;
       let charge: Awaited<ReturnType<PaymentProcessor['chargeCustomer']>>;

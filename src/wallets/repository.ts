@@ -61,15 +61,6 @@ const REFILL_DUE = `auto_refill_threshold_minutes IS NOT NULL AND balance_minute
 const REFILL_PLAN = `jsonb_build_object('minutes', auto_refill_minutes, 'rate', wholesale_rate, 'currency', currency,
       'customer_id', refill_customer_id, 'payment_method_id', refill_payment_method_id)`;
 
-/** The job payload REFILL_PLAN builds. */
-export interface RefillPlan {
-  minutes: number;
-  rate: number;
-  currency: string;
-  customer_id: string;
-  payment_method_id: string;
-}
-
 /**
  * The wholesale debit of finished calls, as CTEs for a statement that defines `wallet_call` before
  * them (columns id, tenant_id, user_id, call_id, minutes > 0, created_at): a call of a metered

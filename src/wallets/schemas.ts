@@ -153,3 +153,13 @@ export const WalletPaymentMethodBody = Type.Object(
   { additionalProperties: false, title: 'WalletPaymentMethodBody' },
 );
 export type WalletPaymentMethodBody = Static<typeof WalletPaymentMethodBody>;
+
+/** The `wallets.refill` job: what one auto-refill charges (built in SQL when the balance drops below the threshold). */
+export const RefillPlan = Type.Object({
+  minutes: Type.Number(),
+  rate: Type.Number(),
+  currency: Type.String(),
+  customer_id: Type.String(),
+  payment_method_id: Type.String(),
+});
+export type RefillPlan = Static<typeof RefillPlan>;

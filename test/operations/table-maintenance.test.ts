@@ -12,7 +12,7 @@ import {
   VACUUM_EVERY_MS,
   VACUUM_QUEUE,
 } from '../../src/core/db/table-maintenance.js';
-import { scheduleMaintenance } from '../../src/maintenance.js';
+import { scheduleMaintenance } from '../../src/maintenance/jobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { ENGINE } from '../support/databases.js';
 

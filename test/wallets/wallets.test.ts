@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedProcessor } from '../../src/billing/simulator/adapter.js';
-import type { RefillPlan } from '../../src/wallets/repository.js';
+import type { RefillPlan } from '../../src/wallets/schemas.js';
 import { agentFixture, balanceOf, countRows, getCall, trigger } from '../calls/helpers.js';
 import { type ConsoleFixture, startConsole } from '../console/harness.js';
 import { consoleClient } from '../console/http.js';
