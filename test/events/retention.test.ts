@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { purgeExpiredEvents } from '../../src/events/retention.js';
-import { EVENT_PURGE_QUEUE, scheduleMaintenance } from '../../src/maintenance.js';
+import { EVENT_PURGE_QUEUE, scheduleMaintenance } from '../../src/maintenance/jobs.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { type Receiver, startReceiver } from './support.js';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { DAY_MS, purgeFinishedJobs } from '../../src/core/jobs/retention.js';
 import { createJobRunner } from '../../src/core/jobs/runner.js';
-import { JOB_PURGE_QUEUE, PURGE_QUEUE, scheduleMaintenance } from '../../src/maintenance.js';
+import { JOB_PURGE_QUEUE, PURGE_QUEUE, scheduleMaintenance } from '../../src/maintenance/jobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 const NOW = new Date('2026-03-10T12:00:00.000Z');
