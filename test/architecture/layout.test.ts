@@ -1,7 +1,10 @@
 /**
- * The rules of the layout (docs/architecture.md), checked on every run: no import cycles in src/
- * (type-only imports included: they tie modules together as much as value imports do), no file a
- * newcomer cannot hold, and no double casts that silence the type checker.
+ * The rules of the layout (docs/architecture.md), checked on every run: every import between the
+ * folders of src/ allowed by the folder table that docs/architecture.md states (read from the doc
+ * itself, so the doc cannot drift), no cycle between folders nor between files (type-only imports
+ * included: they tie modules together as much as value imports do), the composition root imported
+ * by the entry points only, no file a newcomer cannot hold, and no double casts that silence the
+ * type checker.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,6 +12,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
+const ARCHITECTURE_DOC = path.resolve(import.meta.dirname, '../../docs/architecture.md');
 const MAX_LINES = 400;
 
 function sourceFiles(dir = SRC): string[] {
@@ -50,6 +54,61 @@ function findCycles(graph: Map<string, string[]>): string[][] {
 
 const relative = (file: string) => path.relative(SRC, file);
 
+/** The unit of the folder rules: a top-level folder of src/ (`calls`), or a file at its root (`app.ts`). */
+function unitOf(file: string): string {
+  const [first] = relative(file).split(path.sep);
+  return first;
+}
+
+type Kind = 'kit' | 'feature' | 'surface' | 'entry';
+interface FolderRule {
+  kind: Kind;
+  uses: string[];
+}
+
+/** The table between the folder-table markers of docs/architecture.md. */
+function folderTable(): Map<string, FolderRule> {
+  const doc = fs.readFileSync(ARCHITECTURE_DOC, 'utf8');
+  const start = doc.indexOf('<!-- folder-table');
+  const end = doc.indexOf('<!-- /folder-table -->');
+  const rows = doc.slice(start, end).split('\n');
+  const table = new Map<string, FolderRule>();
+  for (const row of rows) {
+    const match = /^\| `([\w.-]+?)\/?` \| (kit|feature|surface|entry) \| (.*) \|$/.exec(row);
+    if (!match) continue;
+    const uses = match[3]
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => /^[\w-]+$/.test(name));
+    table.set(match[1], { kind: match[2] as Kind, uses });
+  }
+  return table;
+}
+
+/** Whether a unit of `rule` may import `target` (core/ is open to all; the table lists the rest). */
+function allowed(table: Map<string, FolderRule>, rule: FolderRule, target: string): boolean {
+  const targetRule = table.get(target);
+  if (!targetRule) return false;
+  if (rule.kind === 'entry') return true;
+  if (target === 'core') return true;
+  if (rule.kind === 'kit') return false;
+  if (rule.kind === 'feature') return targetRule.kind === 'feature' && rule.uses.includes(target);
+  // A surface: the web kit where it says so, any feature, never another surface or an entry point.
+  return targetRule.kind === 'feature' || (targetRule.kind === 'kit' && rule.uses.includes(target));
+}
+
+/** The graph between units: unit → the units its files import. */
+function unitGraph(files: string[], unit: (file: string) => string): Map<string, string[]> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of files) {
+    const from = unit(file);
+    const edges = graph.get(from) ?? new Set<string>();
+    graph.set(from, edges);
+    for (const target of localImports(file)) if (unit(target) !== from) edges.add(unit(target));
+  }
+  return new Map([...graph].map(([key, edges]) => [key, [...edges]]));
+}
+
 describe('the layout of src/', () => {
   const files = sourceFiles();
 
@@ -75,6 +134,77 @@ describe('the layout of src/', () => {
       true,
     );
     expect(typeOnly.importedFiles.map((f) => f.fileName)).toEqual(['./x.js', './y.js']);
+  });
+
+  it('states a folder table, and lists every folder of src/ in it', () => {
+    const table = folderTable();
+    expect(table.get('core')?.kind).toBe('kit');
+    expect(table.get('calls')?.uses).toContain('agents');
+    const units = [...new Set(files.map(unitOf))].sort();
+    expect(units.filter((unit) => !table.has(unit))).toEqual([]);
+  });
+
+  it('imports across folders only what the folder table allows', () => {
+    const table = folderTable();
+    const refused: string[] = [];
+    for (const file of files) {
+      const rule = table.get(unitOf(file));
+      if (!rule) continue;
+      for (const target of localImports(file)) {
+        const to = unitOf(target);
+        if (to !== unitOf(file) && !allowed(table, rule, to))
+          refused.push(`${relative(file)} → ${relative(target)}`);
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+
+  it('the folder rules refuse what they should', () => {
+    const table = new Map<string, FolderRule>([
+      ['core', { kind: 'kit', uses: [] }],
+      ['web', { kind: 'kit', uses: [] }],
+      ['users', { kind: 'feature', uses: [] }],
+      ['calls', { kind: 'feature', uses: ['users'] }],
+      ['console', { kind: 'surface', uses: ['web'] }],
+      ['portal', { kind: 'surface', uses: ['web'] }],
+      ['services.ts', { kind: 'entry', uses: [] }],
+    ]);
+    const rule = (name: string) => table.get(name) as FolderRule;
+    expect(allowed(table, rule('calls'), 'users')).toBe(true);
+    expect(allowed(table, rule('users'), 'calls')).toBe(false);
+    expect(allowed(table, rule('core'), 'users')).toBe(false);
+    expect(allowed(table, rule('calls'), 'web')).toBe(false);
+    expect(allowed(table, rule('console'), 'calls')).toBe(true);
+    expect(allowed(table, rule('console'), 'portal')).toBe(false);
+    expect(allowed(table, rule('console'), 'services.ts')).toBe(false);
+    expect(allowed(table, rule('services.ts'), 'console')).toBe(true);
+  });
+
+  it('has no cycle between folders, nor between the subfolders of core/', () => {
+    const folders = findCycles(unitGraph(files, unitOf));
+    const coreFiles = files.filter((file) => unitOf(file) === 'core');
+    const coreUnit = (file: string) => {
+      const parts = relative(file).split(path.sep);
+      return parts.length > 2 ? `core/${parts[1]}` : 'core/(flat)';
+    };
+    const core = findCycles(
+      new Map(
+        [...unitGraph(coreFiles, coreUnit)].map(([key, edges]) => [
+          key,
+          edges.filter((e) => e.startsWith('core')),
+        ]),
+      ),
+    );
+    expect([...folders, ...core].map((cycle) => cycle.join(' → '))).toEqual([]);
+  });
+
+  it('imports the composition root from the entry points only', () => {
+    const table = folderTable();
+    const importers = files
+      .filter((file) => localImports(file).some((target) => relative(target) === 'services.ts'))
+      .filter((file) => table.get(unitOf(file))?.kind !== 'entry')
+      .map(relative);
+    expect(importers).toEqual([]);
   });
 
   it('has no import cycles', () => {
