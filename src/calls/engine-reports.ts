@@ -1,6 +1,6 @@
 /**
- * What voice engines (Vapi, Retell) report about the calls they placed, applied to the calls
- * (platform.md §7): the adapters' routes translate each callback into an EngineReport and call
+ * What voice engines (Vapi, Retell) report about the calls they placed, applied to the calls: the
+ * adapters' routes translate each callback into an EngineReport and call
  * `apply`; the backstop job (`check`) asks the engine itself when its reports are late.
  *
  *   dialing ── started ──▶ in_progress ── ended ──▶ completed | no_answer | failed
@@ -30,7 +30,13 @@ import {
   markInProgress,
   requeueForRetry,
 } from './dispatch-repository.js';
-import { ENGINE_CHECK_EVERY_MS, type EngineCheckPayload, recordEngineCall } from './engine-dials.js';
+import {
+  dialRequestOf,
+  ENGINE_CHECK_EVERY_MS,
+  type EngineCheckPayload,
+  findEngineDial,
+  recordEngineCall,
+} from './engine-dials.js';
 import { MAX_CALL_MS, minutesFor } from './pipeline.js';
 import { CALL_COLUMNS, type CallRow, dispatchKeyOf } from './repository.js';
 import { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './service.js';
@@ -189,9 +195,32 @@ export function createEngineReports(deps: {
   }
 
   /**
+   * A dialing call without the engine's id (its dispatch could not find out what became of its
+   * request): the engine's call for the attempt, if it lists one, is adopted. Never dials.
+   */
+  async function adopt(call: ReportedCall): Promise<void> {
+    const { telephony } = deps;
+    const key = { tenantId: call.tenant_id, callId: call.id, attempt: call.attempts, engine: telephony.name };
+    const dial = await findEngineDial(db, key);
+    if (!dial) return;
+    let found: Awaited<ReturnType<TelephonyAdapter['findDial']>>;
+    try {
+      found = await telephony.findDial(dialRequestOf(call), dial.requested_at);
+    } catch (error) {
+      const permanent = error instanceof TelephonyError && !error.transient;
+      if (!permanent && !pastLimit(call)) throw error;
+      return;
+    }
+    if (found?.outcome !== 'placed') return;
+    await recordEngineCall(db, key, found.engineCallId);
+    call.engine_call_id = found.engineCallId;
+  }
+
+  /**
    * The backstop of a placed call: asks the engine for its record of the call and applies it as a
-   * report. A call that stays unanswered past ENGINE_SILENCE_LIMIT_MS, or talking past MAX_CALL_MS,
-   * is ended as failed; otherwise the job looks again later (not counted as an attempt).
+   * report (a call without the engine's id first adopts the engine's call for its attempt, if the
+   * engine lists one). A call that stays unanswered past ENGINE_SILENCE_LIMIT_MS, or talking past
+   * MAX_CALL_MS, is ended as failed; otherwise the job looks again later (not counted as an attempt).
    */
   async function check(job: Job<EngineCheckPayload>): Promise<void> {
     const { telephony } = deps;
@@ -200,6 +229,7 @@ export function createEngineReports(deps: {
     let call = await findReportedCall(db, engine, ids);
     if (!call || call.tenant_id !== job.payload.tenantId) return;
     if (call.status !== 'dialing' && call.status !== 'in_progress') return;
+    if (!call.engine_call_id && call.status === 'dialing') await adopt(call);
     if (call.engine_call_id && telephony.lookup) {
       let report: EngineReport | undefined;
       try {

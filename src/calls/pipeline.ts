@@ -1,5 +1,5 @@
 /**
- * The durable call pipeline on the job queue (decisions.md §7):
+ * The durable call pipeline on the job queue:
  *   queued → dialing → in_progress → completed | no_answer | failed
  *
  * `calls.dispatch` (one job per call, written with the call) first applies the agent's call controls
@@ -10,8 +10,9 @@
  * case a wake went to a call that could not use it. Then it dials through the telephony port
  * and records the outcome; an answered call that is still talking gets a `calls.progress` job
  * that checks again when the carrier expects it to end. Every step is a conditional update
- * from the previous state, and the call id is the carrier's idempotency key, so a job that runs
- * twice (a crash before its acknowledgement, a lease taken over) neither dials twice nor
+ * from the previous state, and each attempt's request to the engine is claimed before it is sent
+ * and resolved by asking the engine when its outcome is unknown (engine-dials.ts), so a job that
+ * runs twice (a crash before its acknowledgement, a lease taken over) neither dials twice nor
  * debits twice. A completed call debits ceil(duration / 60) minutes in the statement that
  * records its completion. The worker runs a claimed batch's jobs together, and each step they
  * take in the same turn is one statement for all of them (`coalesce`).
@@ -24,12 +25,12 @@ import { coalesce } from '../core/jobs/batching.js';
 import { enqueueJob, type Job, RetryJobError } from '../core/jobs/runner.js';
 import {
   type CallProgress,
-  type DialRequest,
   type DialResult,
   type TelephonyAdapter,
   TelephonyError,
 } from '../telephony/port.js';
 import { nextOpening } from './calling-hours.js';
+import { createDialPlacement } from './dial-placement.js';
 import { lockAndCountActive, parkDispatchJob, setScheduledFor } from './dispatch-controls.js';
 import {
   answerAndFinishCalls,
@@ -42,7 +43,7 @@ import {
   requeueForRetry,
   startDialing,
 } from './dispatch-repository.js';
-import { claimEngineDial, recordEngineCall, releaseEngineDial, scheduleEngineCheck } from './engine-dials.js';
+import { recordEngineCall, scheduleEngineCheck } from './engine-dials.js';
 import { type CallRow, findCall } from './repository.js';
 import { FINAL_STATUSES } from './schemas.js';
 
@@ -145,6 +146,8 @@ export function createCallPipeline(deps: {
     }
   }
 
+  const { placeAttempt } = createDialPlacement({ db, clock, engine: deps, ask, end });
+
   /** Acts on the carrier's report (`known`: already asked), asking it when not given. */
   async function followProgress(call: CallRow, job: Job, known?: CallProgress): Promise<void> {
     const progress =
@@ -240,23 +243,6 @@ export function createCallPipeline(deps: {
     });
   }
 
-  function dialRequestOf(call: DispatchRow): DialRequest {
-    return {
-      callId: call.id,
-      attempt: call.attempts,
-      tenantId: call.tenant_id,
-      agentId: call.agent_id,
-      agentVersion: call.agent_version,
-      from: call.from_number,
-      to: call.to_number,
-      name: call.name,
-      email: call.email,
-      prompt: call.prompt,
-      welcomeMessage: call.welcome_message,
-      context: (call.context ?? {}) as Record<string, unknown>,
-    };
-  }
-
   function failedEnding(result: Extract<DialResult, { outcome: 'failed' }>): CallEnding {
     return {
       status: 'failed',
@@ -268,47 +254,35 @@ export function createCallPipeline(deps: {
 
   /**
    * A voice engine (Vapi, Retell) places the dialing call and reports how it goes by callback
-   * (engine-reports.ts). The request is claimed before it is made, so that the engine is asked at
-   * most once per attempt (engine-dials.ts); a refusal that proves nothing was created releases
-   * the claim for the queue's retry. A call the engine took waits for its reports, with a backstop.
+   * (engine-reports.ts); the call waits for its reports, with a backstop that asks the engine when
+   * they are late. A call adopted from the engine's list is looked up at once: it may have ended
+   * while nobody knew its id.
    */
   async function placeWithEngine(job: Job<CallJobPayload>, call: DispatchRow): Promise<void> {
+    const placed = await placeAttempt(job, call);
+    if (!placed) return;
+    const { result, adopted } = placed;
+    if (result.outcome === 'failed' || result.outcome === 'no_answer') {
+      await end(
+        call,
+        result.outcome === 'failed' ? failedEnding(result) : { status: 'no_answer', endedAt: clock.now() },
+      );
+      return;
+    }
+    if (result.outcome !== 'placed') throw new Error(`a voice engine answered "${result.outcome}" to a dial`);
     const key = {
       tenantId: call.tenant_id,
       callId: call.id,
       attempt: call.attempts,
       engine: deps.telephony.name,
     };
-    if (await claimEngineDial(db, key, clock.now())) {
-      let maybePlaced = false;
-      const result = await ask<DialResult | undefined>(call, job, () =>
-        deps.telephony.dial(dialRequestOf(call)).catch(async (error: unknown) => {
-          // The engine may have placed it: never asked again; its reports or the backstop decide.
-          if (error instanceof TelephonyError && error.maybePlaced) {
-            maybePlaced = true;
-            return undefined;
-          }
-          await releaseEngineDial(db, key);
-          throw error;
-        }),
-      );
-      if (!result) {
-        if (maybePlaced)
-          await scheduleEngineCheck(db, { tenantId: call.tenant_id, callId: call.id }, clock.now());
-        return;
-      }
-      if (result.outcome === 'failed' || result.outcome === 'no_answer') {
-        await end(
-          call,
-          result.outcome === 'failed' ? failedEnding(result) : { status: 'no_answer', endedAt: clock.now() },
-        );
-        return;
-      }
-      if (result.outcome !== 'placed')
-        throw new Error(`a voice engine answered "${result.outcome}" to a dial`);
-      await recordEngineCall(db, key, result.engineCallId);
-    }
-    await scheduleEngineCheck(db, { tenantId: call.tenant_id, callId: call.id }, clock.now());
+    await recordEngineCall(db, key, result.engineCallId);
+    await scheduleEngineCheck(
+      db,
+      { tenantId: call.tenant_id, callId: call.id },
+      clock.now(),
+      adopted ? 0 : undefined,
+    );
   }
 
   async function dispatch(job: Job<CallJobPayload>): Promise<void> {
@@ -325,8 +299,9 @@ export function createCallPipeline(deps: {
       await placeWithEngine(job, call);
       return;
     }
-    const result = await ask<DialResult>(call, job, () => deps.telephony.dial(dialRequestOf(call)));
-    if (!result) return;
+    const placed = await placeAttempt(job, call);
+    if (!placed) return;
+    const { result } = placed;
     if (result.outcome === 'no_answer') {
       const retry = call.settings.retry;
       if (retry && call.attempts < retry.max_attempts) {

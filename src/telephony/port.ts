@@ -11,20 +11,23 @@
  *   routes into EngineReports, move the call on (src/calls/engine-reports.ts). `lookup` asks the
  *   engine directly when its callbacks are late (the pipeline's backstop).
  *
- * Idempotency: the simulator keys its dials on the call id (and attempt): asking again returns the
- * first result. Voice engines have no idempotency key, so the pipeline itself makes sure an engine
- * call is created at most once per call attempt (engine_dials, src/calls/engine-dials.ts).
+ * Exactly one engine call per call attempt: no engine takes an idempotency key, so the pipeline
+ * claims each request before it is sent (engine_dials, src/calls/engine-dials.ts). When the outcome
+ * of a claimed request is unknown (the process died with it, or the answer was lost), the pipeline
+ * waits until the request can no longer be creating anything (`dialSettleMs`) and asks the engine
+ * what it holds for that attempt (`findDial`): it adopts the engine's call, or dials when there is
+ * none. The simulator goes through the same path; it keeps one record per call attempt and counts
+ * the requests it was sent, which is how the tests count calls asked twice.
  */
 
 export interface DialRequest {
-  /** The voiceplane call id, also the idempotency key (with `attempt`). */
+  /** The voiceplane call id; with `attempt`, what the engine's call carries in its metadata. */
   callId: string;
   /**
    * Which dial attempt this is, from 1: an unanswered call retried by its agent's `retry` setting
-   * is dialled again under the same call id, so a carrier keys its idempotency on both. The
-   * simulator keeps one record per call and answers every attempt like the first.
+   * is dialled again under the same call id, each attempt a call of its own at the engine.
    */
-  attempt?: number;
+  attempt: number;
   tenantId: string;
   /** The agent and the published version the call was placed with (engines sync versions: Retell). */
   agentId: string;
@@ -115,6 +118,18 @@ export interface TelephonyAdapter {
    */
   lookup?(engineCallId: string, callId: string): Promise<EngineReport | undefined>;
   /**
+   * What the engine holds for this attempt of the call (`request.callId` and `request.attempt`, as
+   * the engine carries them in the call's metadata), asked when a dial's outcome is unknown: the
+   * result its dial had (a voice engine: `placed` with the engine's id), or undefined when it holds
+   * no call for it. `sentAt`: when the request was sent (engines look for calls created since).
+   */
+  findDial(request: DialRequest, sentAt: Date): Promise<DialResult | undefined>;
+  /**
+   * How long after a request was sent it may still create a call at the engine (its timeout and a
+   * margin): only then does `findDial` answering nothing prove that no call was created.
+   */
+  readonly dialSettleMs: number;
+  /**
    * Engines that keep agents of their own (Retell): makes a published version ready to call with.
    * Idempotent; run by a job after each publish, and before a dial when it has not run yet.
    */
@@ -122,8 +137,9 @@ export interface TelephonyAdapter {
 }
 
 /**
- * The carrier could not be asked. `transient` errors are retried with back-off (unless
- * `maybePlaced`); others end the call as failed at once.
+ * The carrier could not be asked. `transient` errors are retried with back-off; others end the
+ * call as failed at once. A `maybePlaced` error leaves the attempt's outcome unknown: the pipeline
+ * resolves it with `findDial` once `dialSettleMs` have passed.
  */
 export class TelephonyError extends Error {
   constructor(
@@ -131,7 +147,7 @@ export class TelephonyError extends Error {
     readonly transient: boolean,
     /**
      * The request may have reached the engine and created the call though no answer came back
-     * (a timeout after sending). The pipeline then never asks again for that attempt (engine-dials.ts).
+     * (a timeout after sending, a cut connection, a 5xx that does not say "not taken").
      */
     readonly maybePlaced = false,
   ) {

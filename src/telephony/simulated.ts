@@ -1,12 +1,14 @@
 /**
- * The built-in simulated carrier (TELEPHONY=simulated, decisions.md §7): numbers ending in 0000
+ * The built-in simulated carrier (TELEPHONY=simulated, docs/design-choices.md): numbers ending in 0000
  * do not answer, numbers ending in 9999 fail, every other number answers and talks for
  * SIMULATED_CALL_SECONDS. Without SIMULATED_REALTIME the call is over as soon as it is answered
  * (its end is stamped answered_at + duration, simulated time); with it, the call really lasts.
  *
- * Like a real carrier it keeps its own record, keyed by the idempotency key (the call id), in
- * `telephony_simulated_dials`: a repeated dial returns the first result and only counts the
- * request. The record lives in the database, so it survives a crash of the process.
+ * Like a real engine it keeps its own record of each call attempt it placed, in
+ * `telephony_simulated_dials` (call id, attempt), and answers `findDial` from it. The record lives
+ * in the database, so it survives a crash of the process. The pipeline sends one request per
+ * attempt (src/calls/engine-dials.ts); should a second one come, the simulator answers it with the
+ * first result and counts it (`dial_requests`): the tests' count of calls asked twice.
  */
 import os from 'node:os';
 import { sql } from 'kysely';
@@ -18,6 +20,8 @@ import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './
 
 export interface SimulatedDialsTable {
   call_id: string;
+  /** The call's dial attempt (migration 0035; records before it are attempt 1). */
+  attempt: import('kysely').Generated<number>;
   tenant_id: string;
   from_number: string;
   to_number: string;
@@ -49,7 +53,7 @@ export interface SimulatedTelephonyOptions {
   dialerId?: string;
 }
 
-/** The outcome the simulator gives a number (decisions.md §7). */
+/** The outcome the simulator gives a number (docs/design-choices.md). */
 export function simulatedOutcome(to: string): 'answered' | 'no_answer' | 'failed' {
   if (to.endsWith('0000')) return 'no_answer';
   if (to.endsWith('9999')) return 'failed';
@@ -59,7 +63,33 @@ export function simulatedOutcome(to: string): 'answered' | 'no_answer' | 'failed
 type DialRecord = Pick<
   SimulatedDialsTable,
   'call_id' | 'tenant_id' | 'outcome' | 'failure_reason' | 'answered_at' | 'duration_seconds' | 'ends_at'
->;
+> & { attempt: number };
+
+/**
+ * A dial is one INSERT: once the process that sent it is gone, a statement it left running on the
+ * server commits or fails within moments. Dispatch runs again only after the crashed worker's
+ * lease (15 s), so this never delays a recovery.
+ */
+export const SIMULATED_DIAL_SETTLE_MS = 5_000;
+
+const RECORD_COLUMNS = [
+  'call_id',
+  'attempt',
+  'tenant_id',
+  'outcome',
+  'failure_reason',
+  'answered_at',
+  'duration_seconds',
+  'ends_at',
+] as const;
+
+const resultOf = (row: DialRecord): DialResult => {
+  if (row.outcome === 'answered') return { outcome: 'answered', answeredAt: row.answered_at as Date };
+  if (row.outcome === 'no_answer') return { outcome: 'no_answer' };
+  return { outcome: 'failed', reason: row.failure_reason ?? SIMULATED_FAILURE_REASON };
+};
+
+const dialKey = (callId: string, attempt: number) => `${callId}\u0000${attempt}`;
 
 /** Dial records this process wrote, kept for the progress questions that follow them. */
 const REMEMBERED_DIALS = 10_000;
@@ -68,24 +98,26 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
   const { db, clock, callSeconds, realtime } = options;
   const dialerId = options.dialerId ?? `${os.hostname()}:${process.pid}`;
   /**
-   * The record of each call this process dialled, as the insert returned it: the fields progress
-   * reads never change once written (a repeated dial only counts the request), so the progress
-   * question right after a dial needs no read. Another process's dial, or one forgotten, is read.
+   * The answered record of each call this process dialled, as the insert returned it: the fields
+   * progress reads never change once written (a repeated dial only counts the request), so the
+   * progress question right after a dial needs no read. Another process's dial, or one forgotten,
+   * is read. Only an answered attempt is ever asked about (a call's last).
    */
   const remembered = new BoundedMap<string, DialRecord>({ maxEntries: REMEMBERED_DIALS });
 
   /**
    * Records the dials of one turn of the event loop in one statement (the dispatch worker dials a
-   * claimed batch together). A call dialled twice in a batch is one row whose request count
+   * claimed batch together). An attempt dialled twice in a batch is one row whose request count
    * grows by two, as two separate requests would make it.
    */
   const recordDials = coalesce(async (requests: DialRequest[]): Promise<DialRecord[]> => {
     const now = clock.now();
     const asked = new Map<string, { request: DialRequest; times: number }>();
     for (const request of requests) {
-      const seen = asked.get(request.callId);
+      const key = dialKey(request.callId, request.attempt);
+      const seen = asked.get(key);
       if (seen) seen.times++;
-      else asked.set(request.callId, { request, times: 1 });
+      else asked.set(key, { request, times: 1 });
     }
     const rows = await db
       .insertInto('telephony_simulated_dials')
@@ -95,6 +127,7 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
           const answered = outcome === 'answered';
           return {
             call_id: request.callId,
+            attempt: request.attempt,
             tenant_id: request.tenantId,
             from_number: request.from,
             to_number: request.to,
@@ -111,36 +144,29 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
         }),
       )
       .onConflict((oc) =>
-        oc.column('call_id').doUpdateSet({
+        oc.columns(['call_id', 'attempt']).doUpdateSet({
           dial_requests: sql`telephony_simulated_dials.dial_requests + excluded.dial_requests`,
           last_requested_at: now,
         }),
       )
-      .returning([
-        'call_id',
-        'tenant_id',
-        'outcome',
-        'failure_reason',
-        'answered_at',
-        'duration_seconds',
-        'ends_at',
-      ])
+      .returning(RECORD_COLUMNS)
       .execute();
-    for (const row of rows) remembered.set(row.call_id, row);
-    const byCall = new Map(rows.map((row) => [row.call_id, row]));
-    return requests.map((request) => byCall.get(request.callId) as DialRecord);
+    for (const row of rows) if (row.outcome === 'answered') remembered.set(row.call_id, row);
+    const byKey = new Map(rows.map((row) => [dialKey(row.call_id, row.attempt), row]));
+    return requests.map((request) => byKey.get(dialKey(request.callId, request.attempt)) as DialRecord);
   });
 
-  /** The carrier's records of one turn's progress questions, in one query. */
+  /** The carrier's answered records for one turn's progress questions, in one query. */
   const readDials = coalesce(async (keys: { tenantId: string; callId: string }[]) => {
     const rows = await db
       .selectFrom('telephony_simulated_dials')
-      .selectAll()
+      .select(RECORD_COLUMNS)
       .where(
         'call_id',
         'in',
         keys.map((key) => key.callId),
       )
+      .where('outcome', '=', 'answered')
       .execute();
     const byCall = new Map(rows.map((row) => [row.call_id, row]));
     return keys.map((key) => {
@@ -157,12 +183,22 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
 
   return {
     name: 'simulated',
+    dialSettleMs: SIMULATED_DIAL_SETTLE_MS,
 
     async dial(request: DialRequest): Promise<DialResult> {
-      const row = await recordDials(request);
-      if (row.outcome === 'answered') return { outcome: 'answered', answeredAt: row.answered_at as Date };
-      if (row.outcome === 'no_answer') return { outcome: 'no_answer' };
-      return { outcome: 'failed', reason: row.failure_reason ?? SIMULATED_FAILURE_REASON };
+      return resultOf(await recordDials(request));
+    },
+
+    async findDial(request: DialRequest): Promise<DialResult | undefined> {
+      const row = await db
+        .selectFrom('telephony_simulated_dials')
+        .select(RECORD_COLUMNS)
+        .where('call_id', '=', request.callId)
+        .where('attempt', '=', request.attempt)
+        .executeTakeFirst();
+      if (!row || row.tenant_id !== request.tenantId) return undefined;
+      if (row.outcome === 'answered') remembered.set(row.call_id, row);
+      return resultOf(row);
     },
 
     async progress(callId: string, tenantId: string): Promise<CallProgress> {

@@ -123,6 +123,7 @@ describe('a batch of calls dispatched together (SIMULATED_CALL_SECONDS=61)', () 
     const callId = response.body.data.id as string;
     const call = {
       callId,
+      attempt: 1,
       tenantId: tenant.id,
       agentId: 'agt_unused',
       agentVersion: 1,

@@ -1,5 +1,5 @@
 /**
- * Calls placed by a voice engine that reports by callback (platform.md §7), through the real
+ * Calls placed by a voice engine that reports by callback (docs/engines.md), through the real
  * pipeline with a scripted engine behind the telephony port: the engine is asked at most once per
  * attempt, its reports move the call (billing, reason, transcript, recording, retries), late or
  * repeated reports change nothing, and the backstop ends calls whose reports never come.
@@ -19,18 +19,25 @@ import {
 import { startTestApp, type TestApp } from '../support/app.js';
 import { agentFixture, balanceOf, publish } from './helpers.js';
 
+/** A dial the engine takes (it creates the call) but whose answer is lost on the way back. */
+const LOST_ANSWER = 'lost answer';
+
 /** A voice engine whose answers the test scripts; it records every request. */
 class ScriptedEngine implements TelephonyAdapter {
   readonly name = 'scripted';
+  readonly dialSettleMs = 30_000;
   dials: DialRequest[] = [];
   synced: PublishedAgentVersion[] = [];
   /** Answers to the next dials, in order; then every dial is placed. */
-  nextDials: (DialResult | Error)[] = [];
+  nextDials: (DialResult | Error | typeof LOST_ANSWER)[] = [];
   /** The engine's record of each call, by its id (what lookup answers). */
   records = new Map<string, EngineReport | undefined>();
+  /** The calls it created, by our call id and attempt (what findDial answers from). */
+  created = new Map<string, string>();
   /** The engine's own ids, never reused. */
   private placed = 0;
   lastEngineCallId = '';
+  finds: DialRequest[] = [];
 
   /** Runs while the engine answers a dial (a report that overtakes the answer). */
   duringDial: ((request: DialRequest, engineCallId: string) => Promise<void>) | undefined;
@@ -39,12 +46,20 @@ class ScriptedEngine implements TelephonyAdapter {
     this.dials.push(request);
     const next = this.nextDials.shift();
     if (next instanceof Error) throw next;
-    if (next) return next;
+    if (next && next !== LOST_ANSWER) return next;
     const engineCallId = `eng_${++this.placed}`;
     this.lastEngineCallId = engineCallId;
     this.records.set(engineCallId, undefined);
+    this.created.set(`${request.callId}/${request.attempt}`, engineCallId);
+    if (next === LOST_ANSWER) throw new TelephonyError('no answer within 10 s', true, true);
     await this.duringDial?.(request, engineCallId);
     return { outcome: 'placed', engineCallId };
+  }
+
+  async findDial(request: DialRequest): Promise<DialResult | undefined> {
+    this.finds.push(request);
+    const engineCallId = this.created.get(`${request.callId}/${request.attempt}`);
+    return engineCallId ? { outcome: 'placed', engineCallId } : undefined;
   }
 
   async progress(): Promise<never> {
@@ -203,7 +218,7 @@ describe('a call placed by a voice engine', () => {
     expect(engine.dials.filter((d) => d.callId === callId)).toHaveLength(1);
   });
 
-  it('asks again after a refusal that created nothing, but not after an answer that may have been lost', async () => {
+  it('asks again after a refusal that created nothing', async () => {
     const fixture = await agentFixture(t);
     engine.nextDials = [new TelephonyError('engine answered 503', true)];
     const refused = await placeCall(fixture);
@@ -211,16 +226,43 @@ describe('a call placed by a voice engine', () => {
     await t.services.jobRunner.drain();
     expect(engine.dials.filter((d) => d.callId === refused)).toHaveLength(2);
     expect((await read(fixture, refused)).engine_call_id).toBe(engine.lastEngineCallId);
+  });
 
-    engine.nextDials = [new TelephonyError('no answer within 10 s', true, true)];
-    const lost = await placeCall(fixture, '+14155550124');
-    clock.advance(60_000);
+  it('adopts the engine’s call when the answer to the dial was lost, once the request has settled', async () => {
+    const fixture = await agentFixture(t);
+    engine.nextDials = [LOST_ANSWER];
+    const callId = await placeCall(fixture);
+    const created = engine.created.get(`${callId}/1`);
+    expect(await read(fixture, callId)).toMatchObject({ status: 'dialing', engine_call_id: null });
+    // Not asked before the request has settled: the job waits, without spending an attempt.
+    clock.advance(29_000);
     await t.services.jobRunner.drain();
-    expect(engine.dials.filter((d) => d.callId === lost)).toHaveLength(1);
-    expect(await read(fixture, lost)).toMatchObject({ status: 'dialing', engine_call_id: null });
-    // The engine did place it: its report carries our id and ends the call.
-    expect(await t.services.engineReports.apply('scripted', ended(lost, 'eng_lost'))).toBe('applied');
-    expect(await read(fixture, lost)).toMatchObject({ status: 'completed', engine_call_id: 'eng_lost' });
+    expect(engine.finds.filter((f) => f.callId === callId)).toHaveLength(0);
+    clock.advance(1_000);
+    engine.records.set(created as string, ended(callId, created as string));
+    await t.services.jobRunner.drain();
+    expect(engine.finds.filter((f) => f.callId === callId)).toMatchObject([{ attempt: 1 }]);
+    expect(engine.dials.filter((d) => d.callId === callId)).toHaveLength(1);
+    // Adopted, and the engine's record (the call ended meanwhile) applied at once by the backstop.
+    expect(await read(fixture, callId)).toMatchObject({ status: 'completed', engine_call_id: created });
+  });
+
+  it('dials again when the engine holds no call for an attempt whose answer was lost', async () => {
+    const fixture = await agentFixture(t);
+    engine.nextDials = [new TelephonyError('Vapi POST /call answered 500.', true, true)];
+    const callId = await placeCall(fixture);
+    expect(engine.created.get(`${callId}/1`)).toBeUndefined();
+    clock.advance(30_000);
+    await t.services.jobRunner.drain();
+    expect(engine.dials.filter((d) => d.callId === callId).map((d) => d.attempt)).toEqual([1, 1]);
+    const placed = engine.created.get(`${callId}/1`);
+    expect(await read(fixture, callId)).toMatchObject({ status: 'dialing', engine_call_id: placed });
+    const claim = await t.services.database.db
+      .selectFrom('engine_dials')
+      .select(['requests', 'engine_call_id'])
+      .where('call_id', '=', callId)
+      .executeTakeFirstOrThrow();
+    expect(claim).toEqual({ requests: 2, engine_call_id: placed });
   });
 
   it('ends the call as failed with the engine’s reason when the engine refuses it for good', async () => {
@@ -336,7 +378,7 @@ describe('reports that race the dispatch', () => {
     });
   });
 
-  it('waits for the engine after a possibly lost answer even on the dispatch job’s last attempt', async () => {
+  it('resolves a possibly lost answer even on the dispatch job’s last attempt, asking once', async () => {
     const fixture = await agentFixture(t);
     const placed = await fixture.tenant.request('POST', '/api/v1/calls', {
       agent_id: fixture.agent.id,
@@ -351,14 +393,25 @@ describe('reports that race the dispatch', () => {
       maxAttempts: 8,
       payload: { callId, tenantId: fixture.tenant.id },
     };
-    await t.services.jobHandlers['calls.dispatch'](lastAttempt as unknown as Job);
+    await expect(
+      t.services.jobHandlers['calls.dispatch'](lastAttempt as unknown as Job),
+    ).rejects.toMatchObject({
+      name: 'RetryJobError',
+      countsAsAttempt: false,
+      delayMs: 30_000,
+    });
     expect(await read(fixture, callId)).toMatchObject({ status: 'dialing' });
+    // The job's own run before the request has settled finds nothing yet, and waits.
     await t.services.jobRunner.drain();
     expect(engine.dials.filter((d) => d.callId === callId)).toHaveLength(1);
+    // The engine did place it after all: its report carries our id and ends the call.
     expect(await t.services.engineReports.apply('scripted', ended(callId, 'eng_placed_after_all'))).toBe(
       'applied',
     );
     expect((await read(fixture, callId)).status).toBe('completed');
+    clock.advance(30_000);
+    await t.services.jobRunner.drain();
+    expect(engine.dials.filter((d) => d.callId === callId)).toHaveLength(1);
   });
 });
 

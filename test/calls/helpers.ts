@@ -137,6 +137,14 @@ export class SwappableTelephony implements TelephonyAdapter {
     return (this.current ?? this.real).progress(callId, tenantId);
   }
 
+  findDial(request: DialRequest, sentAt: Date) {
+    return (this.current ?? this.real).findDial(request, sentAt);
+  }
+
+  get dialSettleMs() {
+    return (this.current ?? this.real).dialSettleMs;
+  }
+
   async during<T>(adapter: TelephonyAdapter, work: () => Promise<T>): Promise<T> {
     this.current = adapter;
     try {

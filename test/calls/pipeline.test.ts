@@ -135,6 +135,8 @@ describe('states and real-time pacing (SIMULATED_REALTIME=true, 30 s calls, a ha
         return real.dial(request);
       },
       progress: (callId, tenantId) => real.progress(callId, tenantId),
+      findDial: (request, sentAt) => real.findDial(request, sentAt),
+      dialSettleMs: real.dialSettleMs,
     };
     await telephony.during(observed, async () => {
       const id = await place(t, agent.webhook_id);
@@ -187,6 +189,8 @@ describe('telephony errors', () => {
         return real.dial(request);
       },
       progress: (callId, tenantId) => real.progress(callId, tenantId),
+      findDial: (request, sentAt) => real.findDial(request, sentAt),
+      dialSettleMs: real.dialSettleMs,
     };
     return { adapter, attempts };
   }
@@ -249,6 +253,61 @@ describe('telephony errors', () => {
     expect(await balanceOf(t, userId)).toBe(5);
   });
 
+  it('sends a claimed dial that never reached the carrier (the process died in between) once it has settled', async () => {
+    const { agent, tenant, userId } = await agentFixture(t, { credits: 5 });
+    const real = telephony.real;
+    // The first run claims the attempt, then dies before its request leaves: it never answers.
+    const dying: TelephonyAdapter = {
+      name: 'dying',
+      dial: () => new Promise(() => {}),
+      progress: (callId, tenantId) => real.progress(callId, tenantId),
+      findDial: (request, sentAt) => real.findDial(request, sentAt),
+      dialSettleMs: real.dialSettleMs,
+    };
+    const handler = t.services.jobHandlers[DISPATCH_QUEUE];
+    const id = await place(t, agent.webhook_id);
+    const first: Job = {
+      id: -1,
+      tenantId: null,
+      queue: DISPATCH_QUEUE,
+      payload: { callId: id, tenantId: tenant.id },
+      attempt: 1,
+      maxAttempts: 8,
+    };
+    await withAdapter(dying, async () => {
+      void handler(first);
+      for (let i = 0; i < 100; i++) {
+        const claim = await t.services.database.db
+          .selectFrom('engine_dials')
+          .select('requests')
+          .where('call_id', '=', id)
+          .executeTakeFirst();
+        if (claim) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    });
+    // The next run finds the claim and nothing at the carrier: too early to tell, it waits.
+    await expect(handler({ ...first, attempt: 2 })).rejects.toMatchObject({
+      name: 'RetryJobError',
+      countsAsAttempt: false,
+      delayMs: real.dialSettleMs,
+    });
+    expect(await dialRecord(t, id)).toEqual([]);
+    clock.advance(real.dialSettleMs);
+    await handler({ ...first, attempt: 3 });
+    expect((await getCall(t, id)).status).toBe('completed');
+    expect(await dialRecord(t, id)).toEqual([expect.objectContaining({ attempt: 1, dial_requests: 1 })]);
+    const claim = await t.services.database.db
+      .selectFrom('engine_dials')
+      .select(['requests', 'engine_call_id'])
+      .where('call_id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(claim).toEqual({ requests: 2, engine_call_id: null });
+    await t.services.jobRunner.drain();
+    expect(await dialRecord(t, id)).toHaveLength(1);
+    expect(await balanceOf(t, userId)).toBe(4);
+  });
+
   it('ends a call as failed when its last attempt fails on a step that is not the carrier (a database error)', async () => {
     const { agent, userId } = await agentFixture(t, { credits: 5 });
     const { db } = t.services.database;
@@ -279,7 +338,8 @@ describe('telephony errors', () => {
         .where(({ ref }) => ref('payload', '->>').key('callId' as never), '=', id)
         .executeTakeFirstOrThrow();
       expect(job).toEqual({ status: 'done', attempts: 8 });
-      expect(await dialRecord(t, id)).toEqual([expect.objectContaining({ dial_requests: 8 })]);
+      // Each run after the first found the carrier's record of the attempt instead of asking again.
+      expect(await dialRecord(t, id)).toEqual([expect.objectContaining({ dial_requests: 1 })]);
       expect(await balanceOf(t, userId)).toBe(5);
     } finally {
       await sql`DROP TRIGGER refuse_in_progress ON calls`.execute(db);
@@ -302,6 +362,8 @@ describe('long calls: "still talking" is not a failed attempt', () => {
     return {
       name: 'long calls',
       dial: (request) => real.dial(request),
+      findDial: (request, sentAt) => real.findDial(request, sentAt),
+      dialSettleMs: real.dialSettleMs,
       async progress(callId, tenantId) {
         if (done()) return real.progress(callId, tenantId);
         return { state: 'in_progress', checkAgainAt: new Date(clock.now().getTime() + 60_000) };

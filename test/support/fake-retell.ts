@@ -2,7 +2,11 @@
  * A local server speaking Retell's API for exactly the calls the Retell adapter makes
  * (src/telephony/retell/client.ts), so the adapter's real HTTP code runs in the suite:
  *
- * - POST /create-retell-llm, POST /create-agent, POST /v2/create-phone-call, GET /v2/get-call/{id};
+ * - POST /create-retell-llm, POST /create-agent, POST /v2/create-phone-call, GET /v2/get-call/{id},
+ *   POST /v2/list-calls (its documented filter_criteria: call_id, agent_id, call_status,
+ *   from_number, to_number, and `metadata` keyed in dot notation, values matched as strings;
+ *   sort_order by start_timestamp, calls not started yet in creation order; limit, default 50,
+ *   at most 1000; pagination_key, the exclusive call id to continue after);
  * - `Authorization: Bearer <apiKey>` required (401 `{ status: 'error', message }` otherwise);
  * - every request body validated against Retell's published OpenAPI schema of its operation
  *   (./engines/retell-openapi.json, with its origin), plus one check Retell's schemas leave out:
@@ -13,6 +17,10 @@
  *   `call_ended` and `call_analyzed` to the webhook_url of the call's agent, signed like Retell
  *   (x-retell-signature with retell-sdk's `sign` and the API key), and moves the call's status so
  *   GET /v2/get-call agrees.
+ *
+ * `answerDelayMs` makes create-phone-call create the call at once and answer later (a client that
+ * dies meanwhile never learns the id); `autoPlay` plays each created call by itself after a while,
+ * delivering each webhook until the service takes it (2xx), as Retell retries its webhooks.
  *
  * Usage: `const retell = await startFakeRetell(); …config { apiKey: retell.apiKey, apiBase: retell.url }…;
  * await retell.playCall(retell.calls[0].call_id, { disconnectionReason: 'dial_no_answer' }); await retell.close();`
@@ -72,6 +80,14 @@ export interface WebhookDelivery {
 
 export interface FakeRetellOptions {
   apiKey?: string;
+  /** create-phone-call creates the call, then waits this long before answering. */
+  answerDelayMs?: number;
+  /** Plays every created call `afterMs` after its creation, retrying each webhook until it is taken. */
+  autoPlay?: {
+    afterMs: number;
+    script?: (call: Record<string, unknown>) => PlayCallScript;
+    retryForMs?: number;
+  };
   /**
    * How a webhook reaches the app (default: fetch to the agent's webhook_url). Tests that drive
    * the app with `inject` pass one that injects instead.
@@ -95,6 +111,10 @@ export interface FakeRetell {
   requestsTo(method: string, path: string | RegExp): RecordedRetellRequest[];
   fail(fault: FakeRetellFault): void;
   playCall(callId: string, script?: PlayCallScript): Promise<WebhookDelivery[]>;
+  /** Auto-played calls not played to their end yet. */
+  readonly playing: number;
+  /** create-phone-call answers that never reached the client (its connection closed first). */
+  readonly lostAnswers: number;
   close(): Promise<void>;
 }
 
@@ -110,7 +130,27 @@ const OPERATIONS: { method: string; template: string; pattern: RegExp }[] = [
   { method: 'POST', template: '/create-retell-llm', pattern: /^\/create-retell-llm$/ },
   { method: 'POST', template: '/create-agent', pattern: /^\/create-agent$/ },
   { method: 'POST', template: '/v2/create-phone-call', pattern: /^\/v2\/create-phone-call$/ },
+  { method: 'POST', template: '/v2/list-calls', pattern: /^\/v2\/list-calls$/ },
 ];
+
+/** The list filters the fake applies (list-calls' filter_criteria), each an exact match on a field. */
+const LIST_FILTER_FIELDS = ['call_id', 'agent_id', 'call_status', 'from_number', 'to_number'] as const;
+
+/** Whether a call passes list-calls' filter_criteria (the fields the fake implements). */
+function passesListFilters(call: Record<string, any>, criteria: Record<string, any>): boolean {
+  for (const field of LIST_FILTER_FIELDS) {
+    const allowed = criteria[field];
+    if (Array.isArray(allowed) && !allowed.includes(call[field])) return false;
+  }
+  for (const [path, values] of Object.entries((criteria.metadata ?? {}) as Record<string, string[]>)) {
+    const key = path.startsWith('metadata.') ? path.slice('metadata.'.length) : path;
+    const value = call.metadata?.[key];
+    if (value === undefined || !values.includes(String(value))) return false;
+  }
+  return true;
+}
+
+const LIST_LIMIT_MAX = 1000;
 
 interface OpenApiDocument {
   paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
@@ -175,7 +215,11 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
   };
   const errorBody = (message: string) => ({ status: 'error', message });
 
-  function handle(method: string, urlPath: string, body: unknown): { status: number; body: unknown } {
+  function handle(
+    method: string,
+    urlPath: string,
+    body: unknown,
+  ): { status: number; body: unknown; delayMs?: number } {
     const now = Date.now();
     const input = body as Record<string, any>;
     if (method === 'POST' && urlPath === '/create-retell-llm') {
@@ -221,7 +265,24 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
         retell_llm_dynamic_variables: input.retell_llm_dynamic_variables ?? {},
       };
       calls.push(call);
-      return { status: 201, body: call };
+      if (options.autoPlay) autoPlay(call, options.autoPlay);
+      return { status: 201, body: call, delayMs: options.answerDelayMs };
+    }
+    if (method === 'POST' && urlPath === '/v2/list-calls') {
+      const limit = input.limit ?? 50;
+      if (limit > LIST_LIMIT_MAX) return { status: 400, body: errorBody('limit must be at most 1000.') };
+      const started = (call: Record<string, unknown>) =>
+        typeof call.start_timestamp === 'number' ? call.start_timestamp : Number.POSITIVE_INFINITY;
+      const ordered = calls
+        .map((call, index) => ({ call, index }))
+        .filter(({ call }) => passesListFilters(call, input.filter_criteria ?? {}))
+        .sort((a, b) => started(a.call) - started(b.call) || a.index - b.index)
+        .map(({ call }) => call);
+      if (input.sort_order !== 'ascending') ordered.reverse();
+      const after = input.pagination_key
+        ? ordered.findIndex((call) => call.call_id === input.pagination_key) + 1
+        : 0;
+      return { status: 200, body: ordered.slice(after, after + limit) };
     }
     const getCall = /^\/v2\/get-call\/([^/]+)$/.exec(urlPath);
     if (method === 'GET' && getCall) {
@@ -301,7 +362,17 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
       const fault = takeFault(method, urlPath);
       if (fault) return reply(fault.status, errorBody(fault.message ?? `Injected ${fault.status}.`));
       const result = handle(method, urlPath, record.body);
-      reply(result.status, result.body);
+      if (method === 'POST' && urlPath === '/v2/create-phone-call') {
+        res.on('close', () => {
+          if (!res.writableFinished) lostAnswers++;
+        });
+      }
+      if (result.delayMs) {
+        record.status = result.status;
+        setTimeout(() => {
+          if (!res.destroyed) answer(res, result.status, result.body);
+        }, result.delayMs);
+      } else reply(result.status, result.body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -324,7 +395,37 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
     return { 'x-retell-signature': await sign(body, apiKey) };
   }
 
-  async function playCall(callId: string, script: PlayCallScript = {}): Promise<WebhookDelivery[]> {
+  let closed = false;
+  let playing = 0;
+  let lostAnswers = 0;
+
+  /** Plays a created call by itself, each webhook delivered until the service takes it. */
+  function autoPlay(call: Record<string, unknown>, plan: NonNullable<FakeRetellOptions['autoPlay']>) {
+    playing++;
+    const retryForMs = plan.retryForMs ?? 120_000;
+    setTimeout(() => {
+      playCall(call.call_id as string, plan.script?.(call) ?? {}, async (post) => {
+        const deadline = Date.now() + retryForMs;
+        for (;;) {
+          const result = await post().catch(() => ({ status: 0, body: '' }));
+          if ((result.status >= 200 && result.status < 300) || closed || Date.now() > deadline) return result;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      })
+        .catch(() => undefined)
+        .finally(() => {
+          playing--;
+        });
+    }, plan.afterMs);
+  }
+
+  async function playCall(
+    callId: string,
+    script: PlayCallScript = {},
+    retry: (
+      post: () => Promise<{ status: number; body: string }>,
+    ) => Promise<{ status: number; body: string }> = (post) => post(),
+  ): Promise<WebhookDelivery[]> {
     const call = calls.find((candidate) => candidate.call_id === callId);
     if (!call) throw new Error(`fake Retell: no call ${callId}`);
     const agent = agents.find((candidate) => candidate.agent_id === call.agent_id);
@@ -362,11 +463,13 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
         };
       }
       const body = JSON.stringify({ event, call });
-      const headers = {
-        'content-type': 'application/json',
-        ...(await signatureHeader(body, script.signature)),
-      };
-      const result = await deliver(webhookUrl, body, headers);
+      // Signed again for each delivery, as Retell does: a retry carries a fresh signature.
+      const result = await retry(async () =>
+        deliver(webhookUrl, body, {
+          'content-type': 'application/json',
+          ...(await signatureHeader(body, script.signature)),
+        }),
+      );
       deliveries.push({ event, status: result.status, body: result.body });
     }
     return deliveries;
@@ -390,9 +493,16 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
     fail(fault) {
       faults.push({ ...fault, times: fault.times ?? 1 });
     },
-    playCall,
+    playCall: (callId, script) => playCall(callId, script),
+    get playing() {
+      return playing;
+    },
+    get lostAnswers() {
+      return lostAnswers;
+    },
     close: () =>
       new Promise<void>((resolve) => {
+        closed = true;
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -6,8 +6,16 @@
  *   document (./engines/vapi-openapi.json, an excerpt; see its `x-vendored` note) and refused 400
  *   like Vapi (`{ message: [...], error: 'Bad Request', statusCode: 400 }`) when it fails, or when
  *   its phoneNumberId is not one of the fake's numbers; otherwise 201 with a Call (`status: queued`),
- * - `GET /call/{id}`: the Call as it stands (404 when unknown).
+ * - `GET /call/{id}`: the Call as it stands (404 when unknown),
+ * - `GET /call`: the list, newest first, with the query parameters of the published operation
+ *   (CallController_findAll: `id`, `assistantId`, `phoneNumberId`, `limit` 0..1000 (default 100),
+ *   `createdAt`/`updatedAt` with `Gt`, `Lt`, `Ge`, `Le`); a parameter the operation does not have,
+ *   or a value outside its schema, is refused 400 like Vapi's validation.
  * Every request needs `Authorization: Bearer <apiKey>` (401 otherwise) and is recorded.
+ *
+ * `answerDelayMs` makes `POST /call` create the call at once and answer later (a client that dies
+ * meanwhile never learns the id). `autoPlay` plays each created call by itself after a while,
+ * posting each message until the service takes it (2xx), so a call survives the service being down.
  *
  * `fail` makes the next matching requests answer an error status, cut the connection, or hang.
  * `playCall` plays a created call the way Vapi reports it: status-updates (ringing, in-progress
@@ -43,6 +51,10 @@ export interface FakeVapiOptions {
   phoneNumbers?: string[];
   /** The token of the Custom Credential: what playCall sends as `Authorization: Bearer …`. */
   serverSecret?: string;
+  /** POST /call creates the call, then waits this long before answering. */
+  answerDelayMs?: number;
+  /** Plays every created call `afterMs` after its creation, retrying each message until it is taken. */
+  autoPlay?: { afterMs: number; script?: (call: FakeVapiCall) => PlayCallScript; retryForMs?: number };
 }
 
 export interface RecordedVapiRequest {
@@ -99,6 +111,10 @@ export interface FakeVapi {
   sendServerMessage(engineCallId: string, message: Record<string, unknown>, secret?: string): Promise<number>;
   /** Plays the call to its end; answers the status of each message posted, in order. */
   playCall(engineCallId: string, script?: PlayCallScript): Promise<number[]>;
+  /** Auto-played calls not played to their end yet. */
+  readonly playing: number;
+  /** POST /call answers that never reached the client (its connection closed first). */
+  readonly lostAnswers: number;
   close(): Promise<void>;
 }
 
@@ -121,10 +137,63 @@ const PHONE_NUMBER_LIMIT = VAPI_OPENAPI_EXCERPT.paths['/phone-number'].get.param
   (parameter) => parameter.name === 'limit',
 )!.schema;
 
+/**
+ * The query parameters of `GET /call` as the published operation declares them, each checked
+ * against its schema (a number from its text, a date-time's format), as Vapi's validation does.
+ */
+function callListQueryValidator() {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  const parameters = VAPI_OPENAPI_EXCERPT.paths['/call'].get.parameters ?? [];
+  const byName = new Map(parameters.map((parameter) => [parameter.name, ajv.compile(parameter.schema)]));
+  return (query: URLSearchParams): string[] => {
+    const problems: string[] = [];
+    for (const [name, text] of query) {
+      const validate = byName.get(name);
+      if (!validate) {
+        problems.push(`property ${name} should not exist`);
+        continue;
+      }
+      const value =
+        validate.schema && (validate.schema as { type?: string }).type === 'number' ? Number(text) : text;
+      if (!validate(value)) problems.push(`${name} ${validate.errors?.[0]?.message ?? 'is invalid'}`);
+    }
+    return problems;
+  };
+}
+
+/** The filters of `GET /call`: a Call passes when every parameter given holds for it. */
+function passesCallFilters(call: Record<string, any>, query: URLSearchParams): boolean {
+  for (const [name, text] of query) {
+    if (name === 'limit') continue;
+    const bound = /^(createdAt|updatedAt)(Gt|Lt|Ge|Le)$/.exec(name);
+    if (bound) {
+      const value = new Date(call[bound[1]]).getTime();
+      const limit = new Date(text).getTime();
+      const holds = { Gt: value > limit, Lt: value < limit, Ge: value >= limit, Le: value <= limit }[
+        bound[2]
+      ];
+      if (!holds) return false;
+    } else if (call[name] !== text) {
+      return false;
+    }
+  }
+  return true;
+}
+
 export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<FakeVapi> {
   const apiKey = options.apiKey ?? FAKE_VAPI_API_KEY;
   const orgId = crypto.randomUUID();
   const validateCreateCall = createCallValidator();
+  const validateCallListQuery = callListQueryValidator();
+  /** Creation times are distinct and increasing, so the list's order and filters are exact. */
+  let lastCreatedAt = 0;
+  const createdAtNow = () => {
+    lastCreatedAt = Math.max(Date.now(), lastCreatedAt + 1);
+    return new Date(lastCreatedAt).toISOString();
+  };
+  let playing = 0;
+  let lostAnswers = 0;
   const requests: RecordedVapiRequest[] = [];
   const calls = new Map<string, FakeVapiCall>();
   const faults: (VapiFault & { left: number })[] = [];
@@ -170,7 +239,7 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
       const dto = body as Record<string, any>;
       if (!phoneNumbers.some((n) => n.id === dto.phoneNumberId))
         return vapiError(400, "Couldn't Get Phone Number.");
-      const now = new Date().toISOString();
+      const now = createdAtNow();
       const call = {
         id: crypto.randomUUID(),
         orgId,
@@ -183,8 +252,21 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
         customer: dto.customer,
         assistant: dto.assistant,
       };
-      calls.set(call.id, { request: dto, call });
-      return { status: 201, body: call };
+      const entry = { request: dto, call };
+      calls.set(call.id, entry);
+      if (options.autoPlay) autoPlay(entry, options.autoPlay);
+      return { status: 201, body: call, delayMs: options.answerDelayMs };
+    }
+    if (method === 'GET' && url.pathname === '/call') {
+      const problems = validateCallListQuery(url.searchParams);
+      if (problems.length > 0) return vapiError(400, problems);
+      const limit = Number(url.searchParams.get('limit') ?? 100);
+      const listed = [...calls.values()]
+        .map((entry) => entry.call)
+        .filter((call) => passesCallFilters(call, url.searchParams))
+        .sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)))
+        .slice(0, limit);
+      return { status: 200, body: listed };
     }
     const match = /^\/call\/([^/]+)$/.exec(url.pathname);
     if (method === 'GET' && match) {
@@ -224,15 +306,25 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
         if (fault.mode === 'drop') return req.socket.destroy();
         if (fault.mode === 'hang') return;
       }
-      const result =
+      const result: { status: number; body: unknown; delayMs?: number } =
         req.headers.authorization !== `Bearer ${apiKey}`
           ? vapiError(401, 'Unauthorized')
           : fault
             ? vapiError(fault.status ?? 503, fault.message ?? 'Service Unavailable')
             : answer(method, url, body, record);
       record.status = result.status;
-      res.writeHead(result.status, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify(result.body));
+      const send = () => {
+        if (res.destroyed) return;
+        res.writeHead(result.status, { 'content-type': 'application/json; charset=utf-8' });
+        res.end(JSON.stringify(result.body));
+      };
+      if (method === 'POST' && url.pathname === '/call') {
+        res.on('close', () => {
+          if (!res.writableFinished) lostAnswers++;
+        });
+      }
+      if (result.delayMs) setTimeout(send, result.delayMs);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -243,6 +335,28 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
     if (!entry) throw new Error(`fake Vapi: no call ${engineCallId}`);
     return entry;
   };
+
+  let closed = false;
+
+  /** Plays a created call by itself, each message posted until the service takes it. */
+  function autoPlay(entry: FakeVapiCall, plan: NonNullable<FakeVapiOptions['autoPlay']>) {
+    playing++;
+    const retryForMs = plan.retryForMs ?? 120_000;
+    setTimeout(() => {
+      playCall(entry.call.id, plan.script?.(entry) ?? {}, async (post) => {
+        const deadline = Date.now() + retryForMs;
+        for (;;) {
+          const status = await post().catch(() => 0);
+          if ((status >= 200 && status < 300) || closed || Date.now() > deadline) return status;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      })
+        .catch(() => undefined)
+        .finally(() => {
+          playing--;
+        });
+    }, plan.afterMs);
+  }
 
   async function sendServerMessage(engineCallId: string, message: Record<string, unknown>, secret?: string) {
     const { call } = found(engineCallId);
@@ -264,7 +378,11 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
     return response.status;
   }
 
-  async function playCall(engineCallId: string, script: PlayCallScript = {}): Promise<number[]> {
+  async function playCall(
+    engineCallId: string,
+    script: PlayCallScript = {},
+    deliver: (post: () => Promise<number>) => Promise<number> = (post) => post(),
+  ): Promise<number[]> {
     const { call } = found(engineCallId);
     const answered = script.answered ?? true;
     const endedAt = script.endedAt ?? new Date();
@@ -273,7 +391,7 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
     const statuses: number[] = [];
     const post = async (message: Record<string, unknown>) => {
       call.updatedAt = new Date().toISOString();
-      statuses.push(await sendServerMessage(engineCallId, message, script.secret));
+      statuses.push(await deliver(() => sendServerMessage(engineCallId, message, script.secret)));
     };
 
     call.status = 'ringing';
@@ -308,9 +426,16 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
     setPhoneNumbers,
     fail: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
     sendServerMessage,
-    playCall,
+    playCall: (engineCallId, script) => playCall(engineCallId, script),
+    get playing() {
+      return playing;
+    },
+    get lostAnswers() {
+      return lostAnswers;
+    },
     close: () =>
       new Promise<void>((resolve) => {
+        closed = true;
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -94,6 +94,7 @@ async function placedCall(): Promise<string> {
   });
   const placed = await telephony.dial({
     callId: 'call_ours_1',
+    attempt: 1,
     tenantId: version.tenantId,
     agentId: version.agentId,
     agentVersion: version.version,

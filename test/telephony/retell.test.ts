@@ -223,7 +223,11 @@ describe('dialling', () => {
         phone: '+14155550123',
         name: 'Ada Lovelace',
       },
-      metadata: { voiceplane_call_id: 'call_ours_1', voiceplane_tenant_id: 'ten_retell' },
+      metadata: {
+        voiceplane_call_id: 'call_ours_1',
+        voiceplane_tenant_id: 'ten_retell',
+        voiceplane_attempt: '1',
+      },
     });
     for (const value of Object.values((request.body as any).retell_llm_dynamic_variables)) {
       expect(typeof value).toBe('string');
@@ -282,7 +286,7 @@ describe('Retell errors', () => {
     }
   });
 
-  it('500 is transient, but the call may exist: the pipeline must not ask again', async () => {
+  it('500 is transient, but the call may exist: the pipeline finds out before it asks again', async () => {
     const error = await dialAfter({ status: 500 });
     expect(error.transient).toBe(true);
     expect(error.maybePlaced).toBe(true);
@@ -346,5 +350,78 @@ describe('lookup', () => {
   it('an unknown call is a permanent error', async () => {
     const error = await telephonyError(adapter().lookup?.('call_nobody', 'call_ours') ?? Promise.resolve());
     expect(error.transient).toBe(false);
+  });
+});
+
+describe('findDial: the call of an attempt whose answer was lost', () => {
+  it('finds the call Retell created for the attempt with list-calls, by the metadata', async () => {
+    await useFakeRetell({ deliver: async () => ({ status: 204, body: '' }) });
+    const version = publish();
+    const telephony = adapter();
+    const sentAt = new Date();
+    const first = await telephony.dial(dialRequest(version, { callId: 'call_lost_1' }));
+    const second = await telephony.dial(dialRequest(version, { callId: 'call_lost_1', attempt: 2 }));
+    await telephony.dial(dialRequest(version, { callId: 'call_someone_else' }));
+
+    expect(await telephony.findDial(dialRequest(version, { callId: 'call_lost_1' }), sentAt)).toEqual(first);
+    expect(
+      await telephony.findDial(dialRequest(version, { callId: 'call_lost_1', attempt: 2 }), sentAt),
+    ).toEqual(second);
+    expect(
+      await telephony.findDial(dialRequest(version, { callId: 'call_lost_1', attempt: 3 }), sentAt),
+    ).toBeUndefined();
+    expect(
+      await telephony.findDial(dialRequest(version, { callId: 'call_never_made' }), sentAt),
+    ).toBeUndefined();
+
+    const lists = retell.requestsTo('POST', '/v2/list-calls');
+    expect(lists).toHaveLength(4);
+    expect(lists[0].body).toEqual({
+      filter_criteria: { metadata: { 'metadata.voiceplane_call_id': ['call_lost_1'] } },
+      sort_order: 'ascending',
+      limit: 1000,
+    });
+    expectAllSchemaValid();
+  });
+
+  it('finds nothing for a create refused 500 before Retell made the call', async () => {
+    await useFakeRetell({ deliver: async () => ({ status: 204, body: '' }) });
+    const version = publish();
+    const telephony = adapter();
+    await telephony.syncAgentVersion?.(version);
+    retell.fail({ path: '/v2/create-phone-call', status: 500 });
+    const error = await telephonyError(telephony.dial(dialRequest(version, { callId: 'call_refused_500' })));
+    expect(error.maybePlaced).toBe(true);
+    expect(
+      await telephony.findDial(dialRequest(version, { callId: 'call_refused_500' }), new Date()),
+    ).toBeUndefined();
+  });
+
+  it('list-calls pages with pagination_key, and the fake checks the body against the published schema', async () => {
+    await useFakeRetell({ deliver: async () => ({ status: 204, body: '' }) });
+    const version = publish();
+    const telephony = adapter();
+    for (let attempt = 1; attempt <= 3; attempt++)
+      await telephony.dial(dialRequest(version, { callId: 'call_paged', attempt }));
+    const list = async (body: unknown) => {
+      const response = await fetch(`${retell.url}/v2/list-calls`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${retell.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, any>[] };
+    };
+    const filter = { metadata: { 'metadata.voiceplane_call_id': ['call_paged'] } };
+    const page1 = await list({ filter_criteria: filter, sort_order: 'ascending', limit: 2 });
+    expect(page1.body.map((call) => call.metadata.voiceplane_attempt)).toEqual(['1', '2']);
+    const page2 = await list({
+      filter_criteria: filter,
+      sort_order: 'ascending',
+      limit: 2,
+      pagination_key: page1.body[1].call_id,
+    });
+    expect(page2.body.map((call) => call.metadata.voiceplane_attempt)).toEqual(['3']);
+    expect((await list({ filter_criteria: filter, sort_order: 'sideways' })).status).toBe(400);
+    expect((await list({ filter_criteria: filter, metadata: {} })).status).toBe(400);
   });
 });

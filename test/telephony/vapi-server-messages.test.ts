@@ -335,6 +335,7 @@ describe('a call played by Vapi', () => {
     });
     const placed = await adapter.dial({
       callId: CALL_ID,
+      attempt: 1,
       tenantId: 'ten_9Qm2',
       agentId: 'agt_Zx81',
       agentVersion: 1,

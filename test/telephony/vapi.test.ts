@@ -89,7 +89,11 @@ describe('dial', () => {
           messages: [{ role: 'system', content: 'You are Ada, calling about solar panels.' }],
         },
         serverMessages: ['status-update', 'end-of-call-report'],
-        metadata: { voiceplane_call_id: 'call_4bX9kQ2mZr7TtY1pW3sVn8Ld', voiceplane_tenant_id: 'ten_9Qm2' },
+        metadata: {
+          voiceplane_call_id: 'call_4bX9kQ2mZr7TtY1pW3sVn8Ld',
+          voiceplane_tenant_id: 'ten_9Qm2',
+          voiceplane_attempt: '1',
+        },
         server: { url: 'https://vp.example.com/engines/vapi/server-messages', credentialId: 'cred-7a1f' },
       },
     });
@@ -312,5 +316,71 @@ describe('lookup', () => {
   it('an unknown call is a permanent error', async () => {
     const adapter = createVapiTelephony({ config: configFor(), publicBaseUrl: 'https://vp.example.com' });
     expect((await dialError(adapter.lookup!('no-such-call', 'call_x'))).transient).toBe(false);
+  });
+});
+
+describe('findDial: the call of an attempt whose answer was lost', () => {
+  const adapter = () => createVapiTelephony({ config: configFor(), publicBaseUrl: 'https://vp.example.com' });
+
+  it('finds the call Vapi created for the attempt in its list of the number’s calls', async () => {
+    const telephony = adapter();
+    const sentAt = new Date();
+    vapi.fail({ method: 'POST', path: /^\/call$/, mode: 'drop' });
+    await dialError(telephony.dial(dialRequest({ callId: 'call_other_first' })));
+    const first = await telephony.dial(dialRequest({ callId: 'call_lost_1' }));
+    const second = await telephony.dial(dialRequest({ callId: 'call_lost_1', attempt: 2 }));
+    await telephony.dial(dialRequest({ callId: 'call_lost_1', from: VONAGE_NUMBER }));
+
+    expect(await telephony.findDial(dialRequest({ callId: 'call_lost_1' }), sentAt)).toEqual(first);
+    expect(await telephony.findDial(dialRequest({ callId: 'call_lost_1', attempt: 2 }), sentAt)).toEqual(
+      second,
+    );
+    expect(
+      await telephony.findDial(dialRequest({ callId: 'call_lost_1', attempt: 3 }), sentAt),
+    ).toBeUndefined();
+    expect(await telephony.findDial(dialRequest({ callId: 'call_never_made' }), sentAt)).toBeUndefined();
+
+    const lists = requestsTo('GET', '/call');
+    expect(lists.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const numberId = vapi.calls.get((first as { engineCallId: string }).engineCallId)?.request.phoneNumberId;
+    expect(Object.fromEntries(lists[0].query)).toEqual({
+      phoneNumberId: numberId,
+      createdAtGe: new Date(sentAt.getTime() - 5 * 60_000).toISOString(),
+      limit: '1000',
+    });
+  });
+
+  it('finds a call created before its answer was cut, and nothing for a request refused 500', async () => {
+    const telephony = adapter();
+    const sentAt = new Date();
+    vapi.fail({ method: 'POST', path: /^\/call$/, status: 500, message: 'Internal server error' });
+    const refused = await dialError(telephony.dial(dialRequest({ callId: 'call_refused_500' })));
+    expect(refused.maybePlaced).toBe(true);
+    expect(await telephony.findDial(dialRequest({ callId: 'call_refused_500' }), sentAt)).toBeUndefined();
+  });
+
+  it('reads past a full page of the number’s calls', async () => {
+    const telephony = adapter();
+    const sentAt = new Date();
+    const ours = await telephony.dial(dialRequest({ callId: 'call_behind_a_page' }));
+    const others = Array.from({ length: 1000 }, (_, i) =>
+      telephony.dial(dialRequest({ callId: `call_busy_${i}` })),
+    );
+    await Promise.all(others);
+    expect(await telephony.findDial(dialRequest({ callId: 'call_behind_a_page' }), sentAt)).toEqual(ours);
+    const lists = requestsTo('GET', '/call');
+    expect(lists).toHaveLength(2);
+    expect(lists[1].query.get('createdAtLe')).toBeTruthy();
+  });
+
+  it('refuses a list parameter Vapi does not have, as Vapi’s validation does', async () => {
+    const response = await fetch(`${vapi.url}/call?metadata=x&limit=1001`, {
+      headers: { authorization: `Bearer ${vapi.apiKey}` },
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string[] }).message).toEqual([
+      'property metadata should not exist',
+      'limit must be <= 1000',
+    ]);
   });
 });

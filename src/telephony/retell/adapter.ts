@@ -1,10 +1,12 @@
 /**
- * The Retell voice engine (TELEPHONY=retell, platform.md §7). Retell keeps agents of its own: each
+ * The Retell voice engine (TELEPHONY=retell). Retell keeps agents of its own: each
  * published version of one of our agents is synced once to a Retell LLM (the prompt and welcome
  * message, our `{key}` placeholders as Retell's `{{key}}` dynamic variables) and a Retell agent
  * that uses it and sends its webhooks to us; `retell_agent_versions` remembers the pair. A call is
  * then POST /v2/create-phone-call naming that agent version, with the call's template values as
- * dynamic variables and our call id in the metadata; Retell's webhooks (routes.ts) report the rest.
+ * dynamic variables and our call id and attempt in the metadata; Retell's webhooks (routes.ts)
+ * report the rest. `findDial` finds the call of an attempt whose answer was lost with
+ * POST /v2/list-calls, filtered by that metadata.
  */
 import type { Clock } from '../../core/clock.js';
 import type { RetellConfig } from '../../core/config/config.js';
@@ -18,8 +20,19 @@ import type {
   TelephonyAdapter,
 } from '../port.js';
 import { TelephonyError } from '../port.js';
-import { createRetellClient } from './client.js';
-import { CALL_ID_METADATA_KEY, reportOfCall, TENANT_ID_METADATA_KEY } from './events.js';
+import {
+  createRetellClient,
+  type ListCallsBody,
+  RETELL_REQUEST_TIMEOUT_MS,
+  type RetellCall,
+} from './client.js';
+import {
+  ATTEMPT_METADATA_KEY,
+  CALL_ID_METADATA_KEY,
+  isCallOfAttempt,
+  reportOfCall,
+  TENANT_ID_METADATA_KEY,
+} from './events.js';
 
 export interface RetellAgentVersionsTable {
   agent_id: string;
@@ -37,6 +50,15 @@ declare module '../../core/db/database.js' {
     retell_agent_versions: RetellAgentVersionsTable;
   }
 }
+
+/**
+ * A create-phone-call gives up after RETELL_REQUEST_TIMEOUT_MS; a request whose sender died may
+ * still be taken by Retell a moment later. After three times the timeout, a call Retell does not
+ * list was not created.
+ */
+export const RETELL_DIAL_SETTLE_MS = 3 * RETELL_REQUEST_TIMEOUT_MS;
+/** list-calls' `limit` tops out at 1000. */
+const CALL_LIST_PAGE = 1000;
 
 /** Where Retell posts the webhooks of the agents we create (routes.ts). */
 export const RETELL_WEBHOOK_PATH = '/engines/retell/webhooks';
@@ -154,8 +176,27 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
     return sync;
   }
 
+  /** Every call Retell holds with our call id in its metadata, oldest first, page by page. */
+  async function callsOf(callId: string): Promise<RetellCall[]> {
+    const body: ListCallsBody = {
+      filter_criteria: { metadata: { [`metadata.${CALL_ID_METADATA_KEY}`]: [callId] } },
+      sort_order: 'ascending',
+      limit: CALL_LIST_PAGE,
+    };
+    const calls: RetellCall[] = [];
+    for (;;) {
+      const page = await client.listCalls(body);
+      calls.push(...page);
+      const last = page[page.length - 1]?.call_id;
+      if (page.length < CALL_LIST_PAGE || typeof last !== 'string' || last === body.pagination_key)
+        return calls;
+      body.pagination_key = last;
+    }
+  }
+
   return {
     name: 'retell',
+    dialSettleMs: RETELL_DIAL_SETTLE_MS,
 
     async syncAgentVersion(published: PublishedAgentVersion): Promise<void> {
       await ensureSynced(published);
@@ -180,7 +221,11 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
         override_agent_id: synced.retell_agent_id,
         override_agent_version: synced.retell_agent_version,
         retell_llm_dynamic_variables: dynamicVariables(request),
-        metadata: { [CALL_ID_METADATA_KEY]: request.callId, [TENANT_ID_METADATA_KEY]: tenantId },
+        metadata: {
+          [CALL_ID_METADATA_KEY]: request.callId,
+          [TENANT_ID_METADATA_KEY]: tenantId,
+          [ATTEMPT_METADATA_KEY]: String(request.attempt),
+        },
       });
       return { outcome: 'placed', engineCallId: call.call_id };
     },
@@ -190,6 +235,16 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
         state: 'failed',
         reason: 'Retell reports its calls by webhook; the progress of a placed call is never asked.',
       };
+    },
+
+    async findDial(request: DialRequest): Promise<DialResult | undefined> {
+      const found = (await callsOf(request.callId)).find(
+        (call) =>
+          typeof call.call_id === 'string' &&
+          call.call_id !== '' &&
+          isCallOfAttempt(call, request.callId, request.attempt),
+      );
+      return found ? { outcome: 'placed', engineCallId: found.call_id as string } : undefined;
     },
 
     async lookup(engineCallId: string, callId: string): Promise<EngineReport | undefined> {

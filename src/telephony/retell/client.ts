@@ -8,7 +8,8 @@
  */
 import { TelephonyError } from '../port.js';
 
-const TIMEOUT_MS = 10_000;
+export const RETELL_REQUEST_TIMEOUT_MS = 10_000;
+const TIMEOUT_MS = RETELL_REQUEST_TIMEOUT_MS;
 
 /** POST /create-retell-llm: the parts of a Retell LLM the adapter sets. */
 export interface CreateRetellLlmBody {
@@ -48,11 +49,25 @@ export interface CreatePhoneCallBody {
 /** The call object (GET /v2/get-call, webhooks): read defensively by events.ts. */
 export type RetellCall = Record<string, unknown>;
 
+/** POST /v2/list-calls, as far as the adapter fills it (its filter_criteria by metadata). */
+export interface ListCallsBody {
+  filter_criteria: {
+    /** Exact matches on metadata fields, keyed in dot notation (`metadata.<key>`), values as strings. */
+    metadata: Record<string, string[]>;
+  };
+  sort_order: 'ascending' | 'descending';
+  /** Retell's default is 50, its maximum 1000. */
+  limit: number;
+  /** The last call id of the page before (exclusive). */
+  pagination_key?: string;
+}
+
 export interface RetellClient {
   createRetellLlm(body: CreateRetellLlmBody): Promise<RetellLlm>;
   createAgent(body: CreateRetellAgentBody): Promise<RetellAgent>;
   createPhoneCall(body: CreatePhoneCallBody): Promise<RetellCall & { call_id: string }>;
   getCall(callId: string): Promise<RetellCall>;
+  listCalls(body: ListCallsBody): Promise<RetellCall[]>;
 }
 
 interface RequestOptions {
@@ -163,6 +178,14 @@ export function createRetellClient(options: { apiKey: string; apiBase: string })
     },
     async getCall(callId) {
       return request<RetellCall>('GET', `/v2/get-call/${encodeURIComponent(callId)}`, undefined);
+    },
+    async listCalls(body) {
+      const answer = await request<unknown>('POST', '/v2/list-calls', body);
+      if (!Array.isArray(answer))
+        throw new TelephonyError('Retell POST /v2/list-calls: the answer is no list', true);
+      return answer.filter(
+        (call): call is RetellCall => typeof call === 'object' && call !== null && !Array.isArray(call),
+      );
     },
   };
 }

@@ -3,7 +3,7 @@
  * translated to EngineReports. Pure, and defensive: a field of the wrong type is treated as absent,
  * never as a reason to fail; only a body that is not a Retell event at all is refused.
  *
- * Outcomes follow platform.md §7: answered → completed; not answered, busy, declined, voicemail or
+ * Outcomes follow docs/engines.md: answered → completed; not answered, busy, declined, voicemail or
  * IVR → no_answer (retried per the agent's retry setting); a dial or engine error → failed. The
  * reasons are Retell's `disconnection_reason` values (DisconnectionReason in its OpenAPI document,
  * described at https://docs.retellai.com/reliability/debug-call-disconnect).
@@ -14,6 +14,8 @@ import type { RetellCall } from './client.js';
 /** The metadata key our call id travels under (set by the adapter on every call it creates). */
 export const CALL_ID_METADATA_KEY = 'voiceplane_call_id';
 export const TENANT_ID_METADATA_KEY = 'voiceplane_tenant_id';
+/** The call's dial attempt, as a string: how an attempt whose answer was lost finds its Retell call. */
+export const ATTEMPT_METADATA_KEY = 'voiceplane_attempt';
 
 type Outcome = 'completed' | 'no_answer' | 'failed';
 
@@ -203,4 +205,15 @@ export function readRetellWebhook(body: unknown, receivedAt: Date): RetellWebhoo
   if (event === 'call_ended') return { ok: true, event, report: endedReport(call, receivedAt) };
   // call_analyzed follows call_ended, which already ended the call.
   return { ok: true, event, report: undefined };
+}
+
+/**
+ * Whether a Retell call (from POST /v2/list-calls) is the one created for this attempt of our call:
+ * its metadata carries our call id and the attempt (a call created before the attempt was recorded
+ * there carries none: it matches by the call id alone).
+ */
+export function isCallOfAttempt(call: RetellCall, callId: string, attempt: number): boolean {
+  if (!isRecord(call.metadata) || ourCallId(call) !== callId) return false;
+  const recorded = call.metadata[ATTEMPT_METADATA_KEY];
+  return recorded === undefined || recorded === String(attempt);
 }

@@ -1,8 +1,10 @@
 /**
- * The Vapi voice engine (TELEPHONY=vapi, platform.md §7). Each dial is one `POST /call` from the
- * agent's number (a Vapi phone number the operator imported) to the callee, with a transient
- * assistant speaking the rendered prompt and welcome message. Vapi then reports the call through
- * its server messages to `/engines/vapi/server-messages` (./routes.ts); `lookup` asks it directly.
+ * The Vapi voice engine (TELEPHONY=vapi). Each dial is one `POST /call` from the agent's number (a
+ * Vapi phone number the operator imported) to the callee, with a transient assistant speaking the
+ * rendered prompt and welcome message, our call id and attempt in its metadata. Vapi then reports
+ * the call through its server messages to `/engines/vapi/server-messages` (./routes.ts); `lookup`
+ * asks it directly, and `findDial` finds the call of an attempt whose answer was lost in Vapi's
+ * list of the number's calls (`GET /call`, filtered by phone number and creation time).
  */
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { VapiConfig } from '../../core/config/config.js';
@@ -14,8 +16,20 @@ import {
   type TelephonyAdapter,
   TelephonyError,
 } from '../port.js';
-import { createVapiClient, type VapiClient, type VapiCreateCallBody } from './client.js';
-import { CALL_ID_METADATA_KEY, reportFromCall, TENANT_ID_METADATA_KEY } from './messages.js';
+import {
+  createVapiClient,
+  VAPI_REQUEST_TIMEOUT_MS,
+  type VapiCallFilters,
+  type VapiClient,
+  type VapiCreateCallBody,
+} from './client.js';
+import {
+  ATTEMPT_METADATA_KEY,
+  CALL_ID_METADATA_KEY,
+  isCallOfAttempt,
+  reportFromCall,
+  TENANT_ID_METADATA_KEY,
+} from './messages.js';
 
 export const VAPI_SERVER_MESSAGES_PATH = '/engines/vapi/server-messages';
 
@@ -36,6 +50,16 @@ const PHONE_NUMBER_TTL_MS = 5 * 60_000;
 const MISS_REREAD_AFTER_MS = 10_000;
 /** CreateCustomerDTO.name and CreateAssistantDTO.name allow 40 characters. */
 const VAPI_NAME_LENGTH = 40;
+/**
+ * A `POST /call` gives up after VAPI_REQUEST_TIMEOUT_MS; a request whose sender died may still be
+ * taken by Vapi a moment later. After three times the timeout, a call Vapi does not list was not
+ * created.
+ */
+export const VAPI_DIAL_SETTLE_MS = 3 * VAPI_REQUEST_TIMEOUT_MS;
+/** Vapi's clock and ours may differ: the list is read from this long before the request was sent. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+/** GET /call's `limit` tops out at 1000. */
+const CALL_LIST_PAGE = 1000;
 
 export interface VapiTelephonyOptions {
   config: VapiConfig;
@@ -118,7 +142,11 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
         model: { provider: 'openai', model, messages: [{ role: 'system', content: request.prompt }] },
         serverMessages: SERVER_MESSAGES,
         // Echoed in every server message (`assistant`, `call.assistant`): how a report finds its call.
-        metadata: { [CALL_ID_METADATA_KEY]: request.callId, [TENANT_ID_METADATA_KEY]: request.tenantId },
+        metadata: {
+          [CALL_ID_METADATA_KEY]: request.callId,
+          [TENANT_ID_METADATA_KEY]: request.tenantId,
+          [ATTEMPT_METADATA_KEY]: String(request.attempt),
+        },
         server: {
           url: serverUrl,
           credentialId: config.serverCredentialId,
@@ -127,8 +155,35 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
     };
   };
 
+  /**
+   * Every call Vapi lists from the number (when it is still imported) created from `since` on,
+   * page by page: a full page moves the window's bound past the calls it held (Vapi documents no
+   * order, so the page's own order says which bound), until a page brings no call not seen yet.
+   */
+  async function listCallsSince(from: string, since: Date): Promise<Record<string, unknown>[]> {
+    const phoneNumberId = await phoneNumbers.idOf(from);
+    const filters: VapiCallFilters = {
+      ...(phoneNumberId ? { phoneNumberId } : {}),
+      createdAtGe: since.toISOString(),
+      limit: CALL_LIST_PAGE,
+    };
+    const seen = new Map<string, Record<string, unknown>>();
+    for (;;) {
+      const page = await client.listCalls(filters);
+      const fresh = page.filter((call) => typeof call.id === 'string' && !seen.has(call.id));
+      for (const call of fresh) seen.set(call.id as string, call);
+      if (page.length < CALL_LIST_PAGE || fresh.length === 0) return [...seen.values()];
+      const first = String(page[0].createdAt ?? '');
+      const last = String(page[page.length - 1].createdAt ?? '');
+      if (!last) return [...seen.values()];
+      if (first >= last) filters.createdAtLe = last;
+      else filters.createdAtGe = last;
+    }
+  }
+
   return {
     name: 'vapi',
+    dialSettleMs: VAPI_DIAL_SETTLE_MS,
 
     async dial(request: DialRequest): Promise<DialResult> {
       const phoneNumberId = await phoneNumbers.idOf(request.from);
@@ -151,6 +206,15 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
 
     async progress(): Promise<CallProgress> {
       return { state: 'failed', reason: 'Vapi reports its calls through server messages; it is not polled.' };
+    },
+
+    async findDial(request: DialRequest, sentAt: Date): Promise<DialResult | undefined> {
+      const since = new Date(sentAt.getTime() - CLOCK_SKEW_MS);
+      const ours = (await listCallsSince(request.from, since))
+        .filter((call) => isCallOfAttempt(call, request.callId, request.attempt))
+        .sort((a, b) => String(a.createdAt ?? '').localeCompare(String(b.createdAt ?? '')));
+      const first = ours[0];
+      return first ? { outcome: 'placed', engineCallId: first.id as string } : undefined;
     },
 
     async lookup(engineCallId: string, callId: string): Promise<EngineReport | undefined> {

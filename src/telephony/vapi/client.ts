@@ -1,7 +1,7 @@
 /**
- * A small client for the three Vapi API operations the adapter uses (https://api.vapi.ai, OpenAPI
- * at /api-json): `GET /phone-number`, `POST /call`, `GET /call/{id}`. Bearer VAPI_API_KEY, JSON,
- * 10 s per request.
+ * A small client for the four Vapi API operations the adapter uses (https://api.vapi.ai, OpenAPI
+ * at /api-json): `GET /phone-number`, `POST /call`, `GET /call/{id}`, `GET /call` (the list, with
+ * its filters). Bearer VAPI_API_KEY, JSON, 10 s per request.
  *
  * Errors are TelephonyError: network errors, timeouts, 408, 429 and 5xx are transient; other 4xx
  * are permanent and carry Vapi's own message. The API key never appears in a message.
@@ -44,6 +44,17 @@ export interface VapiClient {
   createCall(body: VapiCreateCallBody): Promise<Record<string, unknown> & { id: string }>;
   /** Vapi's Call object, as it stands now. */
   getCall(id: string): Promise<Record<string, unknown>>;
+  /** Calls matching the filters (`GET /call`, CallController_findAll), as Vapi's Call objects. */
+  listCalls(filters: VapiCallFilters): Promise<Record<string, unknown>[]>;
+}
+
+/** The query parameters of `GET /call` the adapter uses (all optional; times ISO 8601). */
+export interface VapiCallFilters {
+  phoneNumberId?: string;
+  createdAtGe?: string;
+  createdAtLe?: string;
+  /** 0..1000; Vapi's default is 100. */
+  limit?: number;
 }
 
 export interface VapiClientOptions {
@@ -163,6 +174,16 @@ export function createVapiClient(options: VapiClientOptions): VapiClient {
       const answer = await request('GET', `/call/${encodeURIComponent(id)}`);
       if (!isRecord(answer)) throw new TelephonyError('Vapi GET /call/{id} answered no call object.', true);
       return answer;
+    },
+
+    async listCalls(filters) {
+      const query = new URLSearchParams();
+      for (const [name, value] of Object.entries(filters)) {
+        if (value !== undefined) query.set(name, String(value));
+      }
+      const answer = await request('GET', `/call?${query}`);
+      if (!Array.isArray(answer)) throw new TelephonyError('Vapi GET /call answered no list.', true);
+      return answer.filter(isRecord);
     },
   };
 }

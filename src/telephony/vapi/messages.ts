@@ -17,6 +17,8 @@ export type VapiServerMessage = Record<string, unknown> & { type: string };
 /** Where the adapter puts our ids in `assistant.metadata` (CreateCallDTO has no metadata of its own). */
 export const CALL_ID_METADATA_KEY = 'voiceplane_call_id';
 export const TENANT_ID_METADATA_KEY = 'voiceplane_tenant_id';
+/** The call's dial attempt, as a string: how an attempt whose answer was lost finds its Vapi call. */
+export const ATTEMPT_METADATA_KEY = 'voiceplane_attempt';
 
 /** The ended reason recorded when an end-of-call-report carries none (documented as required). */
 export const MISSING_ENDED_REASON = 'unknown';
@@ -117,7 +119,7 @@ const FAILURE_WORDS: [RegExp, string][] = [
 ];
 
 /**
- * The outcome of a Vapi `endedReason` (platform.md §7): answered → completed; not answered, busy
+ * The outcome of a Vapi `endedReason` (docs/engines.md): answered → completed; not answered, busy
  * or voicemail → no_answer; a dial or engine error → failed, with the reason in words. A reason
  * Vapi adds later that names no error counts as completed when the call was answered.
  */
@@ -225,4 +227,16 @@ export function reportFromCall(
     endedAt: dateOf(call.endedAt) ?? now,
     artifact: recordOf(call.artifact),
   });
+}
+
+/**
+ * Whether a Vapi Call (from `GET /call`) is the one created for this attempt of our call: its
+ * transient assistant's metadata carries our call id and the attempt (a call created before the
+ * attempt was recorded there carries none: it matches by the call id alone).
+ */
+export function isCallOfAttempt(call: Record<string, unknown>, callId: string, attempt: number): boolean {
+  const metadata = recordOf(recordOf(call.assistant).metadata);
+  if (metadata[CALL_ID_METADATA_KEY] !== callId) return false;
+  const recorded = metadata[ATTEMPT_METADATA_KEY];
+  return recorded === undefined || recorded === String(attempt);
 }
