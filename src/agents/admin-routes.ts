@@ -1,4 +1,4 @@
-/** Operator routes for agents (decisions.md §4). */
+/** Operator routes for agents (docs/design-choices.md). */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';

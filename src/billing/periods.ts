@@ -1,5 +1,5 @@
 /**
- * Calendar arithmetic for billing periods (decisions.md §6), all in UTC. Periods are calendar
+ * Calendar arithmetic for billing periods (docs/design-choices.md), all in UTC. Periods are calendar
  * months counted from an anchor, as card processors do: a month that lacks the anchor's day ends
  * on its last day, and the next period returns to the anchor's day (Jan 31 → Feb 28 → Mar 31).
  */

@@ -1,5 +1,5 @@
 /**
- * Operator routes for white-label (platform.md §5): a tenant's brand and its custom domains.
+ * Operator routes for white-label (docs/white-label.md): a tenant's brand and its custom domains.
  * The console's "Branding and domains" page calls the same service.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';

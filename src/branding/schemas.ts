@@ -1,4 +1,4 @@
-/** White-label shapes (platform.md §5): a tenant's brand and its custom domains. */
+/** White-label shapes (docs/white-label.md): a tenant's brand and its custom domains. */
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, Timestamp } from '../core/http/schemas.js';
 

@@ -1,5 +1,5 @@
 /**
- * White-label (platform.md §5, docs/white-label.md): each tenant's brand, and the custom domains
+ * White-label (docs/white-label.md, docs/white-label.md): each tenant's brand, and the custom domains
  * that make a request the tenant's. `forHost` and `forSlug` are how the portal (and the links in
  * clients' emails) find whose brand to show; they are read on every portal request, so each
  * process keeps answers for BRAND_CACHE_MS (and forgets a tenant at once when its own routes change it).

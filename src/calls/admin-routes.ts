@@ -1,4 +1,4 @@
-/** Operator routes for calls (decisions.md §4): the list, newest first, and one call. */
+/** Operator routes for calls (docs/design-choices.md): the list, newest first, and one call. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';

@@ -1,5 +1,5 @@
 /**
- * Reads the call-trigger body (partner-api.md, webhook trigger; decisions.md §7). Every problem
+ * Reads the call-trigger body (docs/api.md). Every problem
  * is a 400 `invalid_request` whose message names the field; a missing name gets exactly
  * `name or full name is required`. Whatever is not phone, email or a name alias is the context.
  */

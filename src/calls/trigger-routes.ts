@@ -1,6 +1,6 @@
 /**
- * The call-trigger webhook: POST /webhooks/agents/{agentWebhookId}/trigger (partner-api.md,
- * decisions.md §7). No authentication header: the webhook id in the URL is the credential, and
+ * The call-trigger webhook: POST /webhooks/agents/{agentWebhookId}/trigger (docs/api.md,
+ * docs/design-choices.md). No authentication header: the webhook id in the URL is the credential, and
  * the request logger only ever sees it shortened (core/observability/logging.ts).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';

@@ -15,14 +15,14 @@ export type ErrorCode =
   | 'rate_limited'
   | 'internal_error'
   | 'service_unavailable'
-  // Webhook-only codes (decisions.md §7).
+  // Webhook-only codes (docs/design-choices.md).
   | 'insufficient_credits'
   | 'tenant_balance_exhausted'
   | 'agent_not_published'
   | 'agent_unavailable'
   | 'do_not_call';
 
-/** The default status of each code; invalid_request also answers 413 and 415 (decisions.md §2). */
+/** The default status of each code; invalid_request also answers 413 and 415 (docs/design-choices.md). */
 export const codeToStatus: Record<ErrorCode, number> = {
   invalid_request: 400,
   validation_failed: 422,

@@ -1,4 +1,4 @@
-/** Opaque, prefixed identifiers and secrets (decisions.md §2). */
+/** Opaque, prefixed identifiers and secrets (docs/design-choices.md). */
 import crypto from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -59,7 +59,7 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;
 }
 
-/** A request id (`req_…`, decisions.md §2) for an answer that brought none we may echo. */
+/** A request id (`req_…`, docs/design-choices.md) for an answer that brought none we may echo. */
 export function newRequestId(): string {
   return `req_${randomBase62(20)}`;
 }

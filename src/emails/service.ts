@@ -1,5 +1,5 @@
 /**
- * Emails from a durable outbox (decisions.md §5): the welcome email and the password-reset email.
+ * Emails from a durable outbox (docs/design-choices.md): the welcome email and the password-reset email.
  * Creating a user in a tenant with email settings writes the rendered email and its delivery job
  * in the user's transaction, so the email exists exactly when the user does and POST /users never
  * talks to SMTP; a reset email is written in the transaction that stores its token. The job sends it through

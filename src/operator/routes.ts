@@ -1,5 +1,5 @@
 /**
- * The operator API (`/admin/v1`), for whoever runs the platform (docs/decisions.md):
+ * The operator API (`/admin/v1`), for whoever runs the platform (docs/design-choices.md):
  * bearer ADMIN_TOKEN, the same envelope and error codes as the partner API, no scopes.
  * Each feature keeps its operator routes in its own folder; this plugin is their one list.
  */

@@ -1,5 +1,5 @@
 /**
- * Buying minutes in the portal (platform.md §6, docs/top-ups.md): the Minutes page shows the
+ * Buying minutes in the portal (docs/wallets.md, docs/top-ups.md): the Minutes page shows the
  * balance, the "Buy minutes" form priced by the current plan's topup_rate, and the user's past
  * top-ups; its POST tops the signed-in user up through services.topUps, the service behind
  * `POST /api/v1/users/{id}/top-ups`. The form's one-time key is the top-up's Idempotency-Key,

@@ -1,4 +1,4 @@
-/** The limits (decisions.md §8), each a token bucket; see README "Rate limits". */
+/** The limits (docs/design-choices.md), each a token bucket; see README "Rate limits". */
 import type { BucketLimits } from './token-bucket.js';
 
 export interface RateLimitPolicies {

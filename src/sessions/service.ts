@@ -1,5 +1,5 @@
 /**
- * User sessions of the white-label dashboard (decisions.md §5) and the ways out of one: sign-in
+ * User sessions of the white-label dashboard (docs/design-choices.md) and the ways out of one: sign-in
  * with tenant, email and password; sign-out of the presented token; a password reset by email.
  *
  * A reset request is answered before anything about the email is looked up: the request only

@@ -1,4 +1,4 @@
-/** Operator routes for a user's card on file (decisions.md §4), through the processor port. */
+/** Operator routes for a user's card on file (docs/design-choices.md), through the processor port. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ProcessorAccounts } from '../billing/accounts.js';

@@ -1,5 +1,5 @@
 /**
- * The rules of subscribing and changing plan (partner-api.md "Subscription", decisions.md §6), as
+ * The rules of subscribing and changing plan (docs/api.md "Subscription", docs/design-choices.md), as
  * values and without I/O: who may subscribe to which plan, when a subscribe request switches the
  * user's current subscription instead, whether a change is an upgrade or a downgrade, and what an
  * agency-billed change does to the periods and minutes. The service loads the facts (under lock),

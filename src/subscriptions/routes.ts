@@ -24,7 +24,7 @@ export async function subscriptionRoutes(
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   // The answers, sent and (with an Idempotency-Key) stored for replay. POST answers 201 with
-  // Location even when it switched the user's current subscription (partner-api.md).
+  // Location even when it switched the user's current subscription (docs/api.md).
   const located = locatedAnswer<SubscriptionResult['subscription']>(201, publicBaseUrl, 'subscriptions');
   const subscribed = ({ subscription }: SubscriptionResult): StoredResponse => located(subscription);
   const changed = ({ subscription }: SubscriptionResult): StoredResponse => ({

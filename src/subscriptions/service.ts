@@ -1,6 +1,6 @@
 /**
- * Subscriptions: creation, plan changes, periods and credits (partner-api.md "Subscription",
- * decisions.md §6). This file is the facade and the request path; the parts live beside it:
+ * Subscriptions: creation, plan changes, periods and credits (docs/api.md "Subscription",
+ * docs/design-choices.md). This file is the facade and the request path; the parts live beside it:
  * - plan-change-rules.ts: who may subscribe or change to what, upgrade or downgrade (pure);
  * - agency-billing.ts: agency-billed changes, whole in the request's one transaction;
  * - processor-change.ts: processor-billed changes, in three phases around the processor call;

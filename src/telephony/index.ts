@@ -1,4 +1,4 @@
-/** Picks the telephony adapter named by TELEPHONY (decisions.md §1, platform.md §7, docs/engines.md). */
+/** Picks the telephony adapter named by TELEPHONY (docs/design-choices.md, docs/engines.md, docs/engines.md). */
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config/config.js';
 import type { Db } from '../core/db/database.js';

@@ -1,5 +1,5 @@
 /**
- * Retail top-ups (platform.md §6, docs/top-ups.md): a user buys minutes beyond the plan's at the
+ * Retail top-ups (docs/wallets.md, docs/top-ups.md): a user buys minutes beyond the plan's at the
  * current plan's topup_rate. Agency-billed: credited at once and recorded for the agency's own
  * invoicing, in one transaction. Processor-billed: written pending, the card charged, then
  * credited (./charges.ts), so a crash or a lost answer anywhere between is finished by a retry with

@@ -49,7 +49,7 @@ export interface UserFilter {
   search?: string;
 }
 
-/** `%`, `_` and `\` in a search term match themselves (decisions.md §2). */
+/** `%`, `_` and `\` in a search term match themselves (docs/design-choices.md). */
 export function likeContains(term: string): string {
   return `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }

@@ -1,4 +1,4 @@
-/** Operator routes for agents and calls (decisions.md §4), and the demo agent of the seed. */
+/** Operator routes for agents and calls (docs/design-choices.md), and the demo agent of the seed. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/seed/demo.js';
 import { createTenant, createUser, startTestApp, type TestApp } from '../support/app.js';

@@ -1,5 +1,5 @@
 /**
- * Top-ups from the console's user page over plain HTTP (platform.md §6): an admin tops up an
+ * Top-ups from the console's user page over plain HTTP (docs/wallets.md): an admin tops up an
  * agency-billed user (credited, listed, recorded for invoicing) and a processor-billed user (the
  * card charged once even when the same form is posted twice, in a row or at once); a declined card
  * says so and credits nothing; the users who cannot be topped up say why; a viewer sees the list

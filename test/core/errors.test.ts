@@ -1,4 +1,4 @@
-/** The error envelope, X-Request-Id, unknown routes, the check order of decisions.md §2, and unexpected errors. */
+/** The error envelope, X-Request-Id, unknown routes, the check order of docs/design-choices.md, and unexpected errors. */
 import type { FastifyPluginAsync } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';

@@ -1,4 +1,4 @@
-/** Idempotency-Key on POST /api/v1/users, exactly as decisions.md §3 says. */
+/** Idempotency-Key on POST /api/v1/users, exactly as docs/design-choices.md says. */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';

@@ -15,7 +15,7 @@ warnWithoutPostgres('test/events/crash.test.ts');
 
 const ADMIN = 'event-crash-admin-token-0123456789';
 const AGENTS = 10;
-// Each webhook id allows bursts of 20 (decisions.md §8): 10 agents take 200 requests at once.
+// Each webhook id allows bursts of 20 (docs/design-choices.md): 10 agents take 200 requests at once.
 const PER_AGENT = 20;
 const CALLS = AGENTS * PER_AGENT;
 /** SIGKILL once this many call.completed events have arrived. */

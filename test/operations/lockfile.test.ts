@@ -96,7 +96,7 @@ describe('data directory lock', () => {
   /**
    * Contender B runs step by step (every file-system call it makes is a step); before step `a`
    * contender A runs whole, before step `c` contender C does. Every (a, c) pair is replayed, among
-   * them the interleaving of issue 14: A and B both find the dead process's lock, A takes it over,
+   * them the interleaving that once lost a lock: A and B both find the dead process's lock, A takes it over,
    * B then acts on what it found, and C arrives in the middle of B's takeover.
    */
   it('replayed step by step: of three contenders finding one stale lock, exactly one holds the directory', async () => {

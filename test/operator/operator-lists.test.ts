@@ -1,6 +1,6 @@
 /**
  * The operator API's lists: every tenant, a tenant's API keys (never a secret) and a tenant's
- * agents, paged like the partner API (decisions.md §2) and isolated per tenant.
+ * agents, paged like the partner API (docs/design-choices.md) and isolated per tenant.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';

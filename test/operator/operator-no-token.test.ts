@@ -1,4 +1,4 @@
-/** With ADMIN_TOKEN unset, the operator API answers 401 to everything (decisions.md §1). */
+/** With ADMIN_TOKEN unset, the operator API answers 401 to everything (docs/design-choices.md). */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/app.js';
 import { expectError } from '../support/expect.js';

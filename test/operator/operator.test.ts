@@ -1,4 +1,4 @@
-/** The operator API (/admin/v1): its token, tenants, API keys, user status and credits (decisions.md §4). */
+/** The operator API (/admin/v1): its token, tenants, API keys, user status and credits (docs/design-choices.md). */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';

@@ -33,7 +33,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('configured default limits', () => {
-  it('defaults to decisions.md §8 and rejects nonsense naming the variable', () => {
+  it('defaults to docs/design-choices.md and rejects nonsense naming the variable', () => {
     expect(loadConfig({}).rateLimits).toEqual({
       partner: { perSecond: 100, burst: 200 },
       webhook: { perSecond: 10, burst: 20 },

@@ -4,7 +4,7 @@
  * valid credentials so they reach validation and the handlers. Whatever is sent:
  * - the answer is never a 5xx, and every error is the envelope with the request id;
  * - a refused request (4xx) stores nothing: a fingerprint of every table is unchanged, except
- *   the Idempotency-Key record of answers decisions.md §3 says are stored (404, 409 conflict,
+ *   the Idempotency-Key record of answers docs/design-choices.md says are stored (404, 409 conflict,
  *   422 unprocessable_entity).
  */
 import fc from 'fast-check';

@@ -164,7 +164,7 @@ beforeAll(async () => {
   expect(boom.status).toBe(500);
   expect(boom.body.error.code).toBe('internal_error');
 
-  // Webhook ids: the URL is the credential (decisions.md §2).
+  // Webhook ids: the URL is the credential (docs/design-choices.md).
   const agent = await record(
     t.admin('POST', `/admin/v1/tenants/${tenant.id}/agents`, {
       user_id: created.body.data.id,

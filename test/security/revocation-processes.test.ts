@@ -1,5 +1,5 @@
 /**
- * Two server processes on one PostgreSQL database (decisions.md §4): a key revoked through one
+ * Two server processes on one PostgreSQL database (docs/design-choices.md): a key revoked through one
  * fails on the other within 1 s, even though the other had just verified (and cached) it; and
  * once refused, it stays refused.
  */

@@ -1,5 +1,5 @@
 /**
- * Whole calls through a real voice engine's protocol (platform.md §7, docs/engines.md): the
+ * Whole calls through a real voice engine's protocol (docs/engines.md, docs/engines.md): the
  * service runs with TELEPHONY=vapi or retell against the local fake of that engine, listening on
  * a real port that is its PUBLIC_BASE_URL, so the fake's callbacks reach the real route, and the
  * partner reads the outcome through the API and the events.

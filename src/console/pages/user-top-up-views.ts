@@ -1,5 +1,5 @@
 /**
- * What the user page shows of top-ups (platform.md §6, docs/top-ups.md): the "Top up" form for
+ * What the user page shows of top-ups (docs/wallets.md, docs/top-ups.md): the "Top up" form for
  * admins (minutes, the price at the current plan's topup_rate, who pays), why a user cannot be
  * topped up when they cannot, and the user's top-ups (succeeded and declined), newest first.
  */

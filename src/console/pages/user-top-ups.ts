@@ -1,5 +1,5 @@
 /**
- * Topping a user up from the console (platform.md §6, docs/top-ups.md): the user page's "Top up"
+ * Topping a user up from the console (docs/wallets.md, docs/top-ups.md): the user page's "Top up"
  * form posts here, and the top-up is made by services.topUps exactly as
  * `POST /api/v1/users/{id}/top-ups` makes it (processor plans: the card on file is charged;
  * agency plans: credited and recorded for the agency's invoicing). The form's one-time key is the

@@ -1,4 +1,4 @@
-/** Page-based pagination (partner-api.md "Pagination block", decisions.md §2). */
+/** Page-based pagination (docs/api.md "Pagination block", docs/design-choices.md). */
 import { Type } from '@sinclair/typebox';
 
 export const MAX_SAFE = 9007199254740991;

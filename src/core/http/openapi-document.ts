@@ -130,7 +130,7 @@ function defaultedParametersOptional(doc: Json): Json {
   return doc;
 }
 
-/** The codes each status answers unless the route narrows them (decisions.md §2, §7). */
+/** The codes each status answers unless the route narrows them (docs/design-choices.md, §7). */
 export const ERROR_CODES_BY_STATUS: Record<number, ErrorCode[]> = {
   400: ['invalid_request'],
   401: ['authentication_failed'],

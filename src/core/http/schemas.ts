@@ -9,7 +9,7 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const MONTH_PATTERN = '^20[0-9]{2}-(0[1-9]|1[0-2])$';
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
 
-/** E.164 (decisions.md §2). */
+/** E.164 (docs/design-choices.md). */
 export const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
 export const Phone = Type.String({ pattern: PHONE_PATTERN, examples: ['+14155550123'] });
 export const Email = Type.String({ format: 'email', maxLength: 254, examples: ['ada@example.com'] });

@@ -1,5 +1,5 @@
 /**
- * Request validation (decisions.md §2): JSON bodies are strictly typed and never coerced, unknown
+ * Request validation (docs/design-choices.md): JSON bodies are strictly typed and never coerced, unknown
  * body fields are rejected, every offending field is reported. Query parameters arrive as strings:
  * integer parameters must be whole decimal numbers; unknown query parameters are ignored.
  */

@@ -20,7 +20,7 @@ import { type ApiError, temporarilyUnavailable } from '../errors.js';
 /**
  * Nice value of a hashing thread: the lowest, so a hash gets what the event loop leaves of the
  * cores (the scheduler weighs nice 19 at ~1.5 % of nice 0). Under a load that saturates every core
- * hashes slow to a crawl while the rest of the API keeps its latency: the trade issue 12's
+ * hashes slow to a crawl while the rest of the API keeps its latency: the trade the bench's
  * mixed_create_read asks for. Nice 10 left plans_list's p99 beside users_create at ×4 of its p99
  * alone, nice 19 at ×3, SCHED_IDLE (`chrt --idle`) also ×3 with fewer users created.
  */
