@@ -1,5 +1,5 @@
 /**
- * Calls: the call-trigger webhook (partner-api.md, decisions.md §7), POST/GET /api/v1/calls and
+ * Calls: the call-trigger webhook (docs/api.md), POST/GET /api/v1/calls and
  * the operator's view. Both ways of placing a call share one path (`place`): the guarded insert
  * that stores the call, its first timeline event and its dispatch job in one statement.
  * A trigger for a webhook this process has already served costs one database round trip, that
@@ -59,7 +59,7 @@ const WEBHOOK_ID = /^webh_[0-9A-Za-z]{16,64}$/;
 /** The same answer for an id that never existed and one that was rotated away. */
 const unknownWebhook = () => new ApiError('not_found', 'No agent webhook at this address.');
 
-/** The refusal an agent earns, if any, in the order of decisions.md §7. */
+/** The refusal an agent earns, if any, in the order docs/design-choices.md gives. */
 export function refusalOf(target: WebhookTarget | undefined, missing: () => ApiError): ApiError | undefined {
   if (!target || target.owner_deleted_at) return missing();
   if (target.published_version === null || target.prompt === null) {
@@ -264,7 +264,7 @@ export function createCallService(deps: {
   return {
     /**
      * Queues one call for the agent behind `webhookId`. Without a recorder (no Idempotency-Key)
-     * there is no de-duplication (partner-api.md, 4).
+     * there is no de-duplication (docs/api.md).
      */
     async trigger(
       webhookId: string,
