@@ -1,6 +1,6 @@
 /**
- * The call-trigger webhook: each numbered behaviour of partner-api.md's webhook section and each
- * answer of decisions.md §7.
+ * The call-trigger webhook: each numbered behaviour of docs/api.md's webhook section and each
+ * answer of docs/design-choices.md
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';

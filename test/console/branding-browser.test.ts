@@ -16,7 +16,7 @@ import {
   signedIn,
   startConsole,
   warnWithoutChromium,
-} from './harness.js';
+} from './helpers.js';
 
 warnWithoutChromium('console/branding');
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TxtResolver } from '../../src/branding/service.js';
 import { createTenant, type TestTenant } from '../support/app.js';
-import { type ConsoleFixture, OWNER_PASSWORD, startConsole } from './harness.js';
+import { type ConsoleFixture, OWNER_PASSWORD, startConsole } from './helpers.js';
 import { type ConsoleClient, consoleClient } from './http.js';
 
 /** TXT records by name; a name without any answers ENOTFOUND, as node:dns does. */

@@ -19,7 +19,7 @@ import {
   signedIn,
   startConsole,
   warnWithoutChromium,
-} from './harness.js';
+} from './helpers.js';
 
 warnWithoutChromium('console/business');
 

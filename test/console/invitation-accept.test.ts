@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as passwords from '../../src/core/security/passwords.js';
-import { type ConsoleFixture, startConsole } from './harness.js';
+import { type ConsoleFixture, startConsole } from './helpers.js';
 import { consoleClient } from './http.js';
 
 // Every password hash the app computes, counted (the real function still runs).

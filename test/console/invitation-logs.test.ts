@@ -3,7 +3,7 @@
  * the route and its prefix only, never the token, whether the link is valid or not.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleFixture, startConsole } from './harness.js';
+import { type ConsoleFixture, startConsole } from './helpers.js';
 import { consoleClient } from './http.js';
 
 let f: ConsoleFixture;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { MEMBER_PURGE_QUEUE, scheduleMaintenance } from '../../src/maintenance/jobs.js';
 import { purgeEndedMemberRecords } from '../../src/members/retention.js';
-import { type ConsoleFixture, startConsole } from './harness.js';
+import { type ConsoleFixture, startConsole } from './helpers.js';
 import { consoleClient } from './http.js';
 
 const DAY = 24 * 3_600_000;

@@ -17,7 +17,7 @@ import {
   signedIn,
   startConsole,
   warnWithoutChromium,
-} from './harness.js';
+} from './helpers.js';
 import { consoleClient } from './http.js';
 
 warnWithoutChromium('console/overview');

@@ -21,7 +21,7 @@ import {
   signedIn,
   startConsole,
   warnWithoutChromium,
-} from './harness.js';
+} from './helpers.js';
 
 warnWithoutChromium('console/settings');
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { smtpUrlOf } from '../../src/tenants/secrets.js';
 import { createTenant } from '../support/app.js';
-import { type ConsoleFixture, OWNER_PASSWORD, startConsole } from './harness.js';
+import { type ConsoleFixture, OWNER_PASSWORD, startConsole } from './helpers.js';
 import { type ConsoleClient, consoleClient } from './http.js';
 
 let f: ConsoleFixture;

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config/config.js';
 import { createSmtpServer, type TestSmtpServer } from '../emails/smtp.js';
-import { type ConsoleFixture, startConsole } from './harness.js';
+import { type ConsoleFixture, startConsole } from './helpers.js';
 import { consoleClient } from './http.js';
 
 let f: ConsoleFixture;

@@ -4,7 +4,7 @@
  * network; the page answers 422 with the reason beside the URL field and stores nothing.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type ConsoleFixture, startConsole } from './harness.js';
+import { type ConsoleFixture, startConsole } from './helpers.js';
 import { consoleClient } from './http.js';
 
 let f: ConsoleFixture;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedProcessor } from '../../src/billing/simulator/adapter.js';
 import { createPlan, createTenant, type TestTenant } from '../support/app.js';
 import { addCard, balance, createUser, ledgerOf, subscribedUser, type World } from '../top-ups/helpers.js';
-import { type ConsoleFixture, startConsole } from './harness.js';
+import { type ConsoleFixture, startConsole } from './helpers.js';
 import { type ConsoleClient, consoleClient, type PageResponse } from './http.js';
 
 let f: ConsoleFixture;

@@ -7,7 +7,7 @@
 import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { type ConsoleFixture, startConsole } from './harness.js';
+import { type ConsoleFixture, startConsole } from './helpers.js';
 import { type ConsoleClient, consoleClient } from './http.js';
 
 let f: ConsoleFixture;

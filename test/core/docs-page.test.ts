@@ -13,7 +13,7 @@ import { createTenant, startTestApp, type TestApp, type TestTenant } from '../su
 import { ENGINE } from '../support/databases.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-// Once, on the embedded database's pass (see test/console/harness.ts, browserPass).
+// Once, on the embedded database's pass (see test/console/helpers.ts, browserPass).
 const hasChromium = ENGINE !== 'postgres' && fs.existsSync(CHROMIUM);
 if (!hasChromium)
   console.warn(`core/docs-page: skipping the browser tests (no ${CHROMIUM}, or the PostgreSQL pass)`);

@@ -11,7 +11,7 @@ import { createSecretBox, keyIdOf, SecretError } from '../../src/core/security/s
 import { sealStoredSmtpPasswords, smtpUrlOf } from '../../src/tenants/secrets.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createSmtpServer, type TestSmtpServer } from './smtp.js';
-import { createEmailTenant, postUser } from './support.js';
+import { createEmailTenant, postUser } from './helpers.js';
 
 const PASSWORD = 'pl41n-T3xt:p@ss/word';
 const OLD_KEY = crypto.randomBytes(32);

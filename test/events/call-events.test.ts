@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentFixture, trigger } from '../calls/helpers.js';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.js';
-import { type Receiver, startReceiver } from './support.js';
+import { type Receiver, startReceiver } from './helpers.js';
 
 let t: TestApp;
 let receiver: Receiver;

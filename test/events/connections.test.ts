@@ -12,7 +12,7 @@ import type { ResolvedAddress } from '../../src/core/security/outbound-addresses
 import { createEndpointConnections, type PostRequest } from '../../src/events/connections.js';
 import { ENDPOINT_CONCURRENCY } from '../../src/events/delivery.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
-import { type Receiver, startReceiver } from './support.js';
+import { type Receiver, startReceiver } from './helpers.js';
 
 const names: Record<string, ResolvedAddress[]> = {};
 const resolveHost = async (host: string) => {

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { allCalls, ok as okAs, publishedAgents } from '../calls/crash-fixture.js';
 import { emptyPostgresDatabase, postgresAvailable, warnWithoutPostgres } from '../operations/postgres.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
-import { type Receiver, startReceiver } from './support.js';
+import { type Receiver, startReceiver } from './helpers.js';
 
 warnWithoutPostgres('test/events/crash.test.ts');
 

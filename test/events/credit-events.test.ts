@@ -11,7 +11,7 @@ import { newId } from '../../src/core/ids.js';
 import { APPEND_CREDIT_ENTRIES, addCreditEntry } from '../../src/credits/repository.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { expectInvalidFields } from '../support/expect.js';
-import { type Receiver, startReceiver } from './support.js';
+import { type Receiver, startReceiver } from './helpers.js';
 
 const clock = new ManualClock('2026-06-01T08:00:00.000Z');
 let t: TestApp;

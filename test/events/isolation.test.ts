@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { ENDPOINT_CONCURRENCY } from '../../src/events/delivery.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
-import { type Receiver, startReceiver } from './support.js';
+import { type Receiver, startReceiver } from './helpers.js';
 
 const clock = new ManualClock(new Date());
 let t: TestApp;

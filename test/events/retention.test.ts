@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { purgeExpiredEvents } from '../../src/events/retention.js';
 import { EVENT_PURGE_QUEUE, scheduleMaintenance } from '../../src/maintenance/jobs.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
-import { type Receiver, startReceiver } from './support.js';
+import { type Receiver, startReceiver } from './helpers.js';
 
 const DAY = 24 * 3_600_000;
 const clock = new ManualClock(new Date('2026-03-01T12:00:00.000Z'));

@@ -18,7 +18,7 @@ import {
   subscribe,
   type World,
 } from '../subscriptions/helpers.js';
-import { type Receiver, startReceiver } from './support.js';
+import { type Receiver, startReceiver } from './helpers.js';
 
 interface StoredEvent {
   id: string;

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createTenant, createUser, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { expectError, expectInvalidFields } from '../support/expect.js';
-import { type Receiver, startReceiver } from './support.js';
+import { type Receiver, startReceiver } from './helpers.js';
 
 const clock = new ManualClock(new Date());
 let t: TestApp;

@@ -14,7 +14,7 @@ import { migrate } from '../../src/core/db/migrate.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { createMetricsService } from '../../src/metrics/service.js';
 import { agentFixture, trigger } from '../calls/helpers.js';
-import { type Receiver, startReceiver } from '../events/support.js';
+import { type Receiver, startReceiver } from '../events/helpers.js';
 import { emptyPostgresDatabase, postgresAvailable } from '../operations/postgres.js';
 import { createTenant, startTestApp, type TestApp } from '../support/app.js';
 import { freePort as closedPort } from '../support/server-process.js';

@@ -9,7 +9,7 @@
  */
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/harness.js';
+import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/helpers.js';
 import { createSmtpServer, type TestSmtpServer } from '../emails/smtp.js';
 import type { TestApp } from '../support/app.js';
 import {
@@ -20,8 +20,8 @@ import {
   createClient,
   screenshot,
   startPortalApp,
-} from './harness.js';
-import { resetEmailsTo, resetLinkIn, withEmail } from './password-reset-support.js';
+} from './helpers.js';
+import { resetEmailsTo, resetLinkIn, withEmail } from './password-reset-helpers.js';
 
 warnWithoutChromium('portal password reset');
 

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createSmtpServer, decodeHeader, type TestSmtpServer } from '../emails/smtp.js';
-import { sessionClient } from '../sessions/support.js';
+import { sessionClient } from '../sessions/helpers.js';
 import type { TestApp } from '../support/app.js';
 import {
   type Agency,
@@ -20,8 +20,8 @@ import {
   type PageResponse,
   portalClient,
   startPortalApp,
-} from './harness.js';
-import { resetEmailsTo, resetLinkIn, tokenOf, withEmail } from './password-reset-support.js';
+} from './helpers.js';
+import { resetEmailsTo, resetLinkIn, tokenOf, withEmail } from './password-reset-helpers.js';
 
 const NEW_PASSWORD = 'a brand new passphrase';
 const CUSTOM_HOST = 'portal.globex.example';

@@ -7,7 +7,7 @@
  */
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/harness.js';
+import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/helpers.js';
 import type { TestApp } from '../support/app.js';
 import {
   type Agency,
@@ -19,7 +19,7 @@ import {
   placeCall,
   screenshot,
   startPortalApp,
-} from './harness.js';
+} from './helpers.js';
 
 warnWithoutChromium('portal');
 

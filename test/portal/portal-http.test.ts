@@ -17,7 +17,7 @@ import {
   placeCall,
   portalClient,
   startPortalApp,
-} from './harness.js';
+} from './helpers.js';
 
 const txtRecords = new Map<string, string[][]>();
 let t: TestApp;

@@ -7,10 +7,10 @@
  */
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/harness.js';
+import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/helpers.js';
 import { createPlan, createUser, type TestApp } from '../support/app.js';
 import { addCard, ledgerOf } from '../top-ups/helpers.js';
-import { type Agency, createAgency, screenshot, startPortalApp, USER_PASSWORD } from './harness.js';
+import { type Agency, createAgency, screenshot, startPortalApp, USER_PASSWORD } from './helpers.js';
 
 warnWithoutChromium('portal top-ups');
 

@@ -19,7 +19,7 @@ import {
   portalClient,
   startPortalApp,
   USER_PASSWORD,
-} from './harness.js';
+} from './helpers.js';
 
 let t: TestApp;
 let simulated: SimulatedProcessor;

@@ -5,7 +5,7 @@
  * objects (409 after, nothing changed); the fee at any time; malformed values are 422.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleFixture, startConsole } from '../console/harness.js';
+import { type ConsoleFixture, startConsole } from '../console/helpers.js';
 import { type ConsoleClient, consoleClient } from '../console/http.js';
 import { createTenant, createUser, type TestTenant } from '../support/app.js';
 import { setProcessorAccount } from './helpers.js';

@@ -14,7 +14,7 @@ import {
   verifyEvent,
 } from '../../packages/sdk/src/index.js';
 import { agentFixture } from '../calls/helpers.js';
-import { type Receiver, startReceiver } from '../events/support.js';
+import { type Receiver, startReceiver } from '../events/helpers.js';
 import { createPlan, createTenant, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 
 let t: TestApp;

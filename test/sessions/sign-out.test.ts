@@ -10,7 +10,7 @@ import {
   type TestTenant,
 } from '../support/app.js';
 import { expectError } from '../support/expect.js';
-import { sessionClient } from './support.js';
+import { sessionClient } from './helpers.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z');
 let t: TestApp;

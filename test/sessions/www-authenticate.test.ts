@@ -16,7 +16,7 @@ import {
   type TestTenant,
 } from '../support/app.js';
 import { expectError } from '../support/expect.js';
-import { sessionClient } from './support.js';
+import { sessionClient } from './helpers.js';
 
 const NO_TOKEN = 'Bearer realm="voiceplane"';
 const BAD_TOKEN = 'Bearer realm="voiceplane", error="invalid_token"';

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { csvCell, toCsv } from '../../src/core/csv.js';
-import { type ConsoleFixture, startConsole } from '../console/harness.js';
+import { type ConsoleFixture, startConsole } from '../console/helpers.js';
 import { type ConsoleClient, consoleClient } from '../console/http.js';
 import { createPlan, createUser } from '../support/app.js';
 import { adjust } from './helpers.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedProcessor } from '../../src/billing/simulator/adapter.js';
 import type { RefillPlan } from '../../src/wallets/schemas.js';
 import { agentFixture, balanceOf, countRows, getCall, trigger } from '../calls/helpers.js';
-import { type ConsoleFixture, startConsole } from '../console/harness.js';
+import { type ConsoleFixture, startConsole } from '../console/helpers.js';
 import { consoleClient } from '../console/http.js';
 import { createTenant, type TestApp, type TestTenant } from '../support/app.js';
 

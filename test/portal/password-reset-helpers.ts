@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import { decodeHeader, type ReceivedMessage, type TestSmtpServer } from '../emails/smtp.js';
 import type { TestApp } from '../support/app.js';
-import type { Agency } from './harness.js';
+import type { Agency } from './helpers.js';
 
 /** Gives the agency's tenant its own SMTP settings (a reset email goes out through them only). */
 export async function withEmail(t: TestApp, agency: Agency, smtp: TestSmtpServer, from: string) {
