@@ -30,6 +30,7 @@ import { createDoorbell, jobTable } from './core/jobs/definitions.js';
 import { createJobRunner, type JobHandler, type JobLogger, type JobRunner } from './core/jobs/runner.js';
 import { type HostResolver, systemResolver } from './core/security/outbound-addresses.js';
 import { createSecretBox, type SecretBox } from './core/security/secrets.js';
+import { creditJobs } from './credits/jobs.js';
 import { createDoNotCallService, type DoNotCallService } from './do-not-call/service.js';
 import { emailJobs } from './emails/jobs.js';
 import { createEmailService, type EmailService } from './emails/service.js';
@@ -303,7 +304,13 @@ export function createServices(options: ServiceOptions): Services {
     ...subscriptionJobs(subscriptions),
     ...eventJobs(eventDelivery),
     ...topUpJobs(topUps),
-    ...walletJobs(wallets),
+    // A balance back above zero resumes the campaigns it paused (credits and wallets know nothing of them).
+    ...creditJobs({
+      restored: (tenant, user) => campaignScheduler.balanceRestored(tenant, 'insufficient_credits', user),
+    }),
+    ...walletJobs(wallets, {
+      restored: (tenant) => campaignScheduler.balanceRestored(tenant, 'tenant_balance_exhausted'),
+    }),
     ...overageJobs(overage),
     ...maintenanceJobs({
       database,

@@ -26,6 +26,7 @@ import { STILL_RUNNING_TEXT } from '../core/jobs/statements.js';
 import type { EnqueueOptions } from '../core/jobs/types.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
 import { APPEND_WALLET_CALL_DEBITS } from '../wallets/repository.js';
+import { TELL_CAMPAIGNS_OF_ENDED_CALLS } from './campaign-ends.js';
 import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';
 
 const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
@@ -47,6 +48,8 @@ export interface DispatchRow extends CallRow {
   settings: AgentSettings;
   /** The tenant-wide cap; null: none. */
   tenant_cap: number | null;
+  /** A queued call whose number is on the tenant's do-not-call list: never moved, to be ended. */
+  listed: boolean;
   /** This statement moved it queued → dialing. */
   moved: boolean;
 }
@@ -82,7 +85,9 @@ const wakeWaiting = (now: string) => `
  * queued → dialing for a batch of calls in one statement, and each call as it now is with its
  * agent's settings and its tenant's cap. Unless `force`, only calls with nothing to wait for move
  * (no cap, no calling hours, not scheduled later); the others come back unmoved for the pipeline
- * to decide (under locks, or in the agent's time zone) and start with `force`.
+ * to decide (under locks, or in the agent's time zone) and start with `force`. A number on the
+ * tenant's do-not-call list never moves, forced or not (`listed`): the list is read by the
+ * statement that starts the dial, so a number listed while its call waited is never called.
  */
 export async function startDialing(
   db: Executor,
@@ -95,7 +100,9 @@ export async function startDialing(
       WITH input AS (
         SELECT DISTINCT ON (id) * FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS i(tenant_id, id, at)
       ), target AS (
-        SELECT ${QUALIFIED_CALL_COLUMN_LIST}, a.settings, t.max_concurrent_calls AS tenant_cap, i.at AS step_at
+        SELECT ${QUALIFIED_CALL_COLUMN_LIST}, a.settings, t.max_concurrent_calls AS tenant_cap, i.at AS step_at,
+               (c.status = 'queued' AND EXISTS (SELECT 1 FROM do_not_call d
+                                                WHERE d.tenant_id = c.tenant_id AND d.phone_number = c.to_number)) AS listed
         FROM input i
         JOIN calls c ON c.tenant_id = i.tenant_id AND c.id = i.id
         JOIN agents a ON a.id = c.agent_id
@@ -104,14 +111,14 @@ export async function startDialing(
         UPDATE calls c SET status = 'dialing', attempts = c.attempts + 1, scheduled_for = NULL, updated_at = g.step_at
         FROM target g
         WHERE c.tenant_id = g.tenant_id AND c.id = g.id AND g.status = 'queued' AND c.status IS NOT DISTINCT FROM g.status
-          AND ($4::boolean OR (g.settings -> 'max_concurrent_calls' IS NULL AND g.settings -> 'calling_hours' IS NULL
+          AND NOT g.listed AND ($4::boolean OR (g.settings -> 'max_concurrent_calls' IS NULL AND g.settings -> 'calling_hours' IS NULL
                AND g.tenant_cap IS NULL AND (g.scheduled_for IS NULL OR g.scheduled_for <= g.step_at)))
         RETURNING c.id, c.tenant_id, c.attempts, c.updated_at
       ), dialing_event AS (
         INSERT INTO call_events (tenant_id, call_id, status, at, detail)
         SELECT tenant_id, id, 'dialing', updated_at, jsonb_build_object('attempt', attempts) FROM moved
       )
-      SELECT ${UNCHANGED_COLUMN_LIST}, g.settings, g.tenant_cap, m.id IS NOT NULL AS moved,
+      SELECT ${UNCHANGED_COLUMN_LIST}, g.settings, g.tenant_cap, g.listed, m.id IS NOT NULL AS moved,
              CASE WHEN m.id IS NULL THEN g.status ELSE 'dialing' END AS status,
              coalesce(m.attempts, g.attempts) AS attempts,
              CASE WHEN m.id IS NULL THEN g.scheduled_for END AS scheduled_for
@@ -210,9 +217,9 @@ export interface CallFinish extends CallStep {
  * completed call's minutes from its owner through APPEND_CREDIT_ENTRIES (credits/repository.ts),
  * with the reference `call:<id>` so a debit happens at most once (an owner's debits in one batch
  * change the balance once, by their sum), debits the tenant's wholesale wallet the same minutes
- * when it has one (APPEND_WALLET_CALL_DEBITS, wallets/repository.ts), and wakes the waiting calls
- * the ended ones make room for. For each finish, false when the call was already final: nothing
- * changes.
+ * when it has one (APPEND_WALLET_CALL_DEBITS, wallets/repository.ts), wakes the waiting calls
+ * the ended ones make room for, and tells each campaign whose call ended (campaign-ends.ts). For
+ * each finish, false when the call was already final: nothing changes.
  */
 export async function finishCallsAndDebit(
   db: Db,
@@ -287,7 +294,7 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
         wallet_call AS (
           SELECT wallet_ledger_id AS id, tenant_id, user_id, id AS call_id, minutes, at AS created_at
           FROM ended WHERE minutes > 0
-        ), ${APPEND_WALLET_CALL_DEBITS}
+        ), ${APPEND_WALLET_CALL_DEBITS}, ${TELL_CAMPAIGNS_OF_ENDED_CALLS}
         SELECT ended.id FROM ended`,
     values: [
       finishes.map((f) => f.tenantId),

@@ -3,7 +3,8 @@
  *   queued → dialing → in_progress → completed | no_answer | failed
  *
  * `calls.dispatch` (one job per call, written with the call) first applies the agent's call controls
- * (read at that moment: the agent's current settings): a call outside its calling hours, or
+ * (read at that moment: the agent's current settings) and the do-not-call list, in the statement
+ * that starts the dial: a listed number ends the call unplaced. A call outside its calling hours, or
  * scheduled for a later retry, parks its job until then (`scheduled_for` shows when); a call over
  * its agent's or tenant's concurrency cap parks its job until a call of theirs ends, which wakes
  * it in the transaction that ends that call (dispatch-repository.ts), with a slow backstop in
@@ -61,6 +62,13 @@ export const MAX_CALL_MS = 4 * 60 * 60 * 1000;
  */
 export const CAP_BACKSTOP_MS = 30_000;
 
+/**
+ * How a call whose number was put on the do-not-call list while it waited ends: as refused, with
+ * the reason of the refusals (`do_not_call`), never dialled and billed nothing.
+ */
+export const DO_NOT_CALL_REASON = 'do_not_call';
+const DO_NOT_CALL_FAILURE = 'The number is on the tenant’s do-not-call list; no call was placed.';
+
 export interface CallJobPayload {
   callId: string;
   tenantId: string;
@@ -81,10 +89,9 @@ export function createCallPipeline(deps: {
 }) {
   const { db, clock } = deps;
   const toDialing = coalesce((steps: CallStep[]) => startDialing(db, steps));
-  const admittedNow = async (step: CallStep) => {
-    const [row] = await startDialing(db, [step], true);
-    return row?.moved ? row : undefined;
-  };
+  /** The call the forced start answers, when it moved or was found listed (the caller ends it). */
+  const startedOrListed = (row: DispatchRow | undefined) => (row?.moved || row?.listed ? row : undefined);
+  const admittedNow = async (step: CallStep) => startedOrListed((await startDialing(db, [step], true))[0]);
   const toInProgress = coalesce((steps: (CallStep & { startedAt: Date })[]) =>
     markInProgress(db, steps, deps.telephony.name),
   );
@@ -209,7 +216,7 @@ export function createCallPipeline(deps: {
 
   /**
    * A queued call that the batched step left waiting: starts it now if its controls allow, or
-   * parks its job until they may (undefined).
+   * parks its job until they may (undefined). A call found listed meanwhile comes back unmoved.
    */
   async function admit(job: Job<CallJobPayload>, call: DispatchRow): Promise<DispatchRow | undefined> {
     const now = clock.now();
@@ -238,8 +245,7 @@ export function createCallPipeline(deps: {
         await parkDispatchJob(tx, job.id, call.id, new Date(now.getTime() + CAP_BACKSTOP_MS));
         return undefined;
       }
-      const [row] = await startDialing(tx, [step], true);
-      return row?.moved ? row : undefined;
+      return startedOrListed((await startDialing(tx, [step], true))[0]);
     });
   }
 
@@ -291,9 +297,18 @@ export function createCallPipeline(deps: {
     // statement; a retry (a crash after dialing) finds it dialing and asks the carrier again.
     let call = await toDialing({ tenantId, callId, at: clock.now() });
     if (!call || FINAL_STATUSES.includes(call.status)) return;
-    if (call.status === 'queued') {
+    if (call.status === 'queued' && !call.listed) {
       call = await admit(job, call);
       if (!call) return;
+    }
+    if (call.status === 'queued') {
+      await end(call, {
+        status: 'failed',
+        endedAt: clock.now(),
+        failureReason: DO_NOT_CALL_FAILURE,
+        endedReason: DO_NOT_CALL_REASON,
+      });
+      return;
     }
     if (deps.telephony.lookup) {
       await placeWithEngine(job, call);

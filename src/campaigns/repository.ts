@@ -133,11 +133,19 @@ export async function countCampaigns(
 }
 
 const FINAL = `('completed', 'no_answer', 'failed')`;
-/** A recipient's status as the API shows it: a calling row whose call has ended is done. */
+/** A call ended unplaced because its number was listed while it waited (calls/pipeline.ts). */
+const REFUSED = `c.ended_reason = 'do_not_call'`;
+/**
+ * A recipient's status as the API shows it: a calling row whose call has ended is done, or skipped
+ * when the call was refused for the do-not-call list (as settleEndedCalls will record it).
+ */
 export const SHOWN_STATUS = sql.raw(
-  `CASE WHEN r.status = 'calling' AND c.status IN ${FINAL} THEN 'done' ELSE r.status END`,
+  `CASE WHEN r.status = 'calling' AND c.status IN ${FINAL} THEN (CASE WHEN ${REFUSED} THEN 'skipped' ELSE 'done' END)
+        ELSE r.status END`,
 );
-export const SHOWN_OUTCOME = sql.raw(`CASE WHEN c.status IN ${FINAL} THEN c.status ELSE r.outcome END`);
+export const SHOWN_OUTCOME = sql.raw(
+  `CASE WHEN c.status IN ${FINAL} AND NOT (${REFUSED}) THEN c.status ELSE r.outcome END`,
+);
 
 export interface CampaignTally {
   campaign_id: string;
@@ -281,7 +289,8 @@ export async function cancelPending(tx: Executor, campaignId: string, at: Date):
 
 /**
  * Rows whose calls have ended become done, or pending again (after `delayMinutes`) when the call
- * went unanswered and the campaign's retry allows another call.
+ * went unanswered and the campaign's retry allows another call; a call refused at dial time for
+ * the do-not-call list makes its row skipped, as the tick's own check does.
  */
 export async function settleEndedCalls(
   tx: Executor,
@@ -291,8 +300,10 @@ export async function settleEndedCalls(
 ): Promise<void> {
   await sql`
     UPDATE campaign_recipients r
-    SET status = CASE WHEN c.status = 'no_answer' AND r.attempts < ${retry.maxAttempts} THEN 'pending' ELSE 'done' END,
-        outcome = c.status,
+    SET status = CASE WHEN ${sql.raw(REFUSED)} THEN 'skipped'
+                      WHEN c.status = 'no_answer' AND r.attempts < ${retry.maxAttempts} THEN 'pending' ELSE 'done' END,
+        skip_reason = CASE WHEN ${sql.raw(REFUSED)} THEN 'do_not_call' END,
+        outcome = CASE WHEN ${sql.raw(REFUSED)} THEN NULL ELSE c.status END,
         not_before = CASE WHEN c.status = 'no_answer' AND r.attempts < ${retry.maxAttempts}
                           THEN ${at}::timestamptz + make_interval(mins => ${retry.delayMinutes}) END,
         updated_at = ${at}

@@ -27,6 +27,7 @@ import {
   type CampaignRow,
   claimDue,
   countCalling,
+  findCampaign,
   listedPhones,
   markCalling,
   markSkipped,
@@ -37,6 +38,7 @@ import {
 } from './repository.js';
 import type { PauseReason } from './schemas.js';
 import { campaignView } from './serializers.js';
+import { campaignsPausedFor, pullTickForward } from './wakes.js';
 
 export const CAMPAIGN_TICK_QUEUE = 'campaigns.tick';
 /** Rows turned into calls per transaction. */
@@ -59,6 +61,9 @@ export interface TickPayload {
   token: string;
 }
 
+/** The singleton key of the tick job carrying `token` for the campaign. */
+const tickKeyOf = (campaignId: string, token: string) => `campaign:${campaignId}:${token}`;
+
 /** Queues the campaign's next tick for `runAt` as its live chain (call with the campaign locked). */
 export async function armTick(
   tx: Executor,
@@ -74,7 +79,7 @@ export async function armTick(
     payload: { tenantId: campaign.tenant_id, campaignId: campaign.id, token } satisfies TickPayload,
     runAt,
     maxAttempts: TICK_MAX_ATTEMPTS,
-    singletonKey: `campaign:${campaign.id}:${token}`,
+    singletonKey: tickKeyOf(campaign.id, token),
   });
 }
 
@@ -246,7 +251,76 @@ export function createCampaignScheduler(deps: {
     return dispatch(tx, campaign, target, now);
   }
 
+  /**
+   * A tick out of the chain's turn: the step under the campaign's lock, for a running campaign or
+   * one paused by itself, then the chain's next tick pulled forward when the step wants to look
+   * again sooner (or armed, if the chain has none).
+   */
+  async function wakeOnce(tenantId: string, campaignId: string): Promise<void> {
+    const queued = await db.transaction().execute(async (tx) => {
+      const campaign = await findCampaign(tx, tenantId, campaignId, { forUpdate: true });
+      if (!campaign) return 0;
+      const selfPaused = campaign.status === 'paused' && campaign.pause_reason !== 'manual';
+      if (campaign.status !== 'running' && !selfPaused) return 0;
+      const now = clock.now();
+      const { nextAt, queued } = await step(tx, campaign, now);
+      const live =
+        nextAt &&
+        campaign.tick_token &&
+        (await pullTickForward(tx, tickKeyOf(campaign.id, campaign.tick_token), nextAt));
+      if (nextAt && !live) await armTick(tx, campaign, nextAt);
+      return queued;
+    });
+    if (queued > 0) deps.onQueued?.();
+  }
+
+  /** Wakes under way in this process, by campaign; `again`: another wake came while one ran. */
+  const waking = new Map<string, { again: boolean; done: Promise<void> }>();
+
+  /**
+   * Runs a tick of the campaign now. Wakes of one campaign in this process run one at a time; those
+   * that come while one runs share one more run after it, which starts after their jobs were
+   * claimed, so it sees what they announced (a call that ended, credits that came back).
+   */
+  function wake(tenantId: string, campaignId: string): Promise<void> {
+    const key = `${tenantId}/${campaignId}`;
+    const running = waking.get(key);
+    if (running) {
+      running.again = true;
+      return running.done;
+    }
+    const entry = { again: false, done: Promise.resolve() };
+    waking.set(key, entry);
+    entry.done = (async () => {
+      try {
+        do {
+          entry.again = false;
+          await wakeOnce(tenantId, campaignId);
+        } while (entry.again);
+      } finally {
+        waking.delete(key);
+      }
+    })();
+    return entry.done;
+  }
+
   return {
+    /** One of the campaign's calls ended: its slot is filled now rather than at the next tick. */
+    callEnded: (tenantId: string, campaignId: string) => wake(tenantId, campaignId),
+
+    /**
+     * The balance that paused campaigns came back above zero (an owner's credits, the tenant's
+     * wallet): they resume now rather than at their next check.
+     */
+    async balanceRestored(
+      tenantId: string,
+      reason: 'insufficient_credits' | 'tenant_balance_exhausted',
+      ownerId?: string,
+    ): Promise<void> {
+      for (const campaignId of await campaignsPausedFor(db, tenantId, reason, ownerId))
+        await wake(tenantId, campaignId);
+    },
+
     async tick(job: Job<TickPayload>): Promise<void> {
       const { tenantId, campaignId, token } = job.payload;
       const queued = await db.transaction().execute(async (tx) => {

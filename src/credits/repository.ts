@@ -1,5 +1,6 @@
 import { type Executor, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
+import { INSERT_NEW_JOBS } from '../core/jobs/runner.js';
 import { recordEventsFrom } from '../events/repository.js';
 
 export interface CreditLedgerTable {
@@ -67,7 +68,16 @@ export const APPEND_CREDIT_ENTRIES = `
   ), ${recordEventsFrom('credit_event')}`;
 
 /**
- * Appends a ledger entry and moves the user's balance (one statement, in the caller's transaction).
+ * The job queued when a user's balance comes back above zero (from zero or less): whatever waits
+ * for the user's credits (campaigns paused for them) is told by its handler, which the composition
+ * root hands in (jobs.ts). Payload: `{ user_id }`, the job's tenant the user's.
+ */
+export const CREDITS_RESTORED_QUEUE = 'credits.restored';
+const CREDITS_RESTORED_MAX_ATTEMPTS = 10;
+
+/**
+ * Appends a ledger entry and moves the user's balance (one statement, in the caller's transaction),
+ * queuing `credits.restored` in the same statement when the balance comes back above zero.
  * Returns the new balance, or undefined when an entry with the same reference already exists.
  */
 export async function addCreditEntry(db: Executor, entry: CreditEntry): Promise<number | undefined> {
@@ -77,7 +87,14 @@ export async function addCreditEntry(db: Executor, entry: CreditEntry): Promise<
       WITH credit_entry AS (
         SELECT $1::text AS id, $2::text AS tenant_id, $3::text AS user_id, $4::integer AS minutes,
                $5::text AS reason, $6::text AS reference, $7::timestamptz AS created_at
-      ), ${APPEND_CREDIT_ENTRIES}
+      ), ${APPEND_CREDIT_ENTRIES},
+      new_job AS (
+        SELECT tenant_id, '${CREDITS_RESTORED_QUEUE}'::text AS queue, jsonb_build_object('user_id', user_id) AS payload,
+               at AS run_at, ${CREDITS_RESTORED_MAX_ATTEMPTS} AS max_attempts, NULL::text AS singleton_key
+        FROM balance WHERE previous_minutes <= 0 AND credit_balance_minutes > 0
+      ), restored AS (
+        ${INSERT_NEW_JOBS}
+      )
       SELECT credit_balance_minutes FROM balance`,
     values: [
       newId('cred'),

@@ -5,6 +5,7 @@
  */
 import { type Executor, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
+import { INSERT_NEW_JOBS } from '../core/jobs/runner.js';
 
 export interface TenantWalletsTable {
   tenant_id: string;
@@ -145,8 +146,17 @@ export interface WalletEntry {
 }
 
 /**
+ * The job queued when a wallet's balance comes back above zero (from zero or less): whatever
+ * waits for the tenant's wholesale minutes (campaigns paused for them) is told by its handler,
+ * which the composition root hands in (jobs.ts). The job's tenant is the wallet's; no payload.
+ */
+export const WALLET_RESTORED_QUEUE = 'wallets.restored';
+const WALLET_RESTORED_MAX_ATTEMPTS = 10;
+
+/**
  * Appends a ledger row at the wallet's current rate and moves the balance by it, in one
- * statement. Undefined when the tenant has no wallet or the reference was already used.
+ * statement, queuing `wallets.restored` in it when the balance comes back above zero. Undefined
+ * when the tenant has no wallet or the reference was already used.
  */
 export async function appendWalletEntry(
   db: Executor,
@@ -164,7 +174,13 @@ export async function appendWalletEntry(
       ), moved AS (
         UPDATE tenant_wallets w SET balance_minutes = w.balance_minutes + a.minutes, updated_at = a.created_at
         FROM appended a WHERE w.tenant_id = a.tenant_id
-        RETURNING w.balance_minutes
+        RETURNING w.tenant_id, w.balance_minutes, w.balance_minutes - a.minutes AS previous_minutes, a.created_at
+      ), new_job AS (
+        SELECT tenant_id, '${WALLET_RESTORED_QUEUE}'::text AS queue, '{}'::jsonb AS payload, created_at AS run_at,
+               ${WALLET_RESTORED_MAX_ATTEMPTS} AS max_attempts, NULL::text AS singleton_key
+        FROM moved WHERE previous_minutes <= 0 AND balance_minutes > 0
+      ), restored AS (
+        ${INSERT_NEW_JOBS}
       )
       SELECT appended.*, moved.balance_minutes FROM appended, moved`,
     values: [

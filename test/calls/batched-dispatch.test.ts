@@ -56,6 +56,8 @@ describe('a batch of calls dispatched together (SIMULATED_CALL_SECONDS=61)', () 
     const tenant = await createTenant(t);
     const first = await agentFixture(t, { tenant, credits: 100 });
     const second = await agentFixture(t, { tenant, credits: 50 });
+    // The owners' first credits queued jobs of their own (credits.restored): run them first.
+    await t.services.jobRunner.drain();
     const phones = [
       ...Array.from({ length: 5 }, (_, i) => [first, `+1415555010${i}`] as const),
       [first, '+14155550000'] as const, // no answer

@@ -196,3 +196,91 @@ describe('concurrency caps', () => {
     expect(await peakConcurrency(ids)).toBe(1);
   });
 });
+
+describe('the do-not-call list at dial time', () => {
+  async function list(tenant: { request: any }, phone: string) {
+    const response = await tenant.request('POST', '/api/v1/do-not-call', { phone_number: phone });
+    expect(response.status, response.raw).toBe(201);
+  }
+
+  async function dialRecords(callId: string) {
+    return db()
+      .selectFrom('telephony_simulated_dials')
+      .select('call_id')
+      .where('call_id', '=', callId)
+      .execute();
+  }
+
+  function expectRefusedUnplaced(call: any) {
+    expect(call).toMatchObject({
+      status: 'failed',
+      ended_reason: 'do_not_call',
+      failure_reason: 'The number is on the tenant’s do-not-call list; no call was placed.',
+      attempts: 0,
+      billed_minutes: 0,
+      started_at: null,
+    });
+    expect(call.events.map((e: { status: string }) => e.status)).toEqual(['queued', 'failed']);
+  }
+
+  it('never dials a number listed while its call waited for the calling hours', async () => {
+    clock.set('2026-03-06T23:00:00.000Z'); // Friday 18:00 EST
+    const { tenant, agent, userId } = await agentFixture(t, { credits: 10 });
+    await setSettings(agent.id, {
+      calling_hours: { timezone: 'America/New_York', days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' },
+    });
+    const placed = await place(tenant, agent.id, '+14155550401');
+    await t.services.jobRunner.drain();
+    await list(tenant, '+14155550401');
+    clock.set('2026-03-09T13:00:00.000Z');
+    await t.services.jobRunner.drain();
+    expectRefusedUnplaced(await read(tenant, placed.id));
+    expect(await dialRecords(placed.id)).toEqual([]);
+    const balance = await t.admin('GET', `/admin/v1/users/${userId}/credits`);
+    expect(balance.body.data.balance_minutes).toBe(10);
+    const failed = await db()
+      .selectFrom('events')
+      .select('data')
+      .where('tenant_id', '=', tenant.id)
+      .where('type', '=', 'call.failed')
+      .execute();
+    expect(failed.map((e) => (e.data as any).object)).toEqual([
+      expect.objectContaining({ id: placed.id, ended_reason: 'do_not_call' }),
+    ]);
+  });
+
+  it('never dials a number listed while its call waited behind the agent’s concurrency cap', async () => {
+    clock.set('2026-05-07T15:00:00.000Z');
+    const { tenant, agent } = await agentFixture(t, { credits: 10 });
+    await setSettings(agent.id, { max_concurrent_calls: 1 });
+    // A call of the agent still talking holds its only slot.
+    const talking = await place(tenant, agent.id, '+14155550402');
+    await t.services.jobRunner.drain();
+    await sql`UPDATE calls SET status = 'in_progress' WHERE id = ${talking.id}`.execute(db());
+    const waiting = await place(tenant, agent.id, '+14155550403');
+    await t.services.jobRunner.drain();
+    expect(await read(tenant, waiting.id)).toMatchObject({ status: 'queued', attempts: 0 });
+    await list(tenant, '+14155550403');
+    // The slot frees; the waiting call's turn comes (the cap's backstop looks again after 30 s).
+    await sql`UPDATE calls SET status = 'completed' WHERE id = ${talking.id}`.execute(db());
+    clock.advance(30_000);
+    await t.services.jobRunner.drain();
+    expectRefusedUnplaced(await read(tenant, waiting.id));
+    expect(await dialRecords(waiting.id)).toEqual([]);
+  });
+
+  it('checks again at each attempt of a retried call', async () => {
+    clock.set('2026-05-08T15:00:00.000Z');
+    const { tenant, agent } = await agentFixture(t, { credits: 10 });
+    await setSettings(agent.id, { retry: { max_attempts: 3, delay_minutes: 10 } });
+    const placed = await place(tenant, agent.id, '+14155550000');
+    await t.services.jobRunner.drain();
+    expect(await read(tenant, placed.id)).toMatchObject({ status: 'queued', attempts: 1 });
+    await list(tenant, '+14155550000');
+    clock.advance(10 * 60_000);
+    await t.services.jobRunner.drain();
+    const call = await read(tenant, placed.id);
+    expect(call).toMatchObject({ status: 'failed', ended_reason: 'do_not_call', attempts: 1 });
+    expect(await dialRecords(placed.id)).toHaveLength(1);
+  });
+});

@@ -222,9 +222,15 @@ describe('state machine', () => {
     expect((await tenant.request('GET', `/api/v1/campaigns/${id}`)).body.data.status).toBe('scheduled');
     clock.set('2026-05-04T16:00:00.000Z');
     await t.services.jobRunner.drain();
+    // Started at its time; its one call (the simulator's, over at once) ended, and its end told the
+    // campaign, which completed without waiting for a tick.
     const started = (await tenant.request('GET', `/api/v1/campaigns/${id}`)).body.data;
-    expect(started).toMatchObject({ status: 'running', started_at: '2026-05-04T16:00:00.000Z' });
-    const list = await tenant.request('GET', '/api/v1/campaigns?status=running');
+    expect(started).toMatchObject({
+      status: 'completed',
+      started_at: '2026-05-04T16:00:00.000Z',
+      finished_at: '2026-05-04T16:00:00.000Z',
+    });
+    const list = await tenant.request('GET', '/api/v1/campaigns?status=completed');
     expect(list.body.data.map((c: any) => c.id)).toContain(id);
   });
 });
