@@ -32,9 +32,10 @@ export async function startServer(appOptions: Pick<AppOptions, 'extraRoutes'> = 
 
   // Before anything that serves or queries: the spans need the provider registered.
   const tracing = await startTracing();
-  const { database } = await openAndMigrate(config);
-  // Background work (job failures and retries) logs through the same redaction as requests.
+  // Background work (job failures and retries, the database's outages) logs through the same
+  // redaction as requests.
   const logger = pino(loggerOptions(config.logLevel));
+  const { database } = await openAndMigrate(config, logger);
   if (!config.secretKeys && !config.databaseUrl) {
     // The embedded database without SECRETS_KEY: a key file beside (not inside) its files.
     const { key, file, created } = dataDirSecretKey(config.dataDir);

@@ -74,7 +74,7 @@ export async function onceUnderKey<Result>(
   try {
     return await run(claim);
   } catch (error) {
-    await store.release(claim).catch(() => {});
+    store.releaseLater(claim);
     throw error;
   } finally {
     store.finish(claim);

@@ -21,6 +21,10 @@ const failingRoutes: FastifyPluginAsync = async (app) => {
   app.get('/test-failures/down', { config: { scope: 'users:read' } }, async () => {
     throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   });
+  app.get('/test-failures/read-only', { config: { scope: 'users:read' } }, async () => {
+    // What a primary being demoted in a failover answers a write.
+    throw Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' });
+  });
   app.get('/test-failures/database-gone', { config: { scope: 'users:read' } }, async () => {
     throw Object.assign(new Error('database "vp_t_1" does not exist'), { code: '3D000' });
   });
@@ -181,6 +185,12 @@ describe('unexpected errors', () => {
     const response = await a.request('GET', '/api/v1/test-failures/down');
     expectError(response, 503, 'service_unavailable');
     expect(response.raw).not.toContain('5432');
+  });
+
+  it('a server that does not take writes (a failover) answers 503 service_unavailable with Retry-After', async () => {
+    const response = await a.request('GET', '/api/v1/test-failures/read-only');
+    expectError(response, 503, 'service_unavailable');
+    expect(response.headers['retry-after']).toBe('1');
   });
 
   it('a dropped database answers 503 service_unavailable', async () => {

@@ -1,5 +1,5 @@
 /**
- * Configuration (decisions.md §1) is validated at boot: a bad value stops the server with a
+ * Configuration (docs/design-choices.md) is validated at boot: a bad value stops the server with a
  * message naming the variable — checked on loadConfig for every variable, and on real processes
  * for the exit code and what an operator sees (bad values, an unreachable database without its
  * password in the message, a port already in use).
@@ -25,7 +25,7 @@ describe('loadConfig', () => {
       processor: 'simulated',
       telephony: 'simulated',
       seedDemo: true,
-      databaseTimeouts: { statementMs: 10_000, queryMs: 15_000, connectMs: 5_000 },
+      databaseTimeouts: { statementMs: 10_000, queryMs: 15_000, connectMs: 2_000 },
       databasePoolSize: 10,
     });
   });
@@ -76,6 +76,7 @@ describe('loadConfig', () => {
     // Not above the statement limit (10 s by default): slow statements would cost their connection.
     ['DB_QUERY_TIMEOUT_MS', '10000'],
     ['DB_CONNECT_TIMEOUT_MS', '0'],
+    ['DB_CONNECT_TIMEOUT_MS', 'soon'],
   ])('%s=%s is refused with a message naming the variable', (name, value) => {
     let error: unknown;
     try {
@@ -200,7 +201,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '0', DB_QUERY_TIMEOUT_MS: '0' }).databaseTimeouts).toEqual({
       statementMs: 0,
       queryMs: 0,
-      connectMs: 5000,
+      connectMs: 2000,
     });
     // The client-side limit needs the server's below it.
     expect(() => loadConfig({ DB_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DB_QUERY_TIMEOUT_MS/);

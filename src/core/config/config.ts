@@ -1,6 +1,6 @@
 /**
  * Configuration, read once from the environment and validated at boot.
- * Every variable is documented in the README's configuration table (decisions.md §1).
+ * Every variable is documented in the README's configuration table (docs/design-choices.md).
  */
 import { isIP } from 'node:net';
 import { parseSecretKey, type SecretKeys } from '../security/secrets.js';
@@ -75,7 +75,7 @@ export interface Config {
   secretKeys: SecretKeys | undefined;
   /** The HTTP server's limits on slow and numerous clients (README, "Slow clients"). */
   http: HttpLimits;
-  /** Default token buckets (decisions.md §8); a tenant may get its own partner numbers. */
+  /** Default token buckets (docs/design-choices.md); a tenant may get its own partner numbers. */
   rateLimits: {
     partner: { perSecond: number; burst: number };
     webhook: { perSecond: number; burst: number };
@@ -104,14 +104,18 @@ export interface DatabaseTimeouts {
   statementMs: number;
   /** How long a query may go unanswered before the service gives up on it (DB_QUERY_TIMEOUT_MS). */
   queryMs: number;
-  /** How long to wait for a connection: a new one's handshake, or a free one of the pool (DB_CONNECT_TIMEOUT_MS). */
+  /**
+   * How long to wait for a connection: a new one's handshake, or a free one of the pool
+   * (DB_CONNECT_TIMEOUT_MS). Short, so a database that is away (a failover, a lost host) is
+   * answered with a 503 in about this time instead of holding requests.
+   */
   connectMs: number;
 }
 
 export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
   statementMs: 10_000,
   queryMs: 15_000,
-  connectMs: 5_000,
+  connectMs: 2_000,
 };
 
 function readPlatformEmail(env: Env): Config['platformEmail'] {

@@ -15,7 +15,11 @@ import { CompiledQuery, Kysely, PostgresDialect, type Transaction } from 'kysely
 import pg from 'pg';
 import { type DatabaseTimeouts, DEFAULT_DATABASE_TIMEOUTS } from '../config/config.js';
 import { traceQuery } from '../observability/tracing.js';
+import { checkout, settleQuery, WritableServerClient } from './connections.js';
+import { createDatabaseHealth, type DatabaseHealth, type HealthLogger } from './health.js';
 import { acquireDirectoryLock, type DirectoryLock } from './lockfile.js';
+
+export { isReportedOutage } from './health.js';
 
 // int8 (counts, money in minor units) and numeric (per-minute rates) arrive as strings by default.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -43,6 +47,8 @@ export interface Database {
    * (readiness: a stalled database must be reported, not waited on).
    */
   ping(timeoutMs: number): Promise<void>;
+  /** The database's health as this process sees it; logs when it is lost and when it is back. */
+  health: DatabaseHealth;
   close(): Promise<void>;
   /** The embedded instance, when there is one (tests dump it as a template). */
   pglite?: PGlite;
@@ -58,15 +64,23 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** PostgreSQL only; DEFAULT_DATABASE_TIMEOUTS when absent. */
   timeouts?: DatabaseTimeouts;
+  /** Where the health tracker logs an outage and its end (also settable later on `health.logger`). */
+  logger?: HealthLogger;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const url = options.databaseUrl;
   if (url && /^postgres(ql)?:/.test(url)) {
-    return openPostgres(url, options.poolSize ?? 10, options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS);
+    const timeouts = options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS;
+    const health = createDatabaseHealth({ logger: options.logger, stalledAfterMs: timeouts.connectMs });
+    return openPostgres(url, options.poolSize ?? 10, timeouts, health);
   }
   const inMemory = url?.startsWith('memory:') ?? false;
-  return openEmbedded(inMemory ? undefined : path.resolve(options.dataDir), options.loadDataDir);
+  return openEmbedded(
+    inMemory ? undefined : path.resolve(options.dataDir),
+    options.loadDataDir,
+    options.logger,
+  );
 }
 
 /**
@@ -103,6 +117,7 @@ async function openPostgres(
   connectionString: string,
   max: number,
   timeouts: DatabaseTimeouts,
+  health: DatabaseHealth,
 ): Promise<Database> {
   const connection = {
     connectionString,
@@ -115,6 +130,8 @@ async function openPostgres(
   };
   const pool = new pg.Pool({
     ...connection,
+    // Refuses a server that does not take writes (connections.ts).
+    Client: WritableServerClient,
     max,
     // 0 (off) is not sent: the server's own setting applies.
     statement_timeout: timeouts.statementMs || undefined,
@@ -123,13 +140,14 @@ async function openPostgres(
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     survivesConnectionLoss(client);
-    wrapQueries(client, timeouts.queryMs);
+    wrapQueries(client, timeouts.queryMs, health);
   });
-  const db = kyselyOver(pool);
-  const probe = createProbe(connection);
+  const db = kyselyOver(pool, () => checkout(pool, health, timeouts.connectMs));
+  const probe = createProbe(connection, health);
   return {
     engine: 'postgres',
     db,
+    health,
     async withScriptSession(work) {
       // A connection of its own, without the pool's time limits: a migration may build an index for
       // minutes, and waits on the migration lock while another process migrates.
@@ -159,7 +177,7 @@ async function openPostgres(
  * turn false because every pooled connection is busy under load (which would take a loaded
  * process out of its load balancer). Opened on the first ping, opened again after a failure.
  */
-function createProbe(connection: pg.ClientConfig) {
+function createProbe(connection: pg.ClientConfig, health: DatabaseHealth) {
   let current: { client: pg.Client; connected: Promise<unknown> } | undefined;
   let closed = false;
   const drop = () => {
@@ -171,7 +189,7 @@ function createProbe(connection: pg.ClientConfig) {
       if (closed) throw new Error('The database is closed');
       const run = async () => {
         if (!current) {
-          const client = new pg.Client({ ...connection, connectionTimeoutMillis: timeoutMs });
+          const client = new WritableServerClient({ ...connection, connectionTimeoutMillis: timeoutMs });
           survivesConnectionLoss(client);
           // Lost while idle (a database restart): the next ping connects again instead of failing once.
           client.on('end', () => {
@@ -188,7 +206,13 @@ function createProbe(connection: pg.ClientConfig) {
           throw error;
         }
       };
-      await withDeadline(run(), 'a ping', timeoutMs, drop);
+      await withDeadline(run(), 'a ping', timeoutMs, drop).then(
+        () => health.answered(),
+        (error) => {
+          health.failed(error);
+          throw error;
+        },
+      );
     },
     close() {
       closed = true;
@@ -208,7 +232,11 @@ function survivesConnectionLoss(client: pg.Client): void {
   client.on('error', () => {});
 }
 
-async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | undefined): Promise<Database> {
+async function openEmbedded(
+  dataDir: string | undefined,
+  loadDataDir: Blob | undefined,
+  logger: HealthLogger | undefined,
+): Promise<Database> {
   let lock: DirectoryLock | undefined;
   if (dataDir) {
     fs.mkdirSync(dataDir, { recursive: true });
@@ -222,10 +250,12 @@ async function openEmbedded(dataDir: string | undefined, loadDataDir: Blob | und
     });
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
     pool.on('connect', (client) => wrapQueries(client, 0));
-    const db = kyselyOver(pool);
+    const db = kyselyOver(pool, () => pool.connect());
     return {
       engine: 'embedded',
       db,
+      // In the process: nothing to lose but the process itself.
+      health: createDatabaseHealth({ logger }),
       pglite,
       async withScriptSession(work) {
         // Multi-statement scripts go through PGlite's own exec while this holds the pool's single
@@ -287,16 +317,19 @@ export interface PreparedStatement {
 }
 
 /**
- * The pool under each root Kysely instance. A prepared statement outside a transaction (the read
- * of nearly every GET) goes to the pool directly: Kysely's connection provider and executor layers
- * were ~7 % of the CPU profile of GET /api/v1/subscriptions/{id} (bench/README.md), for a query
- * that needs none of them. Transactions still run through Kysely, on their own connection.
+ * How each root Kysely instance takes a connection from its pool (connections.ts `checkout`). A
+ * prepared statement outside a transaction (the read of nearly every GET) takes one directly:
+ * Kysely's connection provider and executor layers were ~7 % of the CPU profile of
+ * GET /api/v1/subscriptions/{id} (bench/README.md), for a query that needs none of them.
+ * Transactions still run through Kysely, on their own connection.
  */
-const poolsOf = new WeakMap<object, pg.Pool>();
+const checkoutsOf = new WeakMap<object, () => Promise<pg.PoolClient>>();
 
-function kyselyOver(pool: pg.Pool): Kysely<Tables> {
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-  poolsOf.set(db, pool);
+function kyselyOver(pool: pg.Pool, take: () => Promise<pg.PoolClient>): Kysely<Tables> {
+  const db = new Kysely<Tables>({
+    dialect: new PostgresDialect({ pool: { connect: take, end: () => pool.end() } }),
+  });
+  checkoutsOf.set(db, take);
   return db;
 }
 
@@ -315,10 +348,11 @@ export async function runPrepared<Row>(executor: Executor, statement: PreparedSt
     shapesPerName.set(name, shape);
     statementNames.set(text, shape === 1 ? name : `${name}/${shape}`);
   }
-  const pool = poolsOf.get(executor);
-  if (pool) {
-    // As Kysely does: a failed statement leaves the connection usable (pool.query would drop it).
-    const client = await pool.connect();
+  const take = checkoutsOf.get(executor);
+  if (take) {
+    // As Kysely does: a failed statement leaves the connection usable (pool.query would drop it),
+    // unless it failed for a connection failure (then release() destroys it).
+    const client = await take();
     try {
       return (await client.query<Row & pg.QueryResultRow>(text, values)).rows;
     } finally {
@@ -339,7 +373,7 @@ export async function runPrepared<Row>(executor: Executor, statement: PreparedSt
  * pool). The server's statement_timeout, set below this limit, cancels a merely slow statement
  * first and keeps the connection.
  */
-function wrapQueries(client: pg.PoolClient, queryTimeoutMs: number): void {
+function wrapQueries(client: pg.PoolClient, queryTimeoutMs: number, health?: DatabaseHealth): void {
   // The class's own query, looked up on each call (instrumentation may wrap the prototype's).
   const query = (...args: unknown[]) => Object.getPrototypeOf(client).query.apply(client, args);
   const discard = () => client.connection.stream.destroy();
@@ -349,6 +383,7 @@ function wrapQueries(client: pg.PoolClient, queryTimeoutMs: number): void {
     const pending = traceQuery(textOrConfig, name, () =>
       name ? query({ name, text: textOrConfig, values }) : query(textOrConfig, values),
     );
-    return queryTimeoutMs > 0 ? withDeadline(pending, 'a query', queryTimeoutMs, discard) : pending;
+    const limited = queryTimeoutMs > 0 ? withDeadline(pending, 'a query', queryTimeoutMs, discard) : pending;
+    return health ? settleQuery(client, limited, health) : limited;
   }) as typeof client.query;
 }

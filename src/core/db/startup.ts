@@ -6,6 +6,7 @@
 import type { Config } from '../config/config.js';
 import { redactUrl } from '../security/redact-url.js';
 import { type Database, openDatabase } from './database.js';
+import type { HealthLogger } from './health.js';
 import { DirectoryLockedError } from './lockfile.js';
 import { migrate } from './migrate.js';
 
@@ -18,8 +19,12 @@ export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>
 /**
  * Opens the database and applies pending migrations; returns the names applied. Failures are
  * errors whose message alone is what to print (no stack: nothing in it helps an operator).
+ * `logger` receives the two lines of each outage later on (core/db/health.ts).
  */
-export async function openAndMigrate(config: Config): Promise<{ database: Database; applied: string[] }> {
+export async function openAndMigrate(
+  config: Config,
+  logger?: HealthLogger,
+): Promise<{ database: Database; applied: string[] }> {
   let database: Database;
   try {
     database = await openDatabase({
@@ -27,6 +32,7 @@ export async function openAndMigrate(config: Config): Promise<{ database: Databa
       dataDir: config.dataDir,
       timeouts: config.databaseTimeouts,
       poolSize: config.databasePoolSize,
+      logger,
     });
   } catch (error) {
     if (error instanceof DirectoryLockedError) throw error;

@@ -5,6 +5,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isReportedOutage } from '../db/health.js';
+import { isTemporarilyUnavailable } from '../db/outages.js';
 import {
   ApiError,
   codeToStatus,
@@ -31,12 +33,12 @@ export function sendApiError(request: FastifyRequest, reply: FastifyReply, error
   return reply.code(error.status).send(envelope(request, error));
 }
 
-const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
-// PostgreSQL: connection exceptions, insufficient resources, operator intervention (shutdown),
-// invalid catalog name (the database itself is gone).
-const UNAVAILABLE_SQLSTATE_CLASSES = ['08', '3D', '53', '57'];
-
-/** Maps anything thrown to an ApiError; unknown errors become 500 and are logged by the caller. */
+/**
+ * Maps anything thrown to an ApiError; unknown errors become 500 and are logged by the caller
+ * (`unexpected`). A database outage is 503 with Retry-After (the list is core/db/outages.ts); the
+ * failures the database health tracker has already logged as part of an outage are not logged
+ * again per request.
+ */
 export function toApiError(error: unknown): { apiError: ApiError; unexpected: boolean } {
   if (error instanceof ApiError) return { apiError: error, unexpected: false };
   const e = error as FastifyError & { code?: string; statusCode?: number };
@@ -57,17 +59,8 @@ export function toApiError(error: unknown): { apiError: ApiError; unexpected: bo
       unexpected: false,
     };
   }
-  if (
-    (sqlState && UNAVAILABLE_SQLSTATE_CLASSES.includes(sqlState.slice(0, 2))) ||
-    (e?.code && UNAVAILABLE_ERRNOS.has(e.code)) ||
-    // node-postgres: the connection died under the query, or before it ("not queryable"), or no
-    // connection could be had in time.
-    /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(e?.message ?? '')
-  ) {
-    return {
-      apiError: temporarilyUnavailable(),
-      unexpected: true,
-    };
+  if (isTemporarilyUnavailable(error)) {
+    return { apiError: temporarilyUnavailable(), unexpected: !isReportedOutage(error) };
   }
   const status = e?.statusCode;
   if (status === 413) {
@@ -173,7 +166,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
  * The 404 of a URL no route answers. Registered again inside the partner API's scope, so an
  * unknown /api/v1 URL first goes through that scope's hooks, like any partner request: without a
  * valid key it is 401, with one it is counted against the key's rate limit and carries the
- * RateLimit-* headers (decisions.md §8: "on every answer").
+ * RateLimit-* headers (docs/design-choices.md: "on every answer").
  */
 export function noRoute(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return sendApiError(

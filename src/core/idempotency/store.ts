@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key (decisions.md §3), reusable by any route that sets `config.idempotent`.
+ * Idempotency-Key (docs/design-choices.md), reusable by any route that sets `config.idempotent`.
  *
  * A key is scoped to the tenant and bound to a fingerprint (method + path + canonical JSON body).
  * The first request inserts an `executing` row it owns under a short lease, renewed while it runs;
@@ -12,13 +12,16 @@
  * transaction that makes the change (`recordInTx`), so "changed" and "answer stored" commit
  * together and a crash can never make a retry repeat the side effect.
  */
-import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { type Db, type Executor, runPrepared } from '../db/database.js';
+import { isReportedOutage } from '../db/health.js';
 import { ApiError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
+import { fingerprintOf, isStorableAnswer } from './fingerprint.js';
 import { createLeaseRenewer } from './leases.js';
+
+export { canonicalJson, fingerprintOf, isStorableAnswer } from './fingerprint.js';
 
 export interface IdempotencyKeysTable {
   tenant_id: string;
@@ -42,6 +45,7 @@ declare module '../db/database.js' {
 }
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MAX_KEY_LENGTH = 255;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
@@ -65,6 +69,11 @@ export interface IdempotencyStore {
   /** Saves how far a multi-phase request got, so a retry resumes there. */
   saveRecoveryPoint(tx: Executor, claim: IdempotencyClaim, point: string, data: unknown): Promise<void>;
   release(claim: IdempotencyClaim): Promise<void>;
+  /**
+   * Frees the key in the background, trying again while its lease lasts (then it lapses anyway):
+   * an answer never waits for the database that may be the very reason for it.
+   */
+  releaseLater(claim: IdempotencyClaim): void;
   /** The request is over (answered, recorded or not): stop renewing its lease. */
   finish(claim: IdempotencyClaim): void;
   /** Deletes records older than the window; returns how many. */
@@ -163,6 +172,17 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
     claim.recorded = true;
   }
 
+  async function release(claim: IdempotencyClaim) {
+    untrack(claim);
+    await db
+      .deleteFrom('idempotency_keys')
+      .where('tenant_id', '=', claim.tenantId)
+      .where('key', '=', claim.key)
+      .where('owner', '=', claim.owner)
+      .where('status', '=', 'executing')
+      .execute();
+  }
+
   /** Another request took the key over: this one must not change anything more. */
   function lostKey() {
     return new ApiError(
@@ -203,7 +223,7 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
         }
         // Still executing elsewhere (or released just now): wait and look again.
         if (Date.now() >= deadline) return { kind: 'busy' };
-        await new Promise((resolve) => setTimeout(resolve, pollMs));
+        await sleep(pollMs);
       }
     },
     recordInTx: (tx, claim, response) => store(tx, claim, response),
@@ -225,15 +245,14 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
       claim.recoveryPoint = point;
       claim.recoveryData = data;
     },
-    async release(claim) {
-      untrack(claim);
-      await db
-        .deleteFrom('idempotency_keys')
-        .where('tenant_id', '=', claim.tenantId)
-        .where('key', '=', claim.key)
-        .where('owner', '=', claim.owner)
-        .where('status', '=', 'executing')
-        .execute();
+    release,
+    releaseLater(claim) {
+      const until = Date.now() + leaseMs;
+      const attempt = (): Promise<void> =>
+        release(claim).catch(() =>
+          Date.now() + pollMs * 10 < until ? sleep(pollMs * 10).then(attempt) : undefined,
+        );
+      void attempt();
     },
     finish: untrack,
     async purgeExpired() {
@@ -248,37 +267,9 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
   };
 }
 
-/** Sorted keys at every depth, so `{a,b}` and `{b,a}` fingerprint the same. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value as object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-export function fingerprintOf(method: string, path: string, body: unknown): string {
-  return crypto
-    .createHash('sha256')
-    .update(`${method} ${path}\n${canonicalJson(body ?? null)}`)
-    .digest('hex');
-}
-
-/** Answers stored for replay: the ones produced after the request started executing. */
-export function isStorableAnswer(status: number, code: string | undefined): boolean {
-  if (status >= 200 && status < 300) return true;
-  if (status === 404) return true;
-  if (status === 409) return code === 'conflict';
-  if (status === 422) return code === 'unprocessable_entity';
-  return false;
-}
-
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route honours Idempotency-Key (decisions.md §3). */
+    /** The route honours Idempotency-Key (docs/design-choices.md). */
     idempotent?: boolean;
   }
   interface FastifyRequest {
@@ -380,20 +371,21 @@ export function registerIdempotency(
     } catch {
       body = undefined;
     }
+    if (!isStorableAnswer(reply.statusCode, body?.error?.code)) {
+      // A refusal (a 503 above all) goes out at once; a retry meanwhile waits as a duplicate does.
+      store.releaseLater(claim);
+      return payload;
+    }
     try {
-      if (isStorableAnswer(reply.statusCode, body?.error?.code)) {
-        const location = reply.getHeader('location');
-        await store.record(claim, {
-          status: reply.statusCode,
-          body,
-          headers: location ? { location: String(location) } : {},
-        });
-      } else {
-        await store.release(claim);
-      }
+      const location = reply.getHeader('location');
+      await store.record(claim, {
+        status: reply.statusCode,
+        body,
+        headers: location ? { location: String(location) } : {},
+      });
     } catch (error) {
       // The answer still goes out; the lease, no longer renewed, lets a retry take over soon.
-      request.log.warn({ err: error }, 'could not store the idempotent answer');
+      if (!isReportedOutage(error)) request.log.warn({ err: error }, 'could not store the idempotent answer');
     }
     return payload;
   }

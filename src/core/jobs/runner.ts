@@ -4,7 +4,7 @@
  * lease so a crashed job runner's job is taken over, retried with exponential back-off.
  * Handlers must tolerate running twice (a crash between the work and its acknowledgement).
  */
-import { type Executor, runPrepared } from '../db/database.js';
+import { type Executor, isReportedOutage, runPrepared } from '../db/database.js';
 import { randomBase62 } from '../ids.js';
 import { traceJob } from '../observability/tracing.js';
 import { capKeyLimits, KeyGate } from './key-gate.js';
@@ -112,7 +112,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const inHand = new Map<number, InHand>();
   /** Of those, finished and waiting for their group's acknowledgement (they hold no slot). */
   let acking = 0;
-  /** Jobs of runOnce() batches still going: their leases are renewed until the whole batch ends. */
+  /** Jobs of runOnce() batches still going: their leases are renewed until the batch ends. */
   const inBatches = new Map<number, number>();
   let running = false;
   let claiming: Promise<void> | undefined;
@@ -148,7 +148,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const permanent = error instanceof PermanentJobError || (job.attempt >= job.maxAttempts && !notYet);
     const log = { jobId: job.id, queue: job.queue, attempt: job.attempt, reason: message };
     if (permanent) options.logger?.error(log, 'job failed');
-    else if (!notYet) options.logger?.warn(log, 'job will retry');
+    // A database outage is logged once, by core/db/health.ts, not per job.
+    else if (!notYet && !isReportedOutage(error)) options.logger?.warn(log, 'job will retry');
     const delay =
       error instanceof RetryJobError ? error.delayMs : backoffDelay(job.attempt, backoffBaseMs, backoffMaxMs);
     await recordJobFailure(db, id, job.id, {
@@ -286,9 +287,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   function renewLeases(): void {
     const ids = new Set([...inHand.keys(), ...inBatches.keys()]);
     if (ids.size === 0) return;
-    renewJobLeases(db, id, [...ids], new Date(clock.now().getTime() + leaseMs)).catch((error) =>
-      options.logger?.warn({ err: error }, 'job lease renewal failed'),
-    );
+    renewJobLeases(db, id, [...ids], new Date(clock.now().getTime() + leaseMs)).catch((error) => {
+      if (!isReportedOutage(error)) options.logger?.warn({ err: error }, 'job lease renewal failed');
+    });
   }
 
   function schedulePump(): void {
@@ -318,7 +319,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         full = jobs.length === want;
         for (const done of admit(jobs, true)) done.catch(() => {});
       } catch (error) {
-        options.logger?.error({ err: error }, 'job poll failed');
+        if (!isReportedOutage(error)) options.logger?.error({ err: error }, 'job poll failed');
       }
       claiming = undefined;
       exhausted = !full;
