@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';
 import type { TenantService } from '../tenants/service.js';
+import { refuseWithEveryIssue } from './body-issues.js';
 import { Agent, CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from './schemas.js';
 import type { AgentService } from './service.js';
 
@@ -15,7 +16,11 @@ export async function agentAdminRoutes(
 
   app.post(
     '/tenants/:id/agents',
-    { schema: { params: IdParam, body: CreateAgentBody, response: { 201: DataEnvelope(Agent) } } },
+    {
+      attachValidation: true,
+      preHandler: refuseWithEveryIssue,
+      schema: { params: IdParam, body: CreateAgentBody, response: { 201: DataEnvelope(Agent) } },
+    },
     async (request, reply) => {
       const tenant = await tenants.get(request.params.id);
       return reply.code(201).send({ data: await agents.create(tenant.id, request.body) });
@@ -37,7 +42,11 @@ export async function agentAdminRoutes(
 
   app.patch(
     '/agents/:id',
-    { schema: { params: IdParam, body: UpdateAgentBody, ...reply200 } },
+    {
+      attachValidation: true,
+      preHandler: refuseWithEveryIssue,
+      schema: { params: IdParam, body: UpdateAgentBody, ...reply200 },
+    },
     async (request) => ({
       data: await agents.update(await agents.tenantOf(request.params.id), request.params.id, request.body),
     }),

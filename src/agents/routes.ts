@@ -12,6 +12,7 @@ import {
   resourceIdParam,
 } from '../core/http/schemas.js';
 import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotency/answer.js';
+import { refuseWithEveryIssue } from './body-issues.js';
 import {
   Agent,
   AgentVersion,
@@ -79,6 +80,8 @@ export async function agentRoutes(
     '/agents',
     {
       config: { scope: 'agents:write', idempotent: true },
+      attachValidation: true,
+      preHandler: refuseWithEveryIssue,
       schema: {
         operationId: 'createAgent',
         summary: 'Create an agent',
@@ -117,6 +120,8 @@ export async function agentRoutes(
     '/agents/:id',
     {
       config: { scope: 'agents:write' },
+      attachValidation: true,
+      preHandler: refuseWithEveryIssue,
       schema: {
         operationId: 'updateAgent',
         summary: 'Update an agent',

@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DataEnvelope, IdParam } from '../core/http/schemas.js';
 import type { TenantService } from '../tenants/service.js';
+import { refuseWithEveryIssue } from './body-issues.js';
 import { AddDomainBody, Branding, Domain, UpdateBrandingBody } from './schemas.js';
 import type { BrandingService } from './service.js';
 
@@ -31,7 +32,11 @@ export async function brandingAdminRoutes(
 
   app.patch(
     '/tenants/:id/branding',
-    { schema: { params: IdParam, body: UpdateBrandingBody, response: { 200: DataEnvelope(Branding) } } },
+    {
+      attachValidation: true,
+      preHandler: refuseWithEveryIssue,
+      schema: { params: IdParam, body: UpdateBrandingBody, response: { 200: DataEnvelope(Branding) } },
+    },
     async (request) => ({ data: await branding.update(await tenantOf(request.params.id), request.body) }),
   );
 

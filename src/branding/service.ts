@@ -10,7 +10,7 @@ import { isIP } from 'node:net';
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
 import { type Db, type Executor, isUniqueViolation } from '../core/db/database.js';
-import { ApiError, notFound, validationFailed } from '../core/errors.js';
+import { ApiError, type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import {
   type BrandRow,
@@ -73,6 +73,17 @@ export function hostnameOf(host: string | undefined): string | undefined {
   if (!host) return undefined;
   const name = host.startsWith('[') ? undefined : host.replace(/:\d+$/, '');
   return name ? normalizeHostname(name) : undefined;
+}
+
+/**
+ * What the schema cannot say about a brand change: the logo's origin goes into the portal's
+ * Content-Security-Policy, so its host must be a plain DNS name (not an address).
+ */
+export function brandingIssues(input: Pick<UpdateBrandingBody, 'logo_url'>): FieldIssue[] {
+  if (!input.logo_url || normalizeHostname(new URL(input.logo_url).hostname)) return [];
+  return [
+    { field: 'logo_url', issue: 'must be an https URL on a DNS name, e.g. https://cdn.example.com/logo.png' },
+  ];
 }
 
 export function createBrandingService(deps: {
@@ -216,15 +227,8 @@ export function createBrandingService(deps: {
 
     async update(tenantId: string, input: UpdateBrandingBody): Promise<Branding> {
       if (!(await findBrandOfTenant(db, tenantId))) throw notFound('Tenant');
-      // The logo's origin goes into the portal's Content-Security-Policy: a host that is a plain DNS name.
-      if (input.logo_url && !normalizeHostname(new URL(input.logo_url).hostname)) {
-        throw validationFailed([
-          {
-            field: 'logo_url',
-            issue: 'must be an https URL on a DNS name, e.g. https://cdn.example.com/logo.png',
-          },
-        ]);
-      }
+      const issues = brandingIssues(input);
+      if (issues.length > 0) throw validationFailed(issues);
       try {
         await upsertBrand(db, tenantId, {
           ...(input.slug !== undefined ? { slug: input.slug } : {}),

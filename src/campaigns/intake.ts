@@ -58,10 +58,18 @@ export interface Intake {
   report: ImportReport;
 }
 
+/** Issues reported at most for one request: the first rows' problems tell what is wrong with the file. */
+const MAX_ROW_ISSUES = 100;
+
+/** The problems of malformed rows, every field of every row up to MAX_ROW_ISSUES. */
+export function rowsIssues(rows: RawRecipient[]): FieldIssue[] {
+  return rows.flatMap(rowIssues).slice(0, MAX_ROW_ISSUES);
+}
+
 /** 422 `validation_failed` when any row is malformed (before any lookup: the API's check order). */
 export function checkRows(rows: RawRecipient[]): void {
-  const issues = rows.flatMap(rowIssues);
-  if (issues.length > 0) throw validationFailed(issues.slice(0, 100));
+  const issues = rowsIssues(rows);
+  if (issues.length > 0) throw validationFailed(issues);
 }
 
 /**

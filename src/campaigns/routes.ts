@@ -15,6 +15,7 @@ import {
   resourceIdParam,
 } from '../core/http/schemas.js';
 import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotency/answer.js';
+import { refuseWithEveryIssue } from './body-issues.js';
 import { RESULT_COLUMNS } from './results.js';
 import {
   AddRecipientsBody,
@@ -61,6 +62,8 @@ export async function campaignRoutes(
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   await registerUploads(fastify, UPLOAD_LIMIT);
+  // Every offending field at once (the create and add-recipients routes take their schema's issues).
+  fastify.addHook('preHandler', refuseWithEveryIssue);
   const created = locatedAnswer<CampaignWithImport>(201, publicBaseUrl, 'campaigns');
   const uploadErrors = [
     ...PARTNER_ERRORS.filter((status) => status !== 422),
@@ -74,6 +77,7 @@ export async function campaignRoutes(
     {
       bodyLimit: UPLOAD_LIMIT,
       config: { scope: 'calls:write', idempotent: true },
+      attachValidation: true,
       schema: {
         operationId: 'createCampaign',
         summary: 'Create a campaign',
@@ -108,6 +112,7 @@ export async function campaignRoutes(
     {
       bodyLimit: UPLOAD_LIMIT,
       config: { scope: 'calls:write', idempotent: true },
+      attachValidation: true,
       schema: {
         operationId: 'addCampaignRecipients',
         summary: 'Add recipients to a campaign',

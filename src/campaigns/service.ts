@@ -12,11 +12,11 @@ import { withdrawQueuedCampaignCalls } from '../calls/campaign-calls.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
-import { ApiError, notFound, validationFailed } from '../core/errors.js';
+import { ApiError, type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
 import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
-import { checkRows, type RawRecipient, takeIn } from './intake.js';
+import { checkRows, type RawRecipient, rowsIssues, takeIn } from './intake.js';
 import {
   type CampaignRow,
   cancelPending,
@@ -63,12 +63,15 @@ export function jsonRows(recipients: CreateCampaignBody['recipients']): RawRecip
   }));
 }
 
-function checkSettings(input: CampaignInput): void {
+/** What the schema cannot say about a campaign's settings: every problem, not the first. */
+export function settingsIssues(input: Pick<CampaignInput, 'calling_hours'>): FieldIssue[] {
+  const issues: FieldIssue[] = [];
   const hours = input.calling_hours;
   if (hours && !isKnownTimeZone(hours.timezone))
-    throw validationFailed([{ field: 'calling_hours.timezone', issue: 'must be an IANA time zone name.' }]);
+    issues.push({ field: 'calling_hours.timezone', issue: 'must be an IANA time zone name.' });
   if (hours && hours.start === hours.end)
-    throw validationFailed([{ field: 'calling_hours.end', issue: 'must differ from start.' }]);
+    issues.push({ field: 'calling_hours.end', issue: 'must differ from start.' });
+  return issues;
 }
 
 export function createCampaignService(deps: {
@@ -140,8 +143,9 @@ export function createCampaignService(deps: {
       rows: RawRecipient[],
       recorder?: AnswerRecorder<CampaignWithImport>,
     ): Promise<CampaignWithImport> {
-      checkSettings(input);
-      checkRows(rows);
+      // The settings' problems and the rows' together: one 422 naming every offending field.
+      const issues = [...settingsIssues(input), ...rowsIssues(rows)];
+      if (issues.length > 0) throw validationFailed(issues);
       const result = await db.transaction().execute(async (tx) => {
         const agent = await findAgentTarget(tx, tenantId, input.agent_id);
         if (!agent || agent.owner_deleted_at) throw notFound('Agent');

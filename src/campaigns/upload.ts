@@ -4,15 +4,18 @@
  * validation, the form's fields become the JSON body the route's schema checks (numbers and the
  * JSON-valued fields parsed; an empty `recipients`), and the file's rows, with their lines, are
  * kept on the request for the handler; after validation they join the body, so the Idempotency-Key
- * fingerprint covers them.
+ * fingerprint covers them. What is wrong with the form itself (a field given twice, JSON text that
+ * is not, a second file, no file, a file that is not CSV) is kept too, every problem of it, and
+ * reported with the schema's issues by the route (body-issues.ts).
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, invalidRequest, validationFailed } from '../core/errors.js';
+import { ApiError, type FieldIssue, invalidRequest } from '../core/errors.js';
 import { recipientsFromCsv } from './csv.js';
 import type { RawRecipient } from './intake.js';
 
 const uploads = new WeakMap<FastifyRequest, RawRecipient[]>();
+const formProblems = new WeakMap<FastifyRequest, FieldIssue[]>();
 const JSON_FIELDS = new Set(['calling_hours', 'retry']);
 const INTEGER_FIELDS = new Set(['max_concurrent_calls']);
 const MAX_FIELD_BYTES = 64 * 1024;
@@ -22,44 +25,62 @@ export function uploadedRows(request: FastifyRequest): RawRecipient[] | undefine
   return uploads.get(request);
 }
 
-function fieldValue(name: string, value: string): unknown {
-  if (INTEGER_FIELDS.has(name)) return /^\d{1,9}$/.test(value.trim()) ? Number(value) : value;
-  if (!JSON_FIELDS.has(name)) return value;
+/** What is wrong with the request's form itself; empty for a JSON request or a good form. */
+export function formIssues(request: FastifyRequest): FieldIssue[] {
+  return formProblems.get(request) ?? [];
+}
+
+/** The field's value as the schema reads it, or its problem. */
+function fieldValue(name: string, value: string): { value: unknown } | { issue: string } {
+  if (INTEGER_FIELDS.has(name)) return { value: /^\d{1,9}$/.test(value.trim()) ? Number(value) : value };
+  if (!JSON_FIELDS.has(name)) return { value };
   try {
-    return JSON.parse(value);
+    return { value: JSON.parse(value) };
   } catch {
-    throw validationFailed([{ field: name, issue: 'must be JSON text.' }]);
+    return { issue: 'must be JSON text.' };
   }
 }
 
 async function readForm(request: FastifyRequest): Promise<void> {
   const body: Record<string, unknown> = { recipients: [] };
+  const issues: FieldIssue[] = [];
+  const seen = new Set<string>();
   let file: string | undefined;
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file' || file !== undefined) {
           part.file.resume();
-          throw validationFailed([
-            { field: part.fieldname, issue: 'only one file, in the field file, is read.' },
-          ]);
+          issues.push({ field: part.fieldname, issue: 'only one file, in the field file, is read.' });
+          continue;
         }
         file = (await part.toBuffer()).toString('utf8');
-      } else if (part.fieldname in body) {
-        throw validationFailed([{ field: part.fieldname, issue: 'is given twice.' }]);
+      } else if (seen.has(part.fieldname)) {
+        issues.push({ field: part.fieldname, issue: 'is given twice.' });
       } else {
-        body[part.fieldname] = fieldValue(part.fieldname, String(part.value));
+        seen.add(part.fieldname);
+        const read = fieldValue(part.fieldname, String(part.value));
+        if ('issue' in read) issues.push({ field: part.fieldname, issue: read.issue });
+        else body[part.fieldname] = read.value;
       }
     }
   } catch (error) {
-    if (error instanceof ApiError) throw error;
     const code = (error as { code?: string }).code ?? '';
     if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT')
       throw invalidRequest('The upload is too large.', 413);
     throw invalidRequest('The multipart/form-data body could not be read.');
   }
-  if (file === undefined) throw validationFailed([{ field: 'file', issue: 'is required (a CSV file).' }]);
-  uploads.set(request, recipientsFromCsv(file));
+  if (file === undefined) issues.push({ field: 'file', issue: 'is required (a CSV file).' });
+  else {
+    try {
+      uploads.set(request, recipientsFromCsv(file));
+    } catch (error) {
+      // A file that is not CSV as documented: its one problem (what follows it cannot be read).
+      if (!(error instanceof ApiError) || !Array.isArray(error.details)) throw error;
+      issues.push(...error.details);
+    }
+  }
+  if (issues.length > 0) formProblems.set(request, issues);
   request.body = body;
 }
 

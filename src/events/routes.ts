@@ -1,7 +1,8 @@
 /** Partner routes: /api/v1/webhook-endpoints and /api/v1/events (platform contract §3). */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, type FieldIssue } from '../core/errors.js';
 import { tenantOf } from '../core/http/auth.js';
 import { DataEnvelope, errorResponses, ListEnvelope, PARTNER_ERRORS } from '../core/http/schemas.js';
 import {
@@ -21,6 +22,19 @@ import type { EventService } from './service.js';
 
 const TAGS = ['Events'];
 
+/**
+ * The issues the body's schema found, for a route that takes its validation error
+ * (`attachValidation`) to report them together with the service's own checks, in one 422 naming
+ * every offending field. Any other refusal (the path, a body that is no object) is thrown as is.
+ */
+function bodySchemaIssues(request: FastifyRequest): FieldIssue[] {
+  const error = request.validationError as (Error & { validationContext?: string }) | undefined;
+  if (!error) return [];
+  const issues = error instanceof ApiError && error.code === 'validation_failed' ? error.details : undefined;
+  if (error.validationContext !== 'body' || !Array.isArray(issues)) throw error;
+  return issues;
+}
+
 export async function eventRoutes(
   fastify: FastifyInstance,
   { events, publicBaseUrl }: { events: EventService; publicBaseUrl: string },
@@ -31,6 +45,7 @@ export async function eventRoutes(
     '/webhook-endpoints',
     {
       config: { scope: 'webhooks:write' },
+      attachValidation: true,
       schema: {
         operationId: 'createWebhookEndpoint',
         summary: 'Create a webhook endpoint',
@@ -48,7 +63,7 @@ export async function eventRoutes(
       },
     },
     async (request, reply) => {
-      const endpoint = await events.create(tenantOf(request), request.body);
+      const endpoint = await events.create(tenantOf(request), request.body, bodySchemaIssues(request));
       return reply
         .code(201)
         .header('location', `${publicBaseUrl}/api/v1/webhook-endpoints/${endpoint.id}`)
@@ -97,6 +112,7 @@ export async function eventRoutes(
     '/webhook-endpoints/:id',
     {
       config: { scope: 'webhooks:write' },
+      attachValidation: true,
       schema: {
         operationId: 'updateWebhookEndpoint',
         summary: 'Update a webhook endpoint',
@@ -110,7 +126,14 @@ export async function eventRoutes(
         },
       },
     },
-    async (request) => ({ data: await events.update(tenantOf(request), request.params.id, request.body) }),
+    async (request) => ({
+      data: await events.update(
+        tenantOf(request),
+        request.params.id,
+        request.body,
+        bodySchemaIssues(request),
+      ),
+    }),
   );
 
   app.delete(

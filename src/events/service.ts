@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPage, listPageCountedApart } from '../core/db/pagination.js';
-import { notFound, validationFailed } from '../core/errors.js';
+import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { HostResolver } from '../core/security/outbound-addresses.js';
 import type { SecretBox } from '../core/security/secrets.js';
@@ -94,9 +94,20 @@ export function createEventService(deps: {
 }) {
   const { db, clock, secrets } = deps;
 
-  async function checkUrl(url: string): Promise<void> {
-    const checked = await checkWebhookUrl(url, { allowPrivate: deps.allowPrivate, resolve: deps.resolve });
-    if (!checked.ok) throw validationFailed([{ field: 'url', issue: checked.issue }]);
+  /**
+   * What the schema cannot check, the URL's host (resolved: never a private address unless
+   * allowed), reported with the schema's own issues (`schemaIssues`, from a route that took them)
+   * so that every offending field is named at once. A URL the schema already refused is not asked.
+   */
+  async function checkEndpoint(input: { url?: unknown }, schemaIssues: FieldIssue[]): Promise<void> {
+    const issues = [...schemaIssues];
+    const urlRefused = issues.some((issue) => issue.field === 'url');
+    if (!urlRefused && typeof input.url === 'string') {
+      const options = { allowPrivate: deps.allowPrivate, resolve: deps.resolve };
+      const checked = await checkWebhookUrl(input.url, options);
+      if (!checked.ok) issues.push({ field: 'url', issue: checked.issue });
+    }
+    if (issues.length > 0) throw validationFailed(issues);
   }
 
   async function endpointOf(tenantId: string, id: string): Promise<EndpointRow> {
@@ -106,8 +117,13 @@ export function createEventService(deps: {
   }
 
   return {
-    async create(tenantId: string, input: CreateEndpointBody): Promise<WebhookEndpointWithSecret> {
-      await checkUrl(input.url);
+    /** `schemaIssues`: what the route's schema found wrong, reported with this check's (422). */
+    async create(
+      tenantId: string,
+      input: CreateEndpointBody,
+      schemaIssues: FieldIssue[] = [],
+    ): Promise<WebhookEndpointWithSecret> {
+      await checkEndpoint(input, schemaIssues);
       const id = newId('we');
       const secret = newSigningSecret();
       const now = clock.now();
@@ -142,8 +158,13 @@ export function createEventService(deps: {
       return toEndpoint(await endpointOf(tenantId, id));
     },
 
-    async update(tenantId: string, id: string, input: UpdateEndpointBody): Promise<WebhookEndpoint> {
-      if (input.url !== undefined) await checkUrl(input.url);
+    async update(
+      tenantId: string,
+      id: string,
+      input: UpdateEndpointBody,
+      schemaIssues: FieldIssue[] = [],
+    ): Promise<WebhookEndpoint> {
+      await checkEndpoint(input, schemaIssues);
       const row = await updateEndpoint(db, tenantId, id, {
         ...(input.url !== undefined ? { url: input.url } : {}),
         ...(input.events !== undefined ? { events: input.events } : {}),

@@ -119,15 +119,15 @@ export function createTenantService(deps: {
   async function emailColumns(tenantId: string, email: EmailSettingsInput | null) {
     if (email === null) return { email_smtp_url: null, email_smtp_password_sealed: null, email_from: null };
     const issues = checkEmailSettings(email);
-    if (issues.length > 0) throw validationFailed(issues);
     // A host that does not resolve yet is kept (DNS may be set up after the settings); one that
-    // is or resolves to an address of the platform's own network is refused.
-    if (!deps.smtpOutbound.allowPrivate) {
+    // is or resolves to an address of the platform's own network is refused, with the sender's
+    // problems if it has any: every offending field at once.
+    if (!deps.smtpOutbound.allowPrivate && !issues.some((issue) => issue.field === 'email.smtp_url')) {
       const host = await checkHost(new URL(email.smtp_url).hostname, deps.smtpOutbound);
-      if (!host.ok && host.reason === 'forbidden') {
-        throw validationFailed([{ field: 'email.smtp_url', issue: host.issue }]);
-      }
+      if (!host.ok && host.reason === 'forbidden')
+        issues.push({ field: 'email.smtp_url', issue: host.issue });
     }
+    if (issues.length > 0) throw validationFailed(issues);
     return { ...smtpColumns(deps.secrets, tenantId, email.smtp_url), email_from: email.from.trim() };
   }
 

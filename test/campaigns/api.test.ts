@@ -311,3 +311,110 @@ describe('CSV', () => {
     expect(response.status).toBe(415);
   });
 });
+
+describe('every offending field at once (422 validation_failed)', () => {
+  const fieldsOf = (response: { body: any }) =>
+    (response.body.error.details as { field: string }[]).map((detail) => detail.field).sort();
+
+  it('names the schema’s issues, both calling-hours problems and every malformed row together', async () => {
+    const [campaigns, rows] = [await campaignCount(), await rowCount()];
+    const response = await tenant.request(
+      'POST',
+      '/api/v1/campaigns',
+      {
+        agent_id: agentId,
+        name: 'x'.repeat(201),
+        max_concurrent_calls: 0,
+        calling_hours: { timezone: 'Mars/Olympus_Mons', days: [1], start: '09:00', end: '09:00' },
+        recipients: [
+          { phone: '+14155550901', email: 'not an email' },
+          { phone: '+14155550902' },
+          { phone: '+14155550903', name: 'y'.repeat(201), email: 'also@not' },
+        ],
+      },
+      { 'Idempotency-Key': 'every-issue-1' },
+    );
+    expect(response.status, response.raw).toBe(422);
+    expect(response.body.error.code).toBe('validation_failed');
+    expect(fieldsOf(response)).toEqual(
+      [
+        'calling_hours.end',
+        'calling_hours.timezone',
+        'max_concurrent_calls',
+        'name',
+        'recipients.0.email',
+        'recipients.2.email',
+        'recipients.2.name',
+      ].sort(),
+    );
+    // Refused before the Idempotency-Key was claimed: the same key still creates once the body is good.
+    const good = await tenant.request(
+      'POST',
+      '/api/v1/campaigns',
+      { agent_id: agentId, name: 'Good', recipients: [{ phone: '+14155550904' }] },
+      { 'Idempotency-Key': 'every-issue-1' },
+    );
+    expect(good.status, good.raw).toBe(201);
+    expect([await campaignCount(), await rowCount()]).toEqual([campaigns + 1, rows + 1]);
+  });
+
+  it('without a schema problem, still names both calling-hours problems and the rows’ together', async () => {
+    const response = await tenant.request('POST', '/api/v1/campaigns', {
+      agent_id: agentId,
+      name: 'Settings',
+      calling_hours: { timezone: 'Mars/Olympus_Mons', days: [1], start: '09:00', end: '09:00' },
+      recipients: [{ phone: '+14155550905', email: 'not an email' }],
+    });
+    expect(fieldsOf(response)).toEqual(['calling_hours.end', 'calling_hours.timezone', 'recipients.0.email']);
+  });
+
+  it('a CSV upload names the form’s problems, the schema’s and the file’s rows together', async () => {
+    const boundary = 'EveryIssue42';
+    const field = (name: string, value: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+    const payload = [
+      field('agent_id', agentId),
+      field('name', 'CSV'),
+      field('name', 'CSV again'),
+      field('retry', '{not json'),
+      field('max_concurrent_calls', '0'),
+      field('calling_hours', '{"timezone":"Mars/Olympus_Mons","days":[1],"start":"09:00","end":"17:00"}'),
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="list.csv"\r\nContent-Type: text/csv\r\n\r\nphone,email\r\n+14155550906,not-an-email\r\n\r\n`,
+      `--${boundary}--\r\n`,
+    ].join('');
+    const response = await t.inject({
+      method: 'POST',
+      url: '/api/v1/campaigns',
+      headers: {
+        authorization: `Bearer ${tenant.key}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
+      payload,
+    });
+    expect(response.status, response.raw).toBe(422);
+    expect(fieldsOf(response)).toEqual(
+      ['calling_hours.timezone', 'file.email', 'max_concurrent_calls', 'name', 'retry'].sort(),
+    );
+  });
+
+  it('added recipients: the schema’s issues and the rows’ together', async () => {
+    const created = await tenant.request('POST', '/api/v1/campaigns', {
+      agent_id: agentId,
+      name: 'More',
+      recipients: [{ phone: '+14155550907' }],
+    });
+    const response = await tenant.request('POST', `/api/v1/campaigns/${created.body.data.id}/recipients`, {
+      recipients: [{ phone: '+14155550908', email: 'nope' }, { phone: 42 }],
+    });
+    // The row the schema refused is named for its phone; the row it accepted for its email.
+    expect(fieldsOf(response)).toEqual(['recipients.0.email', 'recipients.1.phone']);
+    const rowsOnly = await tenant.request('POST', `/api/v1/campaigns/${created.body.data.id}/recipients`, {
+      recipients: [
+        { phone: '+14155550908', email: 'nope' },
+        { phone: '+14155550909', name: 'z'.repeat(201) },
+      ],
+      extra: true,
+    });
+    expect(fieldsOf(rowsOnly)).toEqual(['extra', 'recipients.0.email', 'recipients.1.name']);
+  });
+});
