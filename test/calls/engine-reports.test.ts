@@ -56,8 +56,12 @@ class ScriptedEngine implements TelephonyAdapter {
     return { outcome: 'placed', engineCallId };
   }
 
+  /** What findDial throws instead of answering. */
+  findError: Error | undefined;
+
   async findDial(request: DialRequest): Promise<DialResult | undefined> {
     this.finds.push(request);
+    if (this.findError) throw this.findError;
     const engineCallId = this.created.get(`${request.callId}/${request.attempt}`);
     return engineCallId ? { outcome: 'placed', engineCallId } : undefined;
   }
@@ -416,6 +420,39 @@ describe('reports that race the dispatch', () => {
 });
 
 describe('the backstop of a placed call', () => {
+  it('adopts the engine’s call of an attempt its dispatch could not resolve, and never dials', async () => {
+    const fixture = await agentFixture(t, { credits: 10 });
+    engine.nextDials = [LOST_ANSWER];
+    engine.findError = new TelephonyError('the engine answered 503', true);
+    try {
+      const callId = await placeCall(fixture);
+      const created = engine.created.get(`${callId}/1`) as string;
+      // The engine's list stays unreachable through the dispatch job's last attempt: the call is
+      // left to the backstop, dialing, without the engine's id.
+      const checks = () =>
+        t.services.database.db
+          .selectFrom('jobs')
+          .select('status')
+          .where('queue', '=', 'calls.engine_check')
+          .where(({ ref }) => ref('payload', '->>').key('callId' as never), '=', callId)
+          .execute();
+      for (let i = 0; i < 12 && (await checks()).length === 0; i++) {
+        clock.advance(60_000);
+        await t.services.jobRunner.drain();
+      }
+      expect(await checks()).toEqual([{ status: 'queued' }]);
+      expect(await read(fixture, callId)).toMatchObject({ status: 'dialing', engine_call_id: null });
+      engine.findError = undefined;
+      engine.records.set(created, ended(callId, created));
+      clock.advance(10 * 60_000);
+      await t.services.jobRunner.drain();
+      expect(await read(fixture, callId)).toMatchObject({ status: 'completed', engine_call_id: created });
+      expect(engine.dials.filter((d) => d.callId === callId)).toHaveLength(1);
+    } finally {
+      engine.findError = undefined;
+    }
+  });
+
   it('asks the engine when no report came, and applies its record', async () => {
     const fixture = await agentFixture(t, { credits: 10 });
     const callId = await placeCall(fixture);

@@ -5,6 +5,7 @@
  * partner reads the outcome through the API and the events.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
 import { agentFixture } from '../calls/helpers.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { type FakeRetell, startFakeRetell } from '../support/fake-retell.js';
@@ -162,6 +163,105 @@ describe('TELEPHONY=vapi', () => {
       expect(Object.keys(document.body.paths).length).toBeGreaterThan(5);
       expect(Object.keys(document.body.paths).filter((p) => p.startsWith('/engines'))).toEqual([]);
     }
+  });
+});
+
+describe('TELEPHONY=vapi: a create answered 5xx is an unknown outcome, resolved by asking Vapi', () => {
+  const serverSecret = 'vapi-server-secret-0123456789';
+  // Near real time: Vapi's list is filtered by its own creation times.
+  const clock = new ManualClock(new Date());
+  let vapi: FakeVapi;
+  let t: TestApp;
+  beforeAll(async () => {
+    vapi = await startFakeVapi({ phoneNumbers: [AGENT_NUMBER], serverSecret });
+    t = await startTestApp({
+      clock,
+      env: {
+        TELEPHONY: 'vapi',
+        VAPI_API_KEY: vapi.apiKey,
+        VAPI_API_BASE: vapi.url,
+        VAPI_SERVER_SECRET: serverSecret,
+        VAPI_SERVER_CREDENTIAL_ID: 'cred_voiceplane_test',
+      },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await vapi?.close();
+  });
+
+  const creates = (callId: string) =>
+    vapi.requests.filter(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === '/call' &&
+        (r.body as any)?.assistant?.metadata?.voiceplane_call_id === callId,
+    );
+
+  it('nothing created: dialled again once the request has settled, and placed once', async () => {
+    const fixture = await agentFixture(t);
+    vapi.fail({ method: 'POST', path: /^\/call$/, status: 500, message: 'Internal server error' });
+    const placed = await fixture.tenant.request('POST', '/api/v1/calls', {
+      agent_id: fixture.agent.id,
+      phone: '+14155550123',
+    });
+    const callId = placed.body.data.id;
+    await t.services.jobRunner.drain();
+    expect(creates(callId).map((r) => r.status)).toEqual([500]);
+    expect((await fixture.tenant.request('GET', `/api/v1/calls/${callId}`)).body.data).toMatchObject({
+      status: 'dialing',
+      engine_call_id: null,
+    });
+    clock.advance(30_000);
+    await t.services.jobRunner.drain();
+    const lists = vapi.requests.filter((r) => r.method === 'GET' && r.path === '/call');
+    expect(lists.length).toBeGreaterThan(0);
+    expect(lists.every((r) => r.status === 200)).toBe(true);
+    expect(creates(callId).map((r) => r.status)).toEqual([500, 201]);
+    const ours = [...vapi.calls.values()].filter(
+      (c) => c.call.assistant.metadata.voiceplane_call_id === callId,
+    );
+    expect(ours).toHaveLength(1);
+    expect((await fixture.tenant.request('GET', `/api/v1/calls/${callId}`)).body.data).toMatchObject({
+      status: 'dialing',
+      engine_call_id: ours[0].call.id,
+    });
+  });
+
+  it('created but the answer lost: Vapi’s call adopted from its list, never asked again', async () => {
+    const fixture = await agentFixture(t);
+    vapi.fail({ method: 'POST', path: /^\/call$/, mode: 'drop' });
+    const placed = await fixture.tenant.request('POST', '/api/v1/calls', {
+      agent_id: fixture.agent.id,
+      phone: '+14155550124',
+    });
+    const callId = placed.body.data.id;
+    await t.services.jobRunner.drain();
+    // The cut connection left Vapi without the call here; Vapi creates it as the request it took.
+    expect(creates(callId)).toHaveLength(1);
+    const created = await fetch(`${vapi.url}/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${vapi.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(creates(callId)[0].body),
+    });
+    const engineCall = (await created.json()) as { id: string };
+    // Nobody knew its id, so its messages went unheard: by now Vapi has it ended.
+    Object.assign(vapi.calls.get(engineCall.id)!.call, {
+      status: 'ended',
+      endedReason: 'customer-ended-call',
+      startedAt: new Date(Date.now() - 61_000).toISOString(),
+      endedAt: new Date().toISOString(),
+    });
+    clock.advance(30_000);
+    await t.services.jobRunner.drain();
+    expect(creates(callId)).toHaveLength(2); // the first request and the stand-in for its arrival
+    // Adopted, and its record applied at once by the backstop's look.
+    expect((await fixture.tenant.request('GET', `/api/v1/calls/${callId}`)).body.data).toMatchObject({
+      status: 'completed',
+      engine_call_id: engineCall.id,
+      ended_reason: 'customer-ended-call',
+      billed_minutes: 2,
+    });
   });
 });
 
