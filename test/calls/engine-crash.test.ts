@@ -133,7 +133,7 @@ async function retellUnderTest(): Promise<EngineUnderTest> {
 }
 
 describe(`exactly one engine call per attempt through SIGKILLs (${ENGINE})`, () => {
-  it.each([
+  it.concurrent.each([
     ['vapi', vapiUnderTest],
     ['retell', retellUnderTest],
   ])(
