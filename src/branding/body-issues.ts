@@ -5,17 +5,9 @@
  * body the schema accepted goes on to the service, which checks it the same way.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError, type FieldIssue, validationFailed } from '../core/errors.js';
+import { validationFailed } from '../core/errors.js';
+import { bodySchemaIssues } from '../core/http/body-issues.js';
 import { brandingIssues } from './service.js';
-
-/** The issues the body's schema found; another refusal (the path, a body that is no object) as is. */
-function bodySchemaIssues(request: FastifyRequest): FieldIssue[] {
-  const error = request.validationError as (Error & { validationContext?: string }) | undefined;
-  if (!error) return [];
-  const issues = error instanceof ApiError && error.code === 'validation_failed' ? error.details : undefined;
-  if (error.validationContext !== 'body' || !Array.isArray(issues)) throw error;
-  return issues;
-}
 
 export async function refuseWithEveryIssue(request: FastifyRequest): Promise<void> {
   const issues = bodySchemaIssues(request);

@@ -7,22 +7,11 @@
  * goes on to the service, which checks its settings and rows the same way.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError, type FieldIssue, validationFailed } from '../core/errors.js';
+import { type FieldIssue, validationFailed } from '../core/errors.js';
+import { bodySchemaIssues, issuesUnder } from '../core/http/body-issues.js';
 import { type RawRecipient, rowsIssues } from './intake.js';
 import { jsonRows, settingsIssues } from './service.js';
 import { formIssues, uploadedRows } from './upload.js';
-
-/** The issues the body's schema found; another refusal (the path, a body that is no object) as is. */
-function bodySchemaIssues(request: FastifyRequest): FieldIssue[] {
-  const error = request.validationError as (Error & { validationContext?: string }) | undefined;
-  if (!error) return [];
-  const issues = error instanceof ApiError && error.code === 'validation_failed' ? error.details : undefined;
-  if (error.validationContext !== 'body' || !Array.isArray(issues)) throw error;
-  return issues;
-}
-
-const under = (issues: FieldIssue[], field: string) =>
-  issues.some((issue) => issue.field === field || issue.field?.startsWith(`${field}.`));
 
 /** The rows the request carries that can be read: the file's, or the listed rows the schema accepted. */
 function rowsOf(request: FastifyRequest, issues: FieldIssue[]): RawRecipient[] {
@@ -30,7 +19,7 @@ function rowsOf(request: FastifyRequest, issues: FieldIssue[]): RawRecipient[] {
   if (uploaded) return uploaded;
   const recipients = (request.body as { recipients?: unknown } | undefined)?.recipients;
   if (!Array.isArray(recipients) || issues.some((issue) => issue.field === 'recipients')) return [];
-  return jsonRows(recipients).filter((row) => !under(issues, row.field));
+  return jsonRows(recipients).filter((row) => !issuesUnder(issues, row.field));
 }
 
 export async function refuseWithEveryIssue(request: FastifyRequest): Promise<void> {
@@ -40,7 +29,7 @@ export async function refuseWithEveryIssue(request: FastifyRequest): Promise<voi
   if (
     typeof body.calling_hours === 'object' &&
     body.calling_hours !== null &&
-    !under(issues, 'calling_hours')
+    !issuesUnder(issues, 'calling_hours')
   )
     issues.push(...settingsIssues(body as Parameters<typeof settingsIssues>[0]));
   issues.push(...rowsIssues(rowsOf(request, issues)));

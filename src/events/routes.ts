@@ -1,9 +1,9 @@
 /** Partner routes: /api/v1/webhook-endpoints and /api/v1/events (platform contract §3). */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, type FieldIssue } from '../core/errors.js';
+import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/http/auth.js';
+import { bodySchemaIssues } from '../core/http/body-issues.js';
 import { DataEnvelope, errorResponses, ListEnvelope, PARTNER_ERRORS } from '../core/http/schemas.js';
 import {
   CreateEndpointBody,
@@ -21,19 +21,6 @@ import {
 import type { EventService } from './service.js';
 
 const TAGS = ['Events'];
-
-/**
- * The issues the body's schema found, for a route that takes its validation error
- * (`attachValidation`) to report them together with the service's own checks, in one 422 naming
- * every offending field. Any other refusal (the path, a body that is no object) is thrown as is.
- */
-function bodySchemaIssues(request: FastifyRequest): FieldIssue[] {
-  const error = request.validationError as (Error & { validationContext?: string }) | undefined;
-  if (!error) return [];
-  const issues = error instanceof ApiError && error.code === 'validation_failed' ? error.details : undefined;
-  if (error.validationContext !== 'body' || !Array.isArray(issues)) throw error;
-  return issues;
-}
 
 export async function eventRoutes(
   fastify: FastifyInstance,
