@@ -207,6 +207,15 @@ describe('the layout of src/', () => {
     expect(importers).toEqual([]);
   });
 
+  it('lists every job queue in docs/architecture.md', () => {
+    const doc = fs.readFileSync(ARCHITECTURE_DOC, 'utf8');
+    const queues = files.flatMap((file) =>
+      [...fs.readFileSync(file, 'utf8').matchAll(/export const \w+_QUEUE = '([\w.]+)'/g)].map((m) => m[1]),
+    );
+    expect(queues.length).toBeGreaterThan(10);
+    expect(queues.filter((queue) => !doc.includes(`\`${queue}\``))).toEqual([]);
+  });
+
   it('has no import cycles', () => {
     const graph = new Map(files.map((file) => [file, localImports(file)]));
     const cycles = findCycles(graph).map((cycle) => cycle.map(relative).join(' → '));
