@@ -12,7 +12,7 @@ import { openAndMigrate } from './core/db/startup.js';
 import { loggerOptions } from './core/observability/logging.js';
 import { startTracing } from './core/observability/tracing.js';
 import { dataDirSecretKey } from './core/security/secrets.js';
-import { scheduleMaintenance } from './maintenance.js';
+import { scheduleMaintenance } from './maintenance/jobs.js';
 import { isDatabaseEmpty, operatorLines, seedDemo } from './seed/demo.js';
 import { createServices } from './services.js';
 import { sealStoredSmtpPasswords } from './tenants/secrets.js';
