@@ -9,8 +9,8 @@ import { ManualClock } from '../../src/core/clock.js';
 import { createJobRunner } from '../../src/core/jobs/runner.js';
 import { EMAIL_QUEUE, MAX_SEND_ATTEMPTS } from '../../src/emails/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { createSmtpServer, freePort, type ReceivedMessage } from './smtp.js';
 import { createEmailTenant, emailJobs, operatorEmails, outboxRows, postUser } from './helpers.js';
+import { createSmtpServer, freePort, type ReceivedMessage } from './smtp.js';
 
 const HOUR = 60 * 60_000;
 const PASSWORD = 'outb0x-Pa55word!';

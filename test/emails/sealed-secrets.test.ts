@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox, keyIdOf, SecretError } from '../../src/core/security/secrets.js';
 import { sealStoredSmtpPasswords, smtpUrlOf } from '../../src/tenants/secrets.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { createSmtpServer, type TestSmtpServer } from './smtp.js';
 import { createEmailTenant, postUser } from './helpers.js';
+import { createSmtpServer, type TestSmtpServer } from './smtp.js';
 
 const PASSWORD = 'pl41n-T3xt:p@ss/word';
 const OLD_KEY = crypto.randomBytes(32);

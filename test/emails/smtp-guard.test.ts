@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createSmtpSender, type SmtpSender, transportOptions } from '../../src/emails/transports.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { createSmtpServer } from './smtp.js';
 import { createEmailTenant, operatorEmails, postUser } from './helpers.js';
+import { createSmtpServer } from './smtp.js';
 
 const PUBLIC_ADDRESS = '203.0.113.25';
 /** Host name → addresses; a test may point a name elsewhere, as DNS may. */

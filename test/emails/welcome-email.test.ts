@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { createTemplateStore } from '../../src/emails/templates.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { createSmtpServer, decodeHeader, type TestSmtpServer } from './smtp.js';
 import { createEmailTenant, emailJobs, operatorEmails, outboxRows, postUser } from './helpers.js';
+import { createSmtpServer, decodeHeader, type TestSmtpServer } from './smtp.js';
 
 const PASSWORD = 'Sm7p-s3cret/pa55';
 const USER_PASSWORD = 'correct horse battery';

@@ -6,8 +6,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { createSmtpServer, decodeHeader, type ReceivedMessage, type TestSmtpServer } from '../emails/smtp.js';
 import { createEmailTenant, outboxRows, postUser } from '../emails/helpers.js';
+import { createSmtpServer, decodeHeader, type ReceivedMessage, type TestSmtpServer } from '../emails/smtp.js';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { expectError, query } from '../support/expect.js';
 import { sessionClient } from './helpers.js';
