@@ -6,6 +6,7 @@
  */
 
 import crypto from 'node:crypto';
+import { operatorDefaults } from './agents/config.js';
 import { agentJobs } from './agents/jobs.js';
 import { type AgentService, createAgentService, findPublishedVersion } from './agents/service.js';
 import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
@@ -177,7 +178,8 @@ export function createServices(options: ServiceOptions): Services {
     createTelephony(config, {
       db,
       clock,
-      findAgentVersion: (tenantId, agentId, version) => findPublishedVersion(db, tenantId, agentId, version),
+      findAgentVersion: (tenantId, agentId, version) =>
+        findPublishedVersion(db, tenantId, agentId, version, operatorDefaults(config.agents)),
     });
   const processor = given.processor ?? defaultProcessor(config, database, clock);
   const processorAccounts = createProcessorAccounts({ db, processorName: processor.name });
@@ -252,6 +254,7 @@ export function createServices(options: ServiceOptions): Services {
     clock,
     idempotency,
     publicBaseUrl: config.publicBaseUrl,
+    catalog: config.agents,
     syncPublishedVersions: telephony.syncAgentVersion !== undefined,
     onQueued: doorbell.ring,
   });
@@ -298,7 +301,7 @@ export function createServices(options: ServiceOptions): Services {
   const jobs = jobTable([
     ...callJobs({ pipeline, engineReports }),
     ...campaignJobs(campaignScheduler),
-    ...agentJobs({ db, telephony }),
+    ...agentJobs({ db, telephony, operatorDefaults: operatorDefaults(config.agents) }),
     ...emailJobs(emails),
     ...sessionJobs(sessions),
     ...subscriptionJobs(subscriptions),

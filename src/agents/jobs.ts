@@ -1,6 +1,7 @@
 import type { Executor } from '../core/db/database.js';
 import { defineJob, type JobDefinition } from '../core/jobs/definitions.js';
 import type { TelephonyAdapter } from '../telephony/port.js';
+import type { ConfigDefaults } from './config.js';
 import { EngineSyncPayload } from './schemas.js';
 import { ENGINE_SYNC_QUEUE, findPublishedVersion } from './service.js';
 
@@ -12,6 +13,8 @@ export function agentJobs(deps: {
   db: Executor;
   /** `syncAgentVersion` is absent for engines that take the agent with every call (the simulator, Vapi). */
   telephony: Pick<TelephonyAdapter, 'syncAgentVersion'>;
+  /** The voice and model of versions published before configurations existed. */
+  operatorDefaults: ConfigDefaults;
 }): JobDefinition[] {
   return [
     defineJob({
@@ -19,7 +22,13 @@ export function agentJobs(deps: {
       payload: EngineSyncPayload,
       handle: async (job) => {
         const { tenantId, agentId, version } = job.payload;
-        const published = await findPublishedVersion(deps.db, tenantId, agentId, version);
+        const published = await findPublishedVersion(
+          deps.db,
+          tenantId,
+          agentId,
+          version,
+          deps.operatorDefaults,
+        );
         if (published) await deps.telephony.syncAgentVersion?.(published);
       },
     }),

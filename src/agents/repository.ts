@@ -1,6 +1,7 @@
 import { type ColumnType, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { type Executor, runPrepared } from '../core/db/database.js';
 import type { UserStatus } from '../users/schemas.js';
+import type { AgentConfig, DraftConfig } from './config.js';
 import type { AgentSettings } from './settings.js';
 
 export interface AgentsTable {
@@ -16,6 +17,8 @@ export interface AgentsTable {
   published_version: number | null;
   /** Call controls (settings.ts); written as JSON text, read back parsed. */
   settings: ColumnType<AgentSettings, string, string>;
+  /** What the draft's configuration sets (config.ts DraftConfig); written as JSON text, read back parsed. */
+  config: ColumnType<DraftConfig, string | undefined, string>;
   created_at: Date;
   updated_at: Date;
   /** Soft deletion: the agent is gone from every route and its webhook; its calls stay readable. */
@@ -29,6 +32,11 @@ export interface AgentVersionsTable {
   prompt: string;
   welcome_message: string;
   phone_number: string;
+  /**
+   * The frozen configuration, every field; `{}` for versions published before configurations
+   * existed (read with the operator's defaults, what their calls used).
+   */
+  config: ColumnType<Partial<AgentConfig>, string, never>;
   published_at: Date;
 }
 
@@ -136,7 +144,7 @@ export async function updateAgent(
     .executeTakeFirst();
 }
 
-export async function insertAgentVersion(db: Executor, row: AgentVersionsTable): Promise<void> {
+export async function insertAgentVersion(db: Executor, row: Insertable<AgentVersionsTable>): Promise<void> {
   await db.insertInto('agent_versions').values(row).execute();
 }
 
@@ -146,7 +154,7 @@ export async function findAgentVersion(
   tenantId: string,
   agentId: string,
   version: number,
-): Promise<AgentVersionsTable | undefined> {
+): Promise<Selectable<AgentVersionsTable> | undefined> {
   return db
     .selectFrom('agent_versions')
     .selectAll()

@@ -7,6 +7,7 @@
  * both call this service, always naming the tenant.
  */
 import type { Clock } from '../core/clock.js';
+import type { AgentCatalog } from '../core/config/agents.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
@@ -16,6 +17,7 @@ import { newId, newWebhookId } from '../core/ids.js';
 import { enqueueJob } from '../core/jobs/runner.js';
 import type { PublishedAgentVersion } from '../telephony/port.js';
 import { findUser } from '../users/repository.js';
+import { type ConfigDefaults, completeConfig, operatorDefaults } from './config.js';
 import {
   type AgentRow,
   countAgents,
@@ -74,12 +76,17 @@ export const ENGINE_SYNC_QUEUE = 'agents.engine_sync';
 /** About a day of back-off: a dial before the sync succeeds syncs the version itself. */
 const ENGINE_SYNC_MAX_ATTEMPTS = 20;
 
-/** A published version as the voice engines sync it (TelephonyAdapter.syncAgentVersion). */
+/**
+ * A published version as the voice engines receive it (TelephonyAdapter.syncAgentVersion), with
+ * its frozen configuration; a version from before configurations existed gets `operatorDefaults`
+ * (the operator's voice and model, what its calls used).
+ */
 export async function findPublishedVersion(
   db: Executor,
   tenantId: string,
   agentId: string,
   version: number,
+  operatorDefaults: ConfigDefaults,
 ): Promise<PublishedAgentVersion | undefined> {
   const row = await findAgentVersion(db, tenantId, agentId, version);
   if (!row) return undefined;
@@ -90,6 +97,7 @@ export async function findPublishedVersion(
     prompt: row.prompt,
     welcomeMessage: row.welcome_message,
     phoneNumber: row.phone_number,
+    config: completeConfig(row.config, operatorDefaults),
   };
 }
 
@@ -98,6 +106,8 @@ export function createAgentService(deps: {
   clock: Clock;
   idempotency: IdempotencyStore;
   publicBaseUrl: string;
+  /** What agents may use on the configured engine, and the operator's defaults. */
+  catalog: AgentCatalog;
   /**
    * The voice engine keeps agents of its own (Retell): each publish queues the sync of the new
    * version (ENGINE_SYNC_QUEUE) in its transaction, so a publish is never lost to an engine outage.
@@ -208,6 +218,7 @@ export function createAgentService(deps: {
           prompt: agent.draft_prompt,
           welcome_message: agent.draft_welcome_message,
           phone_number: agent.draft_phone_number,
+          config: JSON.stringify(completeConfig(agent.config, operatorDefaults(deps.catalog))),
           published_at: now,
         });
         if (deps.syncPublishedVersions) {

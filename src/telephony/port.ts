@@ -20,6 +20,8 @@
  * the requests it was sent, which is how the tests count calls asked twice.
  */
 
+import type { AgentConfig } from './agent-config.js';
+
 export interface DialRequest {
   /** The voiceplane call id; with `attempt`, what the engine's call carries in its metadata. */
   callId: string;
@@ -104,6 +106,8 @@ export interface PublishedAgentVersion {
   prompt: string;
   welcomeMessage: string;
   phoneNumber: string;
+  /** The version's frozen configuration: voice, language, model, limits, voicemail, transfer, tools, analysis. */
+  config: AgentConfig;
 }
 
 export interface TelephonyAdapter {

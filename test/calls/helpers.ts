@@ -1,4 +1,5 @@
 /** Shared set-up for the agent and call tests: a tenant, an owner with credits, published agents. */
+import { operatorDefaults } from '../../src/agents/config.js';
 import { findPublishedVersion } from '../../src/agents/service.js';
 import { type Clock, systemClock } from '../../src/core/clock.js';
 import type { Config } from '../../src/core/config/config.js';
@@ -117,7 +118,7 @@ export class SwappableTelephony implements TelephonyAdapter {
       db: database.db,
       clock: this.clock,
       findAgentVersion: (tenantId, agentId, version) =>
-        findPublishedVersion(database.db, tenantId, agentId, version),
+        findPublishedVersion(database.db, tenantId, agentId, version, operatorDefaults(config.agents)),
     });
     this.current = this.configured;
     return { telephony: this as TelephonyAdapter };

@@ -3,9 +3,11 @@
  * the fake Retell for calls the adapter placed, reach a recording EngineReports; anything unsigned,
  * badly signed or stale is 401 and applies nothing.
  */
+
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sign } from 'retell-sdk';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { defaultAgentConfig } from '../../src/agents/config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import type { RetellConfig } from '../../src/core/config/config.js';
 import type { Database } from '../../src/core/db/database.js';
@@ -84,6 +86,10 @@ async function placedCall(): Promise<string> {
     prompt: 'Hi {name}',
     welcomeMessage: 'Hello',
     phoneNumber: '+14155550100',
+    config: defaultAgentConfig({
+      voice: { provider: '11labs', voice_id: '11labs-Adrian' },
+      model: { provider: 'openai', name: 'gpt-4.1', temperature: 0.7 },
+    }),
   };
   const telephony = createRetellTelephony({
     config,

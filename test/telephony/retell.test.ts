@@ -2,9 +2,11 @@
  * The Retell adapter against a local server speaking Retell's API (test/support/fake-retell.ts),
  * every request body checked against Retell's published OpenAPI schema of its operation.
  */
+
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { defaultAgentConfig } from '../../src/agents/config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import type { RetellConfig } from '../../src/core/config/config.js';
 import type { Database } from '../../src/core/db/database.js';
@@ -55,6 +57,10 @@ function publish(overrides: Partial<PublishedAgentVersion> = {}): PublishedAgent
     prompt: 'You call {name} about order {order_id}. Keep {unknown} as is.',
     welcomeMessage: 'Hello {name}!',
     phoneNumber: '+14155550100',
+    config: defaultAgentConfig({
+      voice: { provider: '11labs', voice_id: '11labs-Adrian' },
+      model: { provider: 'openai', name: 'gpt-4.1', temperature: 0.7 },
+    }),
     ...overrides,
   };
   published.set(`${version.agentId}:${version.version}`, version);

@@ -4,9 +4,11 @@
  */
 import { isIP } from 'node:net';
 import { parseSecretKey, type SecretKeys } from '../security/secrets.js';
+import { type AgentCatalog, readAgentCatalog } from './agents.js';
 import { type RetellConfig, readEngines, type VapiConfig } from './engines.js';
 import { ConfigError, type Env, readBoolean, readEnum, readInteger, readUrl } from './readers.js';
 
+export type { AgentCatalog } from './agents.js';
 export type { RetellConfig, VapiConfig } from './engines.js';
 export { ConfigError } from './readers.js';
 
@@ -36,6 +38,8 @@ export interface Config {
   vapi: VapiConfig | undefined;
   /** The Retell engine (TELEPHONY=retell; docs/engines.md). */
   retell: RetellConfig | undefined;
+  /** What agents may use on this engine, and the operator's default voice and model (core/config/agents.ts). */
+  agents: AgentCatalog;
   simulatedCallSeconds: number;
   simulatedRealtime: boolean;
   seedDemo: boolean;
@@ -260,6 +264,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('STRIPE_SECRET_KEY', 'is required when PROCESSOR=stripe');
   }
 
+  const engines = readEngines(env, telephony);
+
   return {
     port,
     host,
@@ -280,7 +286,8 @@ export function loadConfig(env: Env = process.env): Config {
     stripeSecretKey,
     stripeApiBase: readUrl(env, 'STRIPE_API_BASE', ['http:', 'https:']),
     telephony,
-    ...readEngines(env, telephony),
+    ...engines,
+    agents: readAgentCatalog(env, telephony, engines.retell?.voiceId),
     simulatedCallSeconds: readInteger(env, 'SIMULATED_CALL_SECONDS', 30, 0, 86400),
     simulatedRealtime: readBoolean(env, 'SIMULATED_REALTIME', false),
     seedDemo: readBoolean(env, 'SEED_DEMO', true),
