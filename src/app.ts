@@ -40,6 +40,8 @@ import type { Services } from './services.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { subscriptionRoutes } from './subscriptions/routes.js';
 import { engineCallbackRoutes } from './telephony/routes.js';
+import { toolEngineRoutes } from './tools/engine-routes.js';
+import { toolRoutes } from './tools/routes.js';
 import { topUpRoutes } from './top-ups/routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { userRoutes } from './users/routes.js';
@@ -140,6 +142,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       });
       await partner.register(eventRoutes, { events: services.events, publicBaseUrl: config.publicBaseUrl });
       await partner.register(callRoutes, { calls: services.calls, publicBaseUrl: config.publicBaseUrl });
+      await partner.register(toolRoutes, { tools: services.tools });
       await partner.register(campaignRoutes, {
         campaigns: services.campaigns,
         publicBaseUrl: config.publicBaseUrl,
@@ -172,6 +175,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reports: services.engineReports,
     clock: services.clock,
   });
+  // The voice engine's tool calls (docs/tools.md), authenticated as its other callbacks.
+  await app.register(toolEngineRoutes, { tools: services.tools, config: services.config });
   for (const plugin of options.extraRoutes?.root ?? []) await app.register(plugin);
 
   app.addHook('onClose', () => services.close());

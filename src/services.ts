@@ -61,6 +61,7 @@ import { createSubscriptionService, type SubscriptionService } from './subscript
 import { createTelephony } from './telephony/index.js';
 import type { EngineReports, TelephonyAdapter } from './telephony/port.js';
 import { createTenantService, type TenantService } from './tenants/service.js';
+import { createToolService, type ToolService } from './tools/service.js';
 import { topUpJobs } from './top-ups/jobs.js';
 import { createTopUpService, type TopUpService } from './top-ups/service.js';
 import { createUsageService, type UsageService } from './usage/service.js';
@@ -130,6 +131,8 @@ export interface Services {
   readonly engineReports: EngineReports;
   /** Event webhook endpoints, their deliveries, the events list. */
   readonly events: EventService;
+  /** Agents' tools: the tenant's tools secret and the signed requests to each tool's url. */
+  readonly tools: ToolService;
   /** The agency's console members and their sessions. */
   readonly members: MemberService;
   /** Aggregates for the console's overview. */
@@ -287,6 +290,7 @@ export function createServices(options: ServiceOptions): Services {
   const engineReports = createEngineReports({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
   const events = createEventService({ ...eventOptions, onQueued: doorbell.ring });
+  const tools = createToolService(eventOptions);
   const eventDelivery = createEventDelivery({ ...eventOptions, onAttempt: metrics.eventDeliveryAttempted });
   const members = createMemberService({
     db,
@@ -362,6 +366,7 @@ export function createServices(options: ServiceOptions): Services {
     wallets,
     branding,
     events,
+    tools,
     members,
     insights: createInsightService({ db, clock }),
     metrics,
