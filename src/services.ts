@@ -258,6 +258,7 @@ export function createServices(options: ServiceOptions): Services {
     idempotency,
     publicBaseUrl: config.publicBaseUrl,
     catalog: config.agents,
+    outbound: { allowPrivate: config.webhookAllowPrivate, resolve: resolveHost },
     syncPublishedVersions: telephony.syncAgentVersion !== undefined,
     onQueued: doorbell.ring,
   });

@@ -4,7 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';
 import type { TenantService } from '../tenants/service.js';
 import { refuseWithEveryIssue } from './body-issues.js';
-import { Agent, CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from './schemas.js';
+import {
+  Agent,
+  AgentDefaults,
+  AgentDefaultsBody,
+  CreateAgentBody,
+  ListAgentsQuery,
+  UpdateAgentBody,
+} from './schemas.js';
 import type { AgentService } from './service.js';
 
 export async function agentAdminRoutes(
@@ -13,12 +20,13 @@ export async function agentAdminRoutes(
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const reply200 = { response: { 200: DataEnvelope(Agent) } };
+  const everyIssue = refuseWithEveryIssue(agents);
 
   app.post(
     '/tenants/:id/agents',
     {
       attachValidation: true,
-      preHandler: refuseWithEveryIssue,
+      preHandler: everyIssue,
       schema: { params: IdParam, body: CreateAgentBody, response: { 201: DataEnvelope(Agent) } },
     },
     async (request, reply) => {
@@ -44,7 +52,7 @@ export async function agentAdminRoutes(
     '/agents/:id',
     {
       attachValidation: true,
-      preHandler: refuseWithEveryIssue,
+      preHandler: everyIssue,
       schema: { params: IdParam, body: UpdateAgentBody, ...reply200 },
     },
     async (request) => ({
@@ -59,4 +67,22 @@ export async function agentAdminRoutes(
   app.post('/agents/:id/rotate-webhook', { schema: { params: IdParam, ...reply200 } }, async (request) => ({
     data: await agents.rotateWebhook(await agents.tenantOf(request.params.id), request.params.id),
   }));
+
+  app.get(
+    '/tenants/:id/agent-defaults',
+    { schema: { params: IdParam, response: { 200: DataEnvelope(AgentDefaults) } } },
+    async (request) => {
+      const tenant = await tenants.get(request.params.id);
+      return { data: await agents.defaults.get(tenant.id) };
+    },
+  );
+
+  app.put(
+    '/tenants/:id/agent-defaults',
+    { schema: { params: IdParam, body: AgentDefaultsBody, response: { 200: DataEnvelope(AgentDefaults) } } },
+    async (request) => {
+      const tenant = await tenants.get(request.params.id);
+      return { data: await agents.defaults.set(tenant.id, request.body) };
+    },
+  );
 }

@@ -1,7 +1,7 @@
 import { type ColumnType, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { type Executor, runPrepared } from '../core/db/database.js';
 import type { UserStatus } from '../users/schemas.js';
-import type { AgentConfig, DraftConfig } from './config.js';
+import type { AgentConfig, AgentModel, AgentVoice, DraftConfig } from './config.js';
 import type { AgentSettings } from './settings.js';
 
 export interface AgentsTable {
@@ -40,8 +40,18 @@ export interface AgentVersionsTable {
   published_at: Date;
 }
 
+export interface AgentDefaultsTable {
+  tenant_id: string;
+  /** Null: the operator's (AGENT_DEFAULT_VOICE). */
+  voice: ColumnType<AgentVoice | null, string | null, string | null>;
+  /** Null: the operator's (AGENT_DEFAULT_MODEL). */
+  model: ColumnType<AgentModel | null, string | null, string | null>;
+  updated_at: Date;
+}
+
 declare module '../core/db/database.js' {
   interface Tables {
+    agent_defaults: AgentDefaultsTable;
     agents: AgentsTable;
     agent_versions: AgentVersionsTable;
   }
@@ -246,4 +256,27 @@ export async function findAgentTarget(
     values: [agentId, tenantId],
   });
   return rows[0];
+}
+
+/** The tenant's default voice and model, when it set any. */
+export async function findAgentDefaults(db: Executor, tenantId: string) {
+  return db.selectFrom('agent_defaults').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
+}
+
+export async function saveAgentDefaults(
+  db: Executor,
+  tenantId: string,
+  values: { voice: AgentVoice | null; model: AgentModel | null },
+  at: Date,
+): Promise<void> {
+  const row = {
+    voice: values.voice ? JSON.stringify(values.voice) : null,
+    model: values.model ? JSON.stringify(values.model) : null,
+    updated_at: at,
+  };
+  await db
+    .insertInto('agent_defaults')
+    .values({ tenant_id: tenantId, ...row })
+    .onConflict((oc) => oc.column('tenant_id').doUpdateSet(row))
+    .execute();
 }

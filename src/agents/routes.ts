@@ -15,6 +15,8 @@ import { answerRecorder, locatedAnswer, sendAnswer } from '../core/idempotency/a
 import { refuseWithEveryIssue } from './body-issues.js';
 import {
   Agent,
+  AgentDefaults,
+  AgentDefaultsBody,
   AgentVersion,
   agentIdExample,
   CreateAgentBody,
@@ -58,6 +60,7 @@ export async function agentRoutes(
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   const created = locatedAnswer<Agent>(201, publicBaseUrl, 'agents');
+  const everyIssue = refuseWithEveryIssue(agents);
 
   app.get(
     '/agents',
@@ -81,7 +84,7 @@ export async function agentRoutes(
     {
       config: { scope: 'agents:write', idempotent: true },
       attachValidation: true,
-      preHandler: refuseWithEveryIssue,
+      preHandler: everyIssue,
       schema: {
         operationId: 'createAgent',
         summary: 'Create an agent',
@@ -121,13 +124,14 @@ export async function agentRoutes(
     {
       config: { scope: 'agents:write' },
       attachValidation: true,
-      preHandler: refuseWithEveryIssue,
+      preHandler: everyIssue,
       schema: {
         operationId: 'updateAgent',
         summary: 'Update an agent',
         description:
           'Changes the name at once, the draft (used from the next publish; published versions never change) and the settings. ' +
-          '`settings` replaces the whole settings object and applies to calls placed from now on; `{}` clears it.',
+          '`settings` replaces the whole settings object and applies to calls placed from now on; `{}` clears it. ' +
+          '`config` merges into the draft’s configuration field by field (`model` and `analysis` key by key); `null` sends `voice` or `model` back to the default.',
         tags: ['Agents'],
         params: AgentIdParam,
         body: UpdateAgentBody,
@@ -146,10 +150,16 @@ export async function agentRoutes(
       schema: {
         operationId: 'publishAgent',
         summary: 'Publish an agent',
-        description: 'Freezes the draft as the next version (n+1); calls placed from now on use it.',
+        description:
+          'Freezes the draft (prompt, welcome message, phone number and configuration, its defaults filled) as the next version (n+1); calls placed from now on use it. ' +
+          '422 `validation_failed` names every configuration field the voice engine cannot run (nothing is saved); ' +
+          '409 `conflict` when the draft is identical to the published version.',
         tags: ['Agents'],
         params: AgentIdParam,
-        response: theAgent('The agent with its new published_version.'),
+        response: {
+          200: DataEnvelope(Agent, 'The agent with its new published_version.'),
+          ...errorResponses(...PARTNER_ERRORS, 404, 409),
+        },
       },
     },
     async (request) => ({ data: await agents.publish(tenantOf(request), request.params.id) }),
@@ -209,5 +219,41 @@ export async function agentRoutes(
       },
     },
     async (request) => ({ data: await agents.remove(tenantOf(request), request.params.id) }),
+  );
+
+  app.get(
+    '/agent-defaults',
+    {
+      config: { scope: 'agents:read' },
+      schema: {
+        operationId: 'getAgentDefaults',
+        summary: 'Get the default voice and model',
+        description:
+          'The tenant’s default voice and model for agents that set none (null: the operator’s), what they come to, and the voices, models, temperatures, durations and languages the voice engine allows.',
+        tags: ['Agents'],
+        response: { 200: DataEnvelope(AgentDefaults, 'The defaults.'), ...errorResponses(...PARTNER_ERRORS) },
+      },
+    },
+    async (request) => ({ data: await agents.defaults.get(tenantOf(request)) }),
+  );
+
+  app.put(
+    '/agent-defaults',
+    {
+      config: { scope: 'agents:write' },
+      schema: {
+        operationId: 'setAgentDefaults',
+        summary: 'Set the default voice and model',
+        description:
+          'Replaces the tenant’s default voice and model (null: the operator’s). Agents that set no voice or model follow them in their draft and freeze them at their next publish; published versions never change. A voice provider or model the voice engine does not allow is 422.',
+        tags: ['Agents'],
+        body: AgentDefaultsBody,
+        response: {
+          200: DataEnvelope(AgentDefaults, 'The defaults after the change.'),
+          ...errorResponses(...PARTNER_ERRORS),
+        },
+      },
+    },
+    async (request) => ({ data: await agents.defaults.set(tenantOf(request), request.body) }),
   );
 }

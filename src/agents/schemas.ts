@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PageQuery, SortOrder } from '../core/db/pagination.js';
 import { Nullable, Phone, Timestamp } from '../core/http/schemas.js';
+import { AgentConfig, AgentConfigInput, AgentModel, AgentVoice } from './config.js';
 import { AgentSettings } from './settings.js';
 
 const AGENT_ID_EXAMPLE = 'agt_3kTmd8Qw1ZbXcV5nR7pL2yHs';
@@ -37,6 +38,11 @@ export const Agent = Type.Object(
       {
         prompt: Type.String({ examples: ['You call {name} about their {product} order.'] }),
         welcome_message: Type.String({ examples: ['Hello {name}, this is Acme.'] }),
+        config: {
+          ...AgentConfig,
+          description:
+            'The draft’s configuration with every default filled (a voice or model it does not set follows the tenant’s default, else the operator’s).',
+        },
       },
       { additionalProperties: false, description: 'What the next publish freezes.' },
     ),
@@ -67,6 +73,7 @@ export const AgentVersion = Type.Object(
       description: 'Caller ID of this version’s calls.',
       examples: ['+14155550123'],
     }),
+    config: { ...AgentConfig, description: 'The configuration this version froze.' },
     published_at: Timestamp,
   },
   { additionalProperties: false, title: 'AgentVersion', description: 'A published version; never changes.' },
@@ -92,6 +99,7 @@ export const CreateAgentBody = Type.Object(
     prompt: Prompt,
     welcome_message: WelcomeMessage,
     settings: Type.Optional(AgentSettings),
+    config: Type.Optional(AgentConfigInput),
   },
   { additionalProperties: false, title: 'CreateAgentRequest' },
 );
@@ -104,6 +112,7 @@ export const UpdateAgentBody = Type.Object(
     prompt: Type.Optional(Prompt),
     welcome_message: Type.Optional(WelcomeMessage),
     settings: Type.Optional(AgentSettings),
+    config: Type.Optional(AgentConfigInput),
   },
   { additionalProperties: false, title: 'UpdateAgentRequest' },
 );
@@ -139,3 +148,67 @@ export const EngineSyncPayload = Type.Object({
   version: Type.Integer(),
 });
 export type EngineSyncPayload = Static<typeof EngineSyncPayload>;
+
+/** What the configured voice engine lets agents use (the pickers of a configuration form). */
+export const AgentEngineOptions = Type.Object(
+  {
+    engine: Type.Union([Type.Literal('simulated'), Type.Literal('vapi'), Type.Literal('retell')], {
+      description: 'The voice engine calls run on.',
+    }),
+    voice_providers: Type.Array(Type.String(), {
+      description: 'Allowed `voice.provider` values.',
+      examples: [['11labs', 'openai']],
+    }),
+    models: Type.Array(
+      Type.Object({ provider: Type.String(), name: Type.String() }, { additionalProperties: false }),
+      {
+        description: 'Allowed `model` provider and name pairs.',
+        examples: [[{ provider: 'openai', name: 'gpt-4o-mini' }]],
+      },
+    ),
+    max_temperature: Type.Number({
+      description: 'The highest `model.temperature` the engine takes.',
+      examples: [2],
+    }),
+    min_max_duration_seconds: Type.Integer({
+      description: 'The lowest `max_duration_seconds` the engine takes.',
+      examples: [10],
+    }),
+    languages: Nullable(
+      Type.Array(Type.String(), { description: 'The language tags the engine takes; null: any BCP 47 tag.' }),
+    ),
+  },
+  { additionalProperties: false, title: 'AgentEngineOptions' },
+);
+export type AgentEngineOptions = Static<typeof AgentEngineOptions>;
+
+export const AgentDefaults = Type.Object(
+  {
+    voice: Nullable({ ...AgentVoice, description: 'The tenant’s default voice; null: the operator’s.' }),
+    model: Nullable({ ...AgentModel, description: 'The tenant’s default model; null: the operator’s.' }),
+    effective: Type.Object(
+      { voice: AgentVoice, model: AgentModel },
+      {
+        additionalProperties: false,
+        description:
+          'What an agent that sets no voice or model gets: the tenant’s default, else the operator’s.',
+      },
+    ),
+    allowed: AgentEngineOptions,
+  },
+  {
+    additionalProperties: false,
+    title: 'AgentDefaults',
+    description: 'The tenant’s default voice and model for its agents, and what the voice engine allows.',
+  },
+);
+export type AgentDefaults = Static<typeof AgentDefaults>;
+
+export const AgentDefaultsBody = Type.Object(
+  {
+    voice: Nullable({ ...AgentVoice, description: 'The default voice; null: the operator’s.' }),
+    model: Nullable({ ...AgentModel, description: 'The default model; null: the operator’s.' }),
+  },
+  { additionalProperties: false, title: 'AgentDefaultsRequest' },
+);
+export type AgentDefaultsBody = Static<typeof AgentDefaultsBody>;

@@ -10,14 +10,22 @@ import type { Clock } from '../core/clock.js';
 import type { AgentCatalog } from '../core/config/agents.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
-import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
+import { ApiError, type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
 import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId, newWebhookId } from '../core/ids.js';
 import { enqueueJob } from '../core/jobs/runner.js';
 import type { PublishedAgentVersion } from '../telephony/port.js';
 import { findUser } from '../users/repository.js';
-import { type ConfigDefaults, completeConfig, operatorDefaults } from './config.js';
+import { type AgentConfig, type AgentConfigInput, type ConfigDefaults, completeConfig } from './config.js';
+import {
+  canonicalJson,
+  checkConfigInput,
+  engineIssues,
+  mergeConfig,
+  type OutboundGuard,
+} from './config-rules.js';
+import { createAgentDefaults } from './defaults.js';
 import {
   type AgentRow,
   countAgents,
@@ -65,10 +73,19 @@ export function checkSettings(settings: AgentSettings): FieldIssue[] {
   return issues;
 }
 
-function validSettings(settings: AgentSettings | undefined): void {
-  if (settings === undefined) return;
-  const issues = checkSettings(settings);
-  if (issues.length > 0) throw validationFailed(issues);
+/** Whether publishing the draft would freeze a version equal to the published one. */
+function sameVersion(
+  current: { prompt: string; welcome_message: string; phone_number: string; config: Partial<AgentConfig> },
+  draft: AgentRow,
+  config: AgentConfig,
+  operator: ConfigDefaults,
+): boolean {
+  return (
+    current.prompt === draft.draft_prompt &&
+    current.welcome_message === draft.draft_welcome_message &&
+    current.phone_number === draft.draft_phone_number &&
+    canonicalJson(completeConfig(current.config, operator)) === canonicalJson(config)
+  );
 }
 
 /** Syncs a published version to the voice engine (TelephonyAdapter.syncAgentVersion). */
@@ -114,24 +131,52 @@ export function createAgentService(deps: {
    */
   syncPublishedVersions?: boolean;
   onQueued?: () => void;
+  /** Where tool URLs may point (the event webhooks' guard, WEBHOOK_ALLOW_PRIVATE). */
+  outbound: OutboundGuard;
 }) {
-  const { db, clock } = deps;
+  const { db, clock, catalog } = deps;
+  const defaults = createAgentDefaults({ db, clock, catalog });
 
-  const toAgent = (row: AgentRow): Agent => ({
+  /** The configuration's issues beyond its schema; with `skip`, those of fields the schema let through. */
+  const checkConfig = async (input: AgentConfigInput | undefined, skip?: (field: string) => boolean) =>
+    input === undefined ? [] : checkConfigInput(input, deps.outbound, skip);
+
+  async function validInput(settings: AgentSettings | undefined, config: AgentConfigInput | undefined) {
+    const issues = [...(settings ? checkSettings(settings) : []), ...(await checkConfig(config))];
+    if (issues.length > 0) throw validationFailed(issues);
+  }
+
+  const toAgent = (row: AgentRow, tenantDefaults: ConfigDefaults): Agent => ({
     id: row.id,
     user_id: row.user_id,
     name: row.name,
     phone_number: row.draft_phone_number,
     webhook_id: row.webhook_id,
     webhook_url: webhookUrl(deps.publicBaseUrl, row.webhook_id),
-    draft: { prompt: row.draft_prompt, welcome_message: row.draft_welcome_message },
+    draft: {
+      prompt: row.draft_prompt,
+      welcome_message: row.draft_welcome_message,
+      config: completeConfig(row.config ?? {}, tenantDefaults),
+    },
     published_version: row.published_version,
     settings: row.settings ?? {},
     created_at: row.created_at.toISOString(),
   });
 
+  /** The agent as answered: its draft's configuration with the tenant's current defaults. */
+  const answer = async (row: AgentRow, executor: Executor = db) =>
+    toAgent(row, await defaults.resolve(row.tenant_id, executor));
+
   return {
-    toAgent,
+    /** The tenant's default voice and model (GET/PUT agent-defaults, the console's form). */
+    defaults,
+
+    /** The configuration's issues beyond its schema, for a route that gathers every issue of a body. */
+    checkConfig,
+
+    /** A published version as the voice engines receive it, with its frozen configuration. */
+    publishedVersion: (tenantId: string, agentId: string, version: number) =>
+      findPublishedVersion(db, tenantId, agentId, version, defaults.operator),
 
     /** Operator paths name an agent but no tenant: the tenant of a live agent, or 404. */
     async tenantOf(agentId: string): Promise<string> {
@@ -142,11 +187,12 @@ export function createAgentService(deps: {
 
     async list(tenantId: string, query: ListAgentsQuery) {
       const filter = { userId: query.user_id, sortBy: query.sort_by, sortOrder: query.sort_order };
+      const tenantDefaults = await defaults.resolve(tenantId);
       return listPage(
         query,
         (limit, offset) => listAgents(db, tenantId, filter, limit, offset),
         () => countAgents(db, tenantId, filter),
-        toAgent,
+        (row) => toAgent(row, tenantDefaults),
       );
     },
 
@@ -155,10 +201,11 @@ export function createAgentService(deps: {
      * answer is stored in the same transaction.
      */
     async create(tenantId: string, input: CreateAgentBody, recorder?: AnswerRecorder<Agent>): Promise<Agent> {
-      validSettings(input.settings);
+      await validInput(input.settings, input.config);
       return db.transaction().execute(async (tx) => {
         const owner = await findUser(tx, tenantId, input.user_id);
         if (!owner || owner.deleted_at) throw notFound('User');
+        const tenantDefaults = await defaults.resolve(tenantId, tx);
         const now = clock.now();
         const row = await insertAgent(tx, {
           id: newId('agt'),
@@ -171,10 +218,11 @@ export function createAgentService(deps: {
           draft_phone_number: input.phone_number,
           published_version: null,
           settings: JSON.stringify(input.settings ?? {}),
+          config: JSON.stringify(input.config ? mergeConfig({}, input.config, tenantDefaults) : {}),
           created_at: now,
           updated_at: now,
         });
-        const agent = toAgent(row);
+        const agent = toAgent(row, tenantDefaults);
         await recordAnswer(deps.idempotency, tx, recorder, agent);
         return agent;
       });
@@ -183,7 +231,7 @@ export function createAgentService(deps: {
     async get(tenantId: string, agentId: string): Promise<Agent> {
       const row = await findAgent(db, tenantId, agentId);
       if (!row) throw notFound('Agent');
-      return toAgent(row);
+      return answer(row);
     },
 
     /**
@@ -191,24 +239,56 @@ export function createAgentService(deps: {
      * (for calls placed from now on; the given object replaces the whole settings).
      */
     async update(tenantId: string, agentId: string, input: UpdateAgentBody): Promise<Agent> {
-      validSettings(input.settings);
-      const row = await updateAgent(db, tenantId, agentId, {
+      await validInput(input.settings, input.config);
+      const changes = {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.prompt !== undefined ? { draft_prompt: input.prompt } : {}),
         ...(input.welcome_message !== undefined ? { draft_welcome_message: input.welcome_message } : {}),
         ...(input.phone_number !== undefined ? { draft_phone_number: input.phone_number } : {}),
         ...(input.settings !== undefined ? { settings: JSON.stringify(input.settings) } : {}),
         updated_at: clock.now(),
+      };
+      const config = input.config;
+      if (config === undefined) {
+        const row = await updateAgent(db, tenantId, agentId, changes);
+        if (!row) throw notFound('Agent');
+        return answer(row);
+      }
+      // The configuration merges into the draft's: read and write it under the row's lock.
+      return db.transaction().execute(async (tx) => {
+        const current = await findAgent(tx, tenantId, agentId, { forUpdate: true });
+        if (!current) throw notFound('Agent');
+        const tenantDefaults = await defaults.resolve(tenantId, tx);
+        const merged = mergeConfig(current.config ?? {}, config, tenantDefaults);
+        const row = await updateAgent(tx, tenantId, agentId, { ...changes, config: JSON.stringify(merged) });
+        if (!row) throw notFound('Agent');
+        return toAgent(row, tenantDefaults);
       });
-      if (!row) throw notFound('Agent');
-      return toAgent(row);
     },
 
-    /** Freezes the draft as the next version and makes it the one calls use. */
+    /**
+     * Freezes the draft (prompt, welcome message, number, configuration with its defaults filled)
+     * as the next version and makes it the one calls use. Refused, with nothing saved: a
+     * configuration the voice engine cannot run (422 naming every field), a draft identical to
+     * the published version (409).
+     */
     async publish(tenantId: string, agentId: string): Promise<Agent> {
-      const row = await db.transaction().execute(async (tx) => {
+      const { row, tenantDefaults } = await db.transaction().execute(async (tx) => {
         const agent = await findAgent(tx, tenantId, agentId, { forUpdate: true });
         if (!agent) throw notFound('Agent');
+        const tenantDefaults = await defaults.resolve(tenantId, tx);
+        const config = completeConfig(agent.config ?? {}, tenantDefaults);
+        const issues = engineIssues(config, catalog);
+        if (issues.length > 0) throw validationFailed(issues);
+        if (agent.published_version !== null) {
+          const current = await findAgentVersion(tx, tenantId, agentId, agent.published_version);
+          if (current && sameVersion(current, agent, config, defaults.operator)) {
+            throw new ApiError(
+              'conflict',
+              `The draft is identical to published version ${agent.published_version}; change the prompt, welcome message, phone number or configuration before publishing.`,
+            );
+          }
+        }
         const version = (agent.published_version ?? 0) + 1;
         const now = clock.now();
         await insertAgentVersion(tx, {
@@ -218,7 +298,7 @@ export function createAgentService(deps: {
           prompt: agent.draft_prompt,
           welcome_message: agent.draft_welcome_message,
           phone_number: agent.draft_phone_number,
-          config: JSON.stringify(completeConfig(agent.config, operatorDefaults(deps.catalog))),
+          config: JSON.stringify(config),
           published_at: now,
         });
         if (deps.syncPublishedVersions) {
@@ -230,11 +310,12 @@ export function createAgentService(deps: {
             maxAttempts: ENGINE_SYNC_MAX_ATTEMPTS,
           });
         }
-        return updateAgent(tx, tenantId, agentId, { published_version: version, updated_at: now });
+        const row = await updateAgent(tx, tenantId, agentId, { published_version: version, updated_at: now });
+        return { row, tenantDefaults };
       });
       if (!row) throw notFound('Agent');
       if (deps.syncPublishedVersions) deps.onQueued?.();
-      return toAgent(row);
+      return toAgent(row, tenantDefaults);
     },
 
     /** The agent's published versions, newest first. */
@@ -249,6 +330,7 @@ export function createAgentService(deps: {
           prompt: row.prompt,
           welcome_message: row.welcome_message,
           phone_number: row.phone_number,
+          config: completeConfig(row.config, defaults.operator),
           published_at: row.published_at.toISOString(),
         }),
       );
@@ -261,7 +343,7 @@ export function createAgentService(deps: {
         updated_at: clock.now(),
       });
       if (!row) throw notFound('Agent');
-      return toAgent(row);
+      return answer(row);
     },
 
     /**

@@ -32,6 +32,7 @@ export function createTelephony(
         clock: deps.clock,
         callSeconds: config.simulatedCallSeconds,
         realtime: config.simulatedRealtime,
+        publicBaseUrl: config.publicBaseUrl,
       });
     case 'vapi':
       return createVapiTelephony({
