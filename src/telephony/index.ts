@@ -39,6 +39,7 @@ export function createTelephony(
         config: configured(config.vapi, 'vapi'),
         publicBaseUrl: config.publicBaseUrl,
         clock: deps.clock,
+        findAgentVersion: deps.findAgentVersion,
       });
     case 'retell':
       return createRetellTelephony({

@@ -2,11 +2,18 @@
  * A local server speaking Retell's API for exactly the calls the Retell adapter makes
  * (src/telephony/retell/client.ts), so the adapter's real HTTP code runs in the suite:
  *
- * - POST /create-retell-llm, POST /create-agent, POST /v2/create-phone-call, GET /v2/get-call/{id},
+ * - POST /create-retell-llm, PATCH /update-retell-llm/{llm_id}, POST /create-agent,
+ *   PATCH /update-agent/{agent_id}, POST /publish-agent/{agent_id}, POST /v2/create-phone-call,
+ *   GET /v2/get-call/{id},
  *   POST /v2/list-calls (its documented filter_criteria: call_id, agent_id, call_status,
  *   from_number, to_number, and `metadata` keyed in dot notation, values matched as strings;
  *   sort_order by start_timestamp, calls not started yet in creation order; limit, default 50,
  *   at most 1000; pagination_key, the exclusive call id to continue after);
+ * - versions as Retell documents them: an agent's latest version is its draft; publish-agent
+ *   publishes it (and the LLM version it answers with) and starts a new draft with the next
+ *   number; update-agent changes the draft; update-retell-llm changes the LLM's latest version,
+ *   or starts the next one when that version is published. A published version never changes,
+ *   and create-phone-call finds the agent version it names (`override_agent_version`);
  * - `Authorization: Bearer <apiKey>` required (401 `{ status: 'error', message }` otherwise);
  * - every request body validated against Retell's published OpenAPI schema of its operation
  *   (./engines/retell-openapi.json, with its origin), plus one check Retell's schemas leave out:
@@ -103,9 +110,13 @@ export interface FakeRetell {
   url: string;
   apiKey: string;
   requests: RecordedRetellRequest[];
-  /** What was created, in order, as Retell answered it. */
+  /** What was created, in order: each LLM and agent as its latest version stands. */
   llms: Record<string, unknown>[];
   agents: Record<string, unknown>[];
+  /** Every version of each agent (by agent_id), oldest first, as Retell keeps them. */
+  agentVersions(agentId: string): Record<string, unknown>[];
+  /** Every version of each Retell LLM (by llm_id), oldest first. */
+  llmVersions(llmId: string): Record<string, unknown>[];
   calls: Record<string, unknown>[];
   /** Requests to method + path (a prefix or a pattern). */
   requestsTo(method: string, path: string | RegExp): RecordedRetellRequest[];
@@ -128,7 +139,10 @@ const NOT_CONNECTED = new Set(
 
 const OPERATIONS: { method: string; template: string; pattern: RegExp }[] = [
   { method: 'POST', template: '/create-retell-llm', pattern: /^\/create-retell-llm$/ },
+  { method: 'PATCH', template: '/update-retell-llm/{llm_id}', pattern: /^\/update-retell-llm\/[^/]+$/ },
   { method: 'POST', template: '/create-agent', pattern: /^\/create-agent$/ },
+  { method: 'PATCH', template: '/update-agent/{agent_id}', pattern: /^\/update-agent\/[^/]+$/ },
+  { method: 'POST', template: '/publish-agent/{agent_id}', pattern: /^\/publish-agent\/[^/]+$/ },
   { method: 'POST', template: '/v2/create-phone-call', pattern: /^\/v2\/create-phone-call$/ },
   { method: 'POST', template: '/v2/list-calls', pattern: /^\/v2\/list-calls$/ },
 ];
@@ -208,6 +222,22 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
   const llms: Record<string, unknown>[] = [];
   const agents: Record<string, unknown>[] = [];
   const calls: Record<string, unknown>[] = [];
+  const versionsOf = new Map<string, Record<string, unknown>[]>();
+  const latest = (id: string) => versionsOf.get(id)?.at(-1);
+  /** Keeps `list` (llms or agents) showing each object's latest version. */
+  const showLatest = (list: Record<string, unknown>[], key: string, version: Record<string, unknown>) => {
+    const index = list.findIndex((candidate) => candidate[key] === version[key]);
+    if (index === -1) list.push(version);
+    else list[index] = version;
+  };
+  /** A new version of an LLM or agent: the next number, not published, copied from the one before. */
+  const nextVersion = (before: Record<string, unknown>, changes: Record<string, unknown>, now: number) => ({
+    ...structuredClone(before),
+    ...changes,
+    version: (before.version as number) + 1,
+    is_published: false,
+    last_modification_timestamp: now,
+  });
 
   const answer = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -231,7 +261,21 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
         last_modification_timestamp: now,
       };
       llms.push(llm);
+      versionsOf.set(llm.llm_id, [llm]);
       return { status: 201, body: llm };
+    }
+    const updateLlm = /^\/update-retell-llm\/([^/]+)$/.exec(urlPath);
+    if (method === 'PATCH' && updateLlm) {
+      const id = decodeURIComponent(updateLlm[1]);
+      const current = latest(id);
+      if (!current) return { status: 404, body: errorBody('The requested resource was not found.') };
+      let version = current;
+      if (current.is_published) {
+        version = nextVersion(current, input, now);
+        versionsOf.get(id)?.push(version);
+      } else Object.assign(current, input, { last_modification_timestamp: now });
+      showLatest(llms, 'llm_id', version);
+      return { status: 200, body: version };
     }
     if (method === 'POST' && urlPath === '/create-agent') {
       const agent = {
@@ -242,13 +286,38 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
         last_modification_timestamp: now,
       };
       agents.push(agent);
+      versionsOf.set(agent.agent_id, [agent]);
       return { status: 201, body: agent };
     }
+    const updateAgent = /^\/update-agent\/([^/]+)$/.exec(urlPath);
+    if (method === 'PATCH' && updateAgent) {
+      const draft = latest(decodeURIComponent(updateAgent[1]));
+      if (!draft) return { status: 404, body: errorBody('The requested resource was not found.') };
+      if (draft.is_published)
+        return { status: 400, body: errorBody('A published version cannot be updated.') };
+      Object.assign(draft, input, { last_modification_timestamp: now });
+      return { status: 200, body: draft };
+    }
+    const publishAgent = /^\/publish-agent\/([^/]+)$/.exec(urlPath);
+    if (method === 'POST' && publishAgent) {
+      const id = decodeURIComponent(publishAgent[1]);
+      const draft = latest(id);
+      if (!draft) return { status: 404, body: errorBody('The requested resource was not found.') };
+      draft.is_published = true;
+      const engine = draft.response_engine as { llm_id?: string; version?: number } | undefined;
+      const llm = versionsOf
+        .get(engine?.llm_id ?? '')
+        ?.find((candidate) => engine?.version === undefined || candidate.version === engine.version);
+      if (llm) llm.is_published = true;
+      const next = nextVersion(draft, {}, now);
+      versionsOf.get(id)?.push(next);
+      showLatest(agents, 'agent_id', next);
+      return { status: 200, body: undefined };
+    }
     if (method === 'POST' && urlPath === '/v2/create-phone-call') {
-      const agent = agents.find(
+      const agent = (versionsOf.get(input.override_agent_id) ?? []).findLast(
         (candidate) =>
-          candidate.agent_id === input.override_agent_id &&
-          (input.override_agent_version === undefined || candidate.version === input.override_agent_version),
+          input.override_agent_version === undefined || candidate.version === input.override_agent_version,
       );
       if (!agent) return { status: 422, body: errorBody('Cannot find requested asset under given api key.') };
       const call = {
@@ -428,7 +497,9 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
   ): Promise<WebhookDelivery[]> {
     const call = calls.find((candidate) => candidate.call_id === callId);
     if (!call) throw new Error(`fake Retell: no call ${callId}`);
-    const agent = agents.find((candidate) => candidate.agent_id === call.agent_id);
+    const agent = versionsOf
+      .get(call.agent_id as string)
+      ?.find((candidate) => candidate.version === call.agent_version);
     const webhookUrl = agent?.webhook_url;
     if (typeof webhookUrl !== 'string')
       throw new Error(`fake Retell: the agent of ${callId} has no webhook_url`);
@@ -482,6 +553,8 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
     llms,
     agents,
     calls,
+    agentVersions: (agentId) => versionsOf.get(agentId) ?? [],
+    llmVersions: (llmId) => versionsOf.get(llmId) ?? [],
     requestsTo: (method, pathPattern) =>
       requests.filter(
         (request) =>

@@ -115,19 +115,25 @@ function expectAllSchemaValid() {
 }
 
 describe('syncing a published version', () => {
-  it('creates a Retell LLM with the placeholders as dynamic variables, then an agent using it', async () => {
+  it('creates a Retell LLM with the placeholders as dynamic variables, then an agent using it, and publishes it', async () => {
     const version = publish();
     await adapter().syncAgentVersion?.(version);
 
     expectAllSchemaValid();
+    const [created] = retell.agents;
     expect(retell.requests.map((request) => `${request.method} ${request.path} ${request.status}`)).toEqual([
       'POST /create-retell-llm 201',
       'POST /create-agent 201',
+      `POST /publish-agent/${created.agent_id} 200`,
     ]);
     const [llm] = retell.llms;
     expect(llm.general_prompt).toBe('You call {{name}} about order {{order_id}}. Keep {{unknown}} as is.');
     expect(llm.begin_message).toBe('Hello {{name}}!');
-    const [agent] = retell.agents;
+    // Published: version 0 is frozen, and the agent's latest version is a new draft.
+    const [agent, draft] = retell.agentVersions(created.agent_id as string);
+    expect(agent).toMatchObject({ version: 0, is_published: true });
+    expect(draft).toMatchObject({ version: 1, is_published: false });
+    expect(retell.llmVersions(llm.llm_id as string)).toMatchObject([{ version: 0, is_published: true }]);
     expect(agent.response_engine).toEqual({ type: 'retell-llm', llm_id: llm.llm_id, version: 0 });
     expect(agent.voice_id).toBe('11labs-Adrian');
     expect(agent.webhook_url).toBe(`${PUBLIC_BASE_URL}${RETELL_WEBHOOK_PATH}`);
@@ -163,16 +169,61 @@ describe('syncing a published version', () => {
     expect(retell.requestsTo('POST', '/v2/create-phone-call')).toHaveLength(1);
   });
 
-  it('syncs each version of an agent separately', async () => {
+  it('syncs each version of an agent as a published version of the same Retell LLM and agent', async () => {
     const v1 = publish({ version: 1 });
     const v2 = publish({ agentId: v1.agentId, version: 2, prompt: 'Second {name}' });
     const telephony = adapter();
     await telephony.syncAgentVersion?.(v1);
     await telephony.syncAgentVersion?.(v2);
-    expect(retell.llms.map((llm) => llm.general_prompt)).toEqual([
+    expectAllSchemaValid();
+    expect(retell.llms).toHaveLength(1);
+    expect(retell.agents).toHaveLength(1);
+    const [llm] = retell.llms;
+    const [agent] = retell.agents;
+    expect(retell.llmVersions(llm.llm_id as string).map((version) => version.general_prompt)).toEqual([
       'You call {{name}} about order {{order_id}}. Keep {{unknown}} as is.',
       'Second {{name}}',
     ]);
+    const rows = await database.db
+      .selectFrom('retell_agent_versions')
+      .select(['version', 'llm_id', 'llm_version', 'retell_agent_id', 'retell_agent_version'])
+      .where('agent_id', '=', v1.agentId)
+      .orderBy('version')
+      .execute();
+    expect(rows).toEqual([
+      {
+        version: 1,
+        llm_id: llm.llm_id,
+        llm_version: 0,
+        retell_agent_id: agent.agent_id,
+        retell_agent_version: 0,
+      },
+      {
+        version: 2,
+        llm_id: llm.llm_id,
+        llm_version: 1,
+        retell_agent_id: agent.agent_id,
+        retell_agent_version: 1,
+      },
+    ]);
+    // Each recorded Retell version is published, answers with its own LLM version, and never changed.
+    const versions = retell.agentVersions(agent.agent_id as string);
+    expect(versions.map((version) => [version.version, version.is_published])).toEqual([
+      [0, true],
+      [1, true],
+      [2, false],
+    ]);
+    expect(versions[0].response_engine).toEqual({ type: 'retell-llm', llm_id: llm.llm_id, version: 0 });
+    expect(versions[1].response_engine).toEqual({ type: 'retell-llm', llm_id: llm.llm_id, version: 1 });
+
+    // A call of each version names its own published Retell version.
+    await telephony.dial(dialRequest(v1, { callId: 'call_v1' }));
+    await telephony.dial(dialRequest(v2, { callId: 'call_v2' }));
+    expect(
+      retell
+        .requestsTo('POST', '/v2/create-phone-call')
+        .map((request) => (request.body as any).override_agent_version),
+    ).toEqual([0, 1]);
   });
 
   it('records nothing when Retell refuses, and syncs on the next try', async () => {

@@ -298,7 +298,8 @@ describe('lookup', () => {
       endedAt: '2026-11-21T10:01:15.400Z',
       artifact: { transcript: 'AI: Hello Ada.', recordingUrl: 'https://storage.vapi.ai/rec.wav' },
     });
-    expect(await adapter.lookup!(engineCallId, callId)).toEqual({
+    // The outcome's details (who answered, the analysis) are messages.ts's own tests'.
+    expect(await adapter.lookup!(engineCallId, callId)).toMatchObject({
       kind: 'ended',
       callId,
       engineCallId,

@@ -1,16 +1,20 @@
 /**
- * The Retell voice engine (TELEPHONY=retell). Retell keeps agents of its own: each
- * published version of one of our agents is synced once to a Retell LLM (the prompt and welcome
- * message, our `{key}` placeholders as Retell's `{{key}}` dynamic variables) and a Retell agent
- * that uses it and sends its webhooks to us; `retell_agent_versions` remembers the pair. A call is
- * then POST /v2/create-phone-call naming that agent version, with the call's template values as
- * dynamic variables and our call id and attempt in the metadata; Retell's webhooks (routes.ts)
- * report the rest. `findDial` finds the call of an attempt whose answer was lost with
- * POST /v2/list-calls, filtered by that metadata.
+ * The Retell voice engine (TELEPHONY=retell). Retell keeps agents of its own: each of our agents
+ * is one Retell LLM (the prompt, welcome message, model and tools; our `{key}` placeholders as
+ * Retell's `{{key}}` dynamic variables) and one Retell agent using it (voice, language, limits,
+ * voicemail, analysis; its webhooks to us), and each published version of ours is one published
+ * version of that Retell agent: the first is created, later ones update the same LLM and agent
+ * in place, and publish-agent freezes each, so nothing done in Retell's dashboard changes a
+ * version we froze. `retell_agent_versions` records the pair and the Retell agent version of each
+ * of our versions. A call is then POST /v2/create-phone-call naming that agent version, with the
+ * call's template values as dynamic variables and our call id and attempt in the metadata;
+ * Retell's webhooks (routes.ts) report the rest. `findDial` finds the call of an attempt whose
+ * answer was lost with POST /v2/list-calls, filtered by that metadata.
  */
 import type { Clock } from '../../core/clock.js';
 import type { RetellConfig } from '../../core/config/config.js';
 import type { Db } from '../../core/db/database.js';
+import { callValues } from '../call-values.js';
 import type {
   CallProgress,
   DialRequest,
@@ -20,7 +24,9 @@ import type {
   TelephonyAdapter,
 } from '../port.js';
 import { TelephonyError } from '../port.js';
+import { retellAgentFields, retellLlmBody } from './agent-body.js';
 import {
+  type CreateRetellAgentBody,
   createRetellClient,
   type ListCallsBody,
   RETELL_REQUEST_TIMEOUT_MS,
@@ -77,29 +83,10 @@ export interface RetellTelephonyOptions {
   ): Promise<PublishedAgentVersion | undefined>;
 }
 
-/** The `{key}` placeholders of src/calls/template.ts, rewritten as Retell's `{{key}}`. */
-export function toRetellTemplate(text: string): string {
-  return text.replace(/\{(\w+)\}/g, '{{$1}}');
-}
+export { toRetellTemplate } from './agent-body.js';
 
-/**
- * The values our template renderer would use for this call (the context, then the built-in phone,
- * name and email, as src/calls/input.ts and service.ts fill them), as Retell wants them: strings
- * only (objects as JSON, like renderTemplate), absent values left out so the placeholder stays as
- * written, and only keys a placeholder can name (`\w+`).
- */
-export function dynamicVariables(request: DialRequest): Record<string, string> {
-  const values: Record<string, unknown> = { ...request.context, phone: request.to };
-  if (request.name !== '') values.name = request.name;
-  if (request.email !== null) values.email = request.email;
-  const variables: Record<string, string> = {};
-  for (const [key, value] of Object.entries(values)) {
-    if (!/^\w+$/.test(key) || value === null || value === undefined) continue;
-    variables[key] =
-      typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  }
-  return variables;
-}
+/** The call's template values as Retell's dynamic variables (strings only). */
+export const dynamicVariables = callValues;
 
 type SyncedVersion = Pick<RetellAgentVersionsTable, 'retell_agent_id' | 'retell_agent_version'>;
 
@@ -109,6 +96,8 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
   const webhookUrl = `${options.publicBaseUrl.replace(/\/+$/, '')}${RETELL_WEBHOOK_PATH}`;
   /** This process's syncs under way, so concurrent dials of a new version create one Retell agent. */
   const syncing = new Map<string, Promise<SyncedVersion>>();
+  /** Per agent, the last sync started here: the versions of one agent are synced one at a time. */
+  const agentQueue = new Map<string, Promise<unknown>>();
 
   const readSynced = (tenantId: string, agentId: string, version: number) =>
     db
@@ -119,29 +108,49 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
       .where('version', '=', version)
       .executeTakeFirst();
 
+  /** The Retell LLM and agent of the agent's latest synced version, when one was synced. */
+  const readPair = (tenantId: string, agentId: string) =>
+    db
+      .selectFrom('retell_agent_versions')
+      .select(['llm_id', 'retell_agent_id'])
+      .where('tenant_id', '=', tenantId)
+      .where('agent_id', '=', agentId)
+      .orderBy('version', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+
   /**
-   * Creates the Retell LLM and agent, then records them. No lock spans the HTTP calls (no
-   * transaction or connection is held while Retell answers): two processes syncing the same new
-   * version at once each create a pair, the first insert wins, and the other pair stays at Retell
-   * unused. Rare (a publish job racing a first dial), and harmless but for a spare agent.
+   * Makes the version a published version of the agent's Retell agent, then records it. The
+   * agent's first version creates the Retell LLM and agent; a later one updates them in place
+   * (the LLM's latest version, the agent's draft). Publishing freezes the draft and starts the
+   * next one, so the version recorded is the draft's number as update-agent (or create-agent)
+   * answered it. No lock spans the HTTP calls: a process dying between the publish and the record
+   * leaves a published version unused, and the next run publishes the next one. Two processes
+   * syncing an agent's first version at once each create a pair; the first insert wins, and the
+   * other pair stays at Retell unused (rare: a publish job racing a first dial).
    */
-  async function createAndRecord(published: PublishedAgentVersion): Promise<SyncedVersion> {
+  async function publishAndRecord(published: PublishedAgentVersion): Promise<SyncedVersion> {
     const { tenantId, agentId, version } = published;
-    const llm = await client.createRetellLlm({
-      general_prompt: toRetellTemplate(published.prompt),
-      begin_message: toRetellTemplate(published.welcomeMessage),
+    const llmBody = retellLlmBody(published, options.publicBaseUrl);
+    const fields = retellAgentFields(published, webhookUrl);
+    const engine = (llm: {
+      llm_id: string;
+      version?: number | null;
+    }): CreateRetellAgentBody['response_engine'] => ({
+      type: 'retell-llm',
+      llm_id: llm.llm_id,
+      ...(typeof llm.version === 'number' ? { version: llm.version } : {}),
     });
-    const llmVersion = typeof llm.version === 'number' ? llm.version : undefined;
-    const agent = await client.createAgent({
-      response_engine: {
-        type: 'retell-llm',
-        llm_id: llm.llm_id,
-        ...(llmVersion === undefined ? {} : { version: llmVersion }),
-      },
-      voice_id: config.voiceId,
-      agent_name: `voiceplane ${agentId} v${version}`,
-      webhook_url: webhookUrl,
-    });
+    const pair = await readPair(tenantId, agentId);
+    const llm = pair
+      ? await client.updateRetellLlm(pair.llm_id, llmBody)
+      : await client.createRetellLlm(llmBody);
+    const body = { response_engine: engine(llm), ...fields };
+    const agent = pair
+      ? await client.updateAgent(pair.retell_agent_id, body)
+      : await client.createAgent(body);
+    await client.publishAgent(agent.agent_id);
+    const llmVersion = typeof llm.version === 'number' ? llm.version : null;
     await db
       .insertInto('retell_agent_versions')
       .values({
@@ -149,7 +158,7 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
         version,
         tenant_id: tenantId,
         llm_id: llm.llm_id,
-        llm_version: llmVersion ?? null,
+        llm_version: llmVersion,
         retell_agent_id: agent.agent_id,
         retell_agent_version: agent.version,
         synced_at: clock.now(),
@@ -164,6 +173,25 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
     return stored;
   }
 
+  /** One sync at a time per agent in this process: an update and its publish are not interleaved. */
+  function queuedForAgent(published: PublishedAgentVersion): Promise<SyncedVersion> {
+    const before = agentQueue.get(published.agentId) ?? Promise.resolve();
+    const run = before
+      .catch(() => undefined)
+      .then(
+        async () =>
+          (await readSynced(published.tenantId, published.agentId, published.version)) ??
+          publishAndRecord(published),
+      );
+    agentQueue.set(published.agentId, run);
+    void run
+      .catch(() => undefined)
+      .finally(() => {
+        if (agentQueue.get(published.agentId) === run) agentQueue.delete(published.agentId);
+      });
+    return run;
+  }
+
   async function ensureSynced(published: PublishedAgentVersion): Promise<SyncedVersion> {
     const { tenantId, agentId, version } = published;
     const known = await readSynced(tenantId, agentId, version);
@@ -171,7 +199,7 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
     const key = `${agentId}\u0000${version}`;
     const running = syncing.get(key);
     if (running) return running;
-    const sync = createAndRecord(published).finally(() => syncing.delete(key));
+    const sync = queuedForAgent(published).finally(() => syncing.delete(key));
     syncing.set(key, sync);
     return sync;
   }

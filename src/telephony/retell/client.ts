@@ -7,27 +7,22 @@
  * 5xx), permanent otherwise with Retell's own message. The API key never appears in a message.
  */
 import { TelephonyError } from '../port.js';
+import type { RetellAgentFields, RetellLlmBody } from './agent-body.js';
 
 export const RETELL_REQUEST_TIMEOUT_MS = 10_000;
 const TIMEOUT_MS = RETELL_REQUEST_TIMEOUT_MS;
 
-/** POST /create-retell-llm: the parts of a Retell LLM the adapter sets. */
-export interface CreateRetellLlmBody {
-  general_prompt: string;
-  begin_message: string;
-}
+/** POST /create-retell-llm and PATCH /update-retell-llm: the parts of a Retell LLM the adapter sets. */
+export type CreateRetellLlmBody = RetellLlmBody;
 
 export interface RetellLlm {
   llm_id: string;
   version?: number | null;
 }
 
-/** POST /create-agent: an agent answering with a Retell LLM. */
-export interface CreateRetellAgentBody {
+/** POST /create-agent and PATCH /update-agent: an agent answering with a Retell LLM. */
+export interface CreateRetellAgentBody extends RetellAgentFields {
   response_engine: { type: 'retell-llm'; llm_id: string; version?: number };
-  voice_id: string;
-  agent_name: string;
-  webhook_url: string;
 }
 
 export interface RetellAgent {
@@ -64,7 +59,13 @@ export interface ListCallsBody {
 
 export interface RetellClient {
   createRetellLlm(body: CreateRetellLlmBody): Promise<RetellLlm>;
+  /** Changes the LLM's latest version (Retell starts a new one when that one is published). */
+  updateRetellLlm(llmId: string, body: CreateRetellLlmBody): Promise<RetellLlm>;
   createAgent(body: CreateRetellAgentBody): Promise<RetellAgent>;
+  /** Changes the agent's draft (its latest version); answers it, with its version number. */
+  updateAgent(agentId: string, body: CreateRetellAgentBody): Promise<RetellAgent>;
+  /** Publishes the agent's draft, which no one can change after, and starts the next draft. */
+  publishAgent(agentId: string): Promise<void>;
   createPhoneCall(body: CreatePhoneCallBody): Promise<RetellCall & { call_id: string }>;
   getCall(callId: string): Promise<RetellCall>;
   listCalls(body: ListCallsBody): Promise<RetellCall[]>;
@@ -76,6 +77,8 @@ interface RequestOptions {
    * other than 503) may mean the call exists, so the error says `maybePlaced`.
    */
   createsCall?: boolean;
+  /** The operation answers no body (publish-agent): a 2xx is the whole answer. */
+  answersNothing?: boolean;
 }
 
 /** Network failures that prove the request never reached Retell. */
@@ -107,10 +110,10 @@ export function createRetellClient(options: { apiKey: string; apiBase: string })
   const base = options.apiBase.replace(/\/+$/, '');
 
   async function request<T>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PATCH',
     path: string,
     body: unknown,
-    { createsCall = false }: RequestOptions = {},
+    { createsCall = false, answersNothing = false }: RequestOptions = {},
   ): Promise<T> {
     const what = `Retell ${method} ${path}`;
     let response: Response;
@@ -141,6 +144,10 @@ export function createRetellClient(options: { apiKey: string; apiBase: string })
       const maybePlaced = createsCall && response.status >= 500 && response.status !== 503;
       throw new TelephonyError(`${what} answered ${response.status}: ${message}`, transient, maybePlaced);
     }
+    if (answersNothing) {
+      await response.arrayBuffer().catch(() => undefined);
+      return undefined as T;
+    }
     try {
       return (await response.json()) as T;
     } catch {
@@ -155,18 +162,34 @@ export function createRetellClient(options: { apiKey: string; apiBase: string })
     return answer;
   }
 
+  function agentAnswer(answer: unknown, what: string): RetellAgent {
+    const agent = requireString((answer ?? {}) as RetellAgent & Record<string, unknown>, 'agent_id', what);
+    if (!Number.isInteger(agent.version))
+      throw new TelephonyError(`${what}: the answer has no version`, true);
+    return agent;
+  }
+
   return {
     async createRetellLlm(body) {
       const answer = await request<RetellLlm & Record<string, unknown>>('POST', '/create-retell-llm', body);
       return requireString(answer, 'llm_id', 'Retell POST /create-retell-llm');
     },
+    async updateRetellLlm(llmId, body) {
+      const path = `/update-retell-llm/${encodeURIComponent(llmId)}`;
+      const answer = await request<RetellLlm & Record<string, unknown>>('PATCH', path, body);
+      return requireString(answer, 'llm_id', 'Retell PATCH /update-retell-llm');
+    },
     async createAgent(body) {
-      const answer = await request<RetellAgent & Record<string, unknown>>('POST', '/create-agent', body);
-      requireString(answer, 'agent_id', 'Retell POST /create-agent');
-      if (!Number.isInteger(answer.version)) {
-        throw new TelephonyError('Retell POST /create-agent: the answer has no version', true);
-      }
-      return answer;
+      return agentAnswer(await request('POST', '/create-agent', body), 'Retell POST /create-agent');
+    },
+    async updateAgent(agentId, body) {
+      const answer = await request('PATCH', `/update-agent/${encodeURIComponent(agentId)}`, body);
+      return agentAnswer(answer, 'Retell PATCH /update-agent');
+    },
+    async publishAgent(agentId) {
+      await request('POST', `/publish-agent/${encodeURIComponent(agentId)}`, undefined, {
+        answersNothing: true,
+      });
     },
     async createPhoneCall(body) {
       const answer = await request<RetellCall>('POST', '/v2/create-phone-call', body, { createsCall: true });

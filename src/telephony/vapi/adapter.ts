@@ -1,21 +1,26 @@
 /**
  * The Vapi voice engine (TELEPHONY=vapi). Each dial is one `POST /call` from the agent's number (a
  * Vapi phone number the operator imported) to the callee, with a transient assistant speaking the
- * rendered prompt and welcome message, our call id and attempt in its metadata. Vapi then reports
+ * rendered prompt and welcome message as the call's agent version configures it (./assistant.ts:
+ * voice, transcriber, model and tools, limits, voicemail, analysis), our call id and attempt in
+ * its metadata. Vapi then reports
  * the call through its server messages to `/engines/vapi/server-messages` (./routes.ts); `lookup`
  * asks it directly, and `findDial` finds the call of an attempt whose answer was lost in Vapi's
  * list of the number's calls (`GET /call`, filtered by phone number and creation time).
  */
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { VapiConfig } from '../../core/config/config.js';
+import { renderForCall } from '../call-values.js';
 import {
   type CallProgress,
   type DialRequest,
   type DialResult,
   type EngineReport,
+  type PublishedAgentVersion,
   type TelephonyAdapter,
   TelephonyError,
 } from '../port.js';
+import { type VapiAssistantConfig, vapiAssistantConfig, vapiConfigProblems } from './assistant.js';
 import {
   createVapiClient,
   VAPI_REQUEST_TIMEOUT_MS,
@@ -36,11 +41,11 @@ export const VAPI_SERVER_MESSAGES_PATH = '/engines/vapi/server-messages';
 /** The ended reason of a dial refused before Vapi was asked (ours, not Vapi's). */
 export const PHONE_NUMBER_NOT_IMPORTED = 'phone-number-not-imported';
 
-/**
- * OpenAI's gpt-4o: the model Vapi's own examples and dashboard default to, fast enough for
- * turn-taking on the phone and billed by Vapi without a provider key of the operator's.
- */
-export const DEFAULT_VAPI_MODEL = 'gpt-4o';
+/** The model of the bare assistant (no findAgentVersion): OpenAI's gpt-4o, Vapi's own default. */
+export const LEGACY_VAPI_MODEL = 'gpt-4o';
+
+/** The ended reason of a dial whose agent version Vapi cannot run, or that was not found (ours). */
+export const AGENT_VERSION_UNUSABLE = 'agent-version-unusable';
 
 /** Only the messages the adapter reads: Vapi's default list would post every utterance too. */
 const SERVER_MESSAGES = ['status-update', 'end-of-call-report'];
@@ -60,6 +65,8 @@ export const VAPI_DIAL_SETTLE_MS = 3 * VAPI_REQUEST_TIMEOUT_MS;
 const CLOCK_SKEW_MS = 5 * 60_000;
 /** GET /call's `limit` tops out at 1000. */
 const CALL_LIST_PAGE = 1000;
+/** Published versions never change: this many are kept in memory once read. */
+const VERSION_CACHE_SIZE = 1000;
 
 export interface VapiTelephonyOptions {
   config: VapiConfig;
@@ -68,8 +75,16 @@ export interface VapiTelephonyOptions {
   clock?: Clock;
   /** How long the list of Vapi's phone numbers is trusted (default 5 minutes). */
   phoneNumberTtlMs?: number;
-  /** The OpenAI model of the transient assistant (default DEFAULT_VAPI_MODEL). */
-  model?: string;
+  /**
+   * The published version a call was placed with: its configuration makes the assistant. Without
+   * it (tests of the callbacks alone) the assistant is the bare one: the prompt and welcome message
+   * on LEGACY_VAPI_MODEL, Vapi's defaults for the rest.
+   */
+  findAgentVersion?(
+    tenantId: string,
+    agentId: string,
+    version: number,
+  ): Promise<PublishedAgentVersion | undefined>;
 }
 
 const truncate = (text: string, length: number) => Array.from(text).slice(0, length).join('');
@@ -127,10 +142,39 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
     options.phoneNumberTtlMs ?? PHONE_NUMBER_TTL_MS,
   );
   const serverUrl = `${options.publicBaseUrl.replace(/\/+$/, '')}${VAPI_SERVER_MESSAGES_PATH}`;
-  const model = options.model ?? DEFAULT_VAPI_MODEL;
+  /** Published versions read, newest last (a Map keeps insertion order). */
+  const versions = new Map<string, PublishedAgentVersion>();
+  async function versionOf(request: DialRequest): Promise<PublishedAgentVersion | undefined> {
+    const key = `${request.tenantId}\u0000${request.agentId}\u0000${request.agentVersion}`;
+    const cached = versions.get(key);
+    if (cached) return cached;
+    const found = await options.findAgentVersion?.(request.tenantId, request.agentId, request.agentVersion);
+    if (found) {
+      versions.set(key, found);
+      if (versions.size > VERSION_CACHE_SIZE) versions.delete(versions.keys().next().value as string);
+    }
+    return found;
+  }
 
-  const createCallBody = (request: DialRequest, phoneNumberId: string): VapiCreateCallBody => {
+  function assistantConfig(request: DialRequest, version: PublishedAgentVersion): VapiAssistantConfig {
+    const { voicemail } = version.config;
+    const voicemailText =
+      voicemail?.action === 'leave_message' ? (voicemail.message ?? version.welcomeMessage) : '';
+    return vapiAssistantConfig(version.config, {
+      publicBaseUrl: options.publicBaseUrl,
+      credentialId: config.serverCredentialId,
+      ...(voicemailText ? { voicemailMessage: renderForCall(voicemailText, request) } : {}),
+    });
+  }
+
+  const createCallBody = (
+    request: DialRequest,
+    phoneNumberId: string,
+    version: PublishedAgentVersion | undefined,
+  ): VapiCreateCallBody => {
     const name = truncate(request.name.trim(), VAPI_NAME_LENGTH);
+    const system = [{ role: 'system' as const, content: request.prompt }];
+    const configured = version ? assistantConfig(request, version) : undefined;
     return {
       // Shown in Vapi's dashboard: the operator finds our call there by its id.
       name: request.callId,
@@ -139,7 +183,10 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
       assistant: {
         name: truncate(`${request.agentId} v${request.agentVersion}`, VAPI_NAME_LENGTH),
         ...(request.welcomeMessage ? { firstMessage: request.welcomeMessage } : {}),
-        model: { provider: 'openai', model, messages: [{ role: 'system', content: request.prompt }] },
+        ...configured,
+        model: configured
+          ? { ...configured.model, messages: system }
+          : { provider: 'openai', model: LEGACY_VAPI_MODEL, messages: system },
         serverMessages: SERVER_MESSAGES,
         // Echoed in every server message (`assistant`, `call.assistant`): how a report finds its call.
         metadata: {
@@ -194,8 +241,21 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
           endedReason: PHONE_NUMBER_NOT_IMPORTED,
         };
       }
+      const version = await versionOf(request);
+      const problems = version
+        ? vapiConfigProblems(version.config)
+        : options.findAgentVersion
+          ? ['it was not found.']
+          : [];
+      if (problems.length > 0) {
+        return {
+          outcome: 'failed',
+          reason: `Version ${request.agentVersion} of agent ${request.agentId} cannot be run by Vapi: ${problems.join(' ')}`,
+          endedReason: AGENT_VERSION_UNUSABLE,
+        };
+      }
       try {
-        const call = await client.createCall(createCallBody(request, phoneNumberId));
+        const call = await client.createCall(createCallBody(request, phoneNumberId, version));
         return { outcome: 'placed', engineCallId: call.id };
       } catch (error) {
         // Refused for good: perhaps the number was removed from Vapi since it was read.

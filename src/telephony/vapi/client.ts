@@ -8,6 +8,7 @@
  */
 import type { VapiConfig } from '../../core/config/config.js';
 import { TelephonyError } from '../port.js';
+import type { VapiAssistantConfig } from './assistant.js';
 
 export const VAPI_REQUEST_TIMEOUT_MS = 10_000;
 
@@ -23,12 +24,11 @@ export interface VapiCreateCallBody {
   name: string;
   phoneNumberId: string;
   customer: { number: string; name?: string };
-  assistant: {
+  /** The configured fields, absent on the bare assistant (VapiTelephonyOptions.findAgentVersion). */
+  assistant: Partial<Omit<VapiAssistantConfig, 'model'>> & {
     name: string;
     firstMessage?: string;
-    model: {
-      provider: 'openai';
-      model: string;
+    model: (VapiAssistantConfig['model'] | { provider: 'openai'; model: string }) & {
       messages: { role: 'system'; content: string }[];
     };
     serverMessages: string[];
