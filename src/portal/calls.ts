@@ -5,6 +5,14 @@
  */
 import { CALL_STATUSES, type CallDetail, FINAL_STATUSES, ListPartnerCallsQuery } from '../calls/schemas.js';
 import { ApiError, notFound } from '../core/errors.js';
+import {
+  analysisView,
+  answerDetails,
+  outcomeOf,
+  recordingPlayer,
+  toolCallsView,
+  transcriptView,
+} from '../web/call-outcome.js';
 import { dateTime, emptyState, field, pager, select, statusBadge } from '../web/components.js';
 import { validated } from '../web/forms.js';
 import { type Html, html } from '../web/html.js';
@@ -24,20 +32,10 @@ const STATUS_LABELS: Record<string, string> = {
   completed: 'Completed',
   no_answer: 'No answer',
   failed: 'Failed',
+  tool_call: 'Tool called',
 };
 
 const isFinal = (call: CallDetail) => FINAL_STATUSES.some((status) => status === call.status);
-
-/** A recording is a link only when its URL is http(s); anything else is shown as text. */
-function recordingLink(url: string): Html {
-  let protocol = '';
-  try {
-    protocol = new URL(url).protocol;
-  } catch {}
-  return protocol === 'https:' || protocol === 'http:'
-    ? html`<p><a class="button" href="${url}" rel="noreferrer noopener">Listen to the recording</a></p>`
-    : html`<p>Recording: <span class="mono">${url}</span></p>`;
-}
 
 /** The timeline's own words: status changes, their attempt and reason, nothing of the machinery behind. */
 function timeline(call: CallDetail): Html {
@@ -164,6 +162,8 @@ export function callPages(services: PortalServices): PortalPage[] {
         const agent = await agents.get(tenantId, call.agent_id).catch(() => undefined);
         const final = isFinal(call);
         const note = outcomeNote(call);
+        const result = outcomeOf(call);
+        const tools = toolCallsView(result.events);
         const outcome = html`<section class="panel" aria-labelledby="outcome-title">
   <h2 id="outcome-title">Outcome</h2>
   <p class="call-status-line"><span class="call-status-badge">${statusBadge(call.status)}</span>${note && html` <span class="muted">${note}</span>`}</p>
@@ -174,6 +174,7 @@ export function callPages(services: PortalServices): PortalPage[] {
     <dt>Duration</dt><dd>${duration(call.duration_seconds)}</dd>
     <dt>Billed</dt><dd>${call.billed_minutes === null ? html`<span class="subtle">—</span>` : minutes(call.billed_minutes)}</dd>
     ${call.failure_reason && html`<dt>Why it failed</dt><dd>${call.failure_reason}</dd>`}
+    ${answerDetails(result)}
   </dl>
 </section>`;
         const details = html`<section class="panel" aria-labelledby="call-title">
@@ -189,10 +190,10 @@ export function callPages(services: PortalServices): PortalPage[] {
 </section>`;
         const conversation = html`<section class="panel" aria-labelledby="conversation-title">
   <h2 id="conversation-title">Conversation</h2>
-  ${call.recording_url && recordingLink(call.recording_url)}
+  ${recordingPlayer(result.recording_url)}
   ${
-    call.transcript
-      ? html`<pre class="transcript">${call.transcript}</pre>`
+    result.transcript
+      ? transcriptView(result.transcript, { agent: agent?.name ?? 'Agent', callee: call.name || 'Callee' })
       : html`<p class="subtle">${final ? 'No transcript was recorded for this call.' : 'The transcript appears here when the call ends.'}</p>`
   }
   <h3 class="subheading">Welcome message</h3>
@@ -203,8 +204,13 @@ export function callPages(services: PortalServices): PortalPage[] {
           section: 'calls',
           parent: { path: '/calls', label: 'Calls' },
           body: html`<div class="grid grid-2 call-grid">${outcome}${details}</div>
-<section class="panel" aria-labelledby="timeline-title"><h2 id="timeline-title">Timeline</h2>${timeline(call)}</section>
-${conversation}`,
+${conversation}
+<section class="panel" aria-labelledby="analysis-title">
+  <h2 id="analysis-title">What we learnt</h2>
+  ${analysisView(result.analysis, final)}
+  ${tools.value && html`<h3 class="subheading">Tools the agent used</h3>${tools}`}
+</section>
+<section class="panel" aria-labelledby="timeline-title"><h2 id="timeline-title">Timeline</h2>${timeline(call)}</section>`,
         });
       },
     },

@@ -8,6 +8,7 @@ import type { Agent, AgentVersion } from '../../agents/schemas.js';
 import type { AgentSettings } from '../../agents/settings.js';
 import { ApiError, type FieldIssue } from '../../core/errors.js';
 import type { UserListItem } from '../../users/schemas.js';
+import type { ConfigValues } from '../../web/agent-config-fields.js';
 import { dateTime, emptyState, field, inputField, statusBadge } from '../../web/components.js';
 import { type FormFields, integerField, listField, textField } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
@@ -277,7 +278,7 @@ export function versionsTable(versions: AgentVersion[], published: number | null
       text: 'Calls use a published version only. Publish the draft to freeze it as version 1.',
     });
   }
-  return html`<div class="table-wrap"><table class="versions">
+  return html`<div class="table-wrap" role="region" aria-label="Published versions" tabindex="0"><table class="versions">
   <thead><tr>
     <th scope="col">Version</th><th scope="col">Prompt</th><th scope="col">Welcome message</th>
     <th scope="col">Caller ID</th><th scope="col">Published</th>
@@ -388,6 +389,8 @@ export interface DetailState {
   settings?: Record<string, unknown>;
   issues?: Issues;
   testCall?: { values: TestCallValues; issues: Issues; refusal?: string };
+  config?: { values: ConfigValues; issues: Record<string, string> };
+  samples?: Record<string, string>;
   status?: number;
   versionsPage?: number;
 }

@@ -7,15 +7,23 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Agent, CreateAgentBody, UpdateAgentBody } from '../../agents/schemas.js';
 import { checkSettings } from '../../agents/service.js';
 import type { AgentSettings } from '../../agents/settings.js';
-import { type CallDetail, CreateCallBody } from '../../calls/schemas.js';
 import { ApiError } from '../../core/errors.js';
+import { configFromForm, issuesByControl, pathIssues } from '../../web/agent-config-read.js';
 import { actionButton, emptyState, field, inputField, pager } from '../../web/components.js';
 import { formOf, textField, validated } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
-import { oncePerFormKey } from '../../web/once.js';
 import { redirectWithFlash } from '../cookies.js';
 import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
+import {
+  configEditor,
+  configOf,
+  configSummary,
+  draftDiffers,
+  previewPanel,
+  samplesOf,
+} from './agent-config.js';
+import { testCallRoute } from './agent-test-call.js';
 import {
   agentTable,
   type DetailState,
@@ -30,7 +38,6 @@ import {
   settingsFields,
   settingsFromForm,
   settingsSummary,
-  type TestCallValues,
   testCallForm,
   versionsTable,
   webhookPanel,
@@ -41,8 +48,8 @@ const PAGE_SIZE = 20;
 type IdParams = { Params: { id: string } };
 
 export const agentPages = consolePages(
-  ['agents', 'calls', 'users', 'idempotency'],
-  async (app, { agents, calls, users, idempotency }) => {
+  ['agents', 'calls', 'users', 'idempotency', 'config'],
+  async (app, { agents, calls, users, idempotency, config }) => {
     app.get<{ Querystring: { page?: string; user_id?: string } }>('/agents', async (request, reply) => {
       const userId = request.query.user_id?.trim() || undefined;
       const page = pageNumber(request.query.page);
@@ -180,10 +187,13 @@ export const agentPages = consolePages(
     ) => {
       const tenantId = memberTenantId(request);
       const versionsPage = state.versionsPage ?? 1;
-      const [versions, owner] = await Promise.all([
+      const [versions, owner, newest] = await Promise.all([
         agents.versions(tenantId, agent.id, { page: versionsPage, limit: PAGE_SIZE }),
         users.get(tenantId, agent.user_id).catch(() => undefined),
+        agents.versions(tenantId, agent.id, { page: 1, limit: 1 }),
       ]);
+      const changed = draftDiffers(agent, newest.data[0]);
+      const draftConfig = state.config?.values ?? configOf(agent.draft);
       const admin = can(request, 'admin');
       const csrf = admin ? csrfField(reply) : html``;
       const issues = state.issues ?? {};
@@ -254,6 +264,7 @@ export const agentPages = consolePages(
 </section>`;
       const publish =
         admin &&
+        changed &&
         actionButton({
           action: `/console/agents/${agent.id}/publish`,
           label:
@@ -266,6 +277,8 @@ export const agentPages = consolePages(
         });
       const body: Html = html`<div class="grid grid-2">${overview}${webhookPanel(agent, rotate, admin)}</div>
 ${editor}
+${admin ? configEditor({ agent, config: draftConfig, choices: config.agents, issues: issuesByControl(state.config?.issues ?? {}), csrf }) : html`<section class="panel" aria-labelledby="config-title"><h2 id="config-title">Voice, behaviour and analysis</h2>${configSummary(draftConfig)}</section>`}
+${previewPanel(agent, configOf(agent.draft), state.samples ?? {})}
 ${versionsPanel}
 ${admin && testCallForm({ agent, csrf, values: state.testCall?.values ?? {}, issues: state.testCall?.issues ?? {}, refusal: state.testCall?.refusal })}
 ${danger}`;
@@ -273,15 +286,18 @@ ${danger}`;
         title: agent.name,
         section: 'agents',
         parent: { href: '/console/agents', label: 'Agents' },
-        actions: publish || undefined,
+        actions:
+          publish ||
+          (admin ? html`<span class="subtle">Published: the draft has no changes</span>` : undefined),
         status: state.status,
         body,
       });
     };
 
-    app.get<IdParams & { Querystring: { page?: string } }>('/agents/:id', async (request, reply) => {
+    app.get<IdParams & { Querystring: Record<string, string> }>('/agents/:id', async (request, reply) => {
       const agent = await agents.get(memberTenantId(request), request.params.id);
-      return detailPage(request, reply, agent, { versionsPage: pageNumber(request.query.page) });
+      const samples = samplesOf(request.query);
+      return detailPage(request, reply, agent, { versionsPage: pageNumber(request.query.page), samples });
     });
 
     app.post<IdParams>('/agents/:id', async (request, reply) => {
@@ -314,6 +330,26 @@ ${danger}`;
       );
     });
 
+    app.post<IdParams>('/agents/:id/config', async (request, reply) => {
+      const tenantId = memberTenantId(request);
+      const agent = await agents.get(tenantId, request.params.id);
+      const read = configFromForm(formOf(request));
+      const refuse = (issues: Record<string, string>) =>
+        detailPage(request, reply, agent, { config: { values: read.config, issues }, status: 422 });
+      if (Object.keys(read.issues).length > 0) return refuse(read.issues);
+      try {
+        await agents.update(tenantId, agent.id, validated(UpdateAgentBody, { config: read.config }));
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 422) throw error;
+        return refuse(pathIssues(error));
+      }
+      return redirectWithFlash(
+        reply,
+        `/console/agents/${agent.id}#config`,
+        'Configuration saved to the draft. Publish it to use it for calls.',
+      );
+    });
+
     app.post<IdParams>('/agents/:id/publish', async (request, reply) => {
       const agent = await agents.publish(memberTenantId(request), request.params.id);
       return redirectWithFlash(
@@ -338,56 +374,6 @@ ${danger}`;
       return redirectWithFlash(reply, '/console/agents', `Agent “${agent.name}” deleted.`);
     });
 
-    app.post<IdParams>('/agents/:id/calls', async (request, reply) => {
-      const tenantId = memberTenantId(request);
-      const agent = await agents.get(tenantId, request.params.id);
-      const fields = formOf(request);
-      const values: TestCallValues = {
-        phone: textField(fields, 'phone'),
-        name: textField(fields, 'name'),
-        context: textField(fields, 'context'),
-      };
-      const refuse = (issues: Issues, refusal: string | undefined, status: number) =>
-        detailPage(request, reply, agent, { testCall: { values, issues, refusal }, status });
-      let context: unknown;
-      if (values.context !== undefined) {
-        try {
-          context = JSON.parse(values.context);
-        } catch {
-          return refuse(
-            { context: 'must be a JSON object, e.g. {"product": "solar panels"}.' },
-            undefined,
-            422,
-          );
-        }
-      }
-      try {
-        const body = validated(CreateCallBody, {
-          agent_id: agent.id,
-          phone: values.phone ?? '',
-          ...(values.name !== undefined ? { name: values.name } : {}),
-          ...(context !== undefined ? { context } : {}),
-        });
-        // The form's key is the Idempotency-Key: a resubmitted form answers the call it placed.
-        const path = `/console/agents/${agent.id}/calls`;
-        const call = await oncePerFormKey(
-          idempotency,
-          { tenantId, formKey: textField(fields, 'form_key'), path, fields: body },
-          (claim) => calls.create(tenantId, body, claim && { claim, answer: (c) => queuedAnswer(c) }),
-          (stored) => (stored as { data: CallDetail }).data,
-        );
-        return redirectWithFlash(reply, `/console/calls/${call.id}`, `Call to ${call.to} queued.`);
-      } catch (error) {
-        if (!(error instanceof ApiError) || error.status >= 500) throw error;
-        const issues = issuesOf(error);
-        const refusal =
-          Object.keys(issues).length > 0
-            ? 'The call was not placed: fix the fields marked below.'
-            : error.message;
-        return refuse(issues, refusal, error.status);
-      }
-    });
+    testCallRoute(app, { agents, calls, idempotency }, detailPage);
   },
 );
-
-const queuedAnswer = (call: CallDetail) => ({ status: 202, body: { data: call }, headers: {} });

@@ -12,6 +12,14 @@ import {
   ListPartnerCallsQuery,
 } from '../../calls/schemas.js';
 import { ApiError } from '../../core/errors.js';
+import {
+  analysisView,
+  answerDetails,
+  outcomeOf,
+  recordingPlayer,
+  toolCallsView,
+  transcriptView,
+} from '../../web/call-outcome.js';
 import { dateTime, emptyState, field, inputField, pager, select, statusBadge } from '../../web/components.js';
 import { fieldIssues, validated } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
@@ -84,6 +92,7 @@ function eventLabel(status: string): string {
     completed: 'Completed',
     no_answer: 'No answer',
     failed: 'Failed',
+    tool_call: 'Tool called',
   };
   return labels[status] ?? status.replace(/_/g, ' ');
 }
@@ -124,19 +133,34 @@ export function liveRegion(call: CallDetail): Html {
       }<time datetime="${event.at}">${event.at.replace('T', ' ').slice(0, 19)} UTC</time></li>`,
   )}
 </ol>
-${call.transcript && html`<h3 class="subheading">Transcript</h3><pre class="transcript">${call.transcript}</pre>`}
-${call.recording_url && recordingLink(call.recording_url)}`;
+`;
 }
 
-/** A recording is a link only when its URL is http(s); anything else (javascript:, data:) is plain text. */
-function recordingLink(url: string): Html {
-  let protocol = '';
-  try {
-    protocol = new URL(url).protocol;
-  } catch {}
-  return protocol === 'https:' || protocol === 'http:'
-    ? html`<p><a href="${url}" rel="noreferrer noopener">Recording</a></p>`
-    : html`<p>Recording: <span class="mono">${url}</span></p>`;
+/**
+ * What the call came to: who answered, the transfer, the recording, the transcript as turns, the
+ * analysis and the tool calls. Refreshed with the status until the call is final.
+ */
+export function outcomeRegion(call: CallDetail): Html {
+  const final = isFinal(call);
+  const outcome = outcomeOf(call);
+  const answer = answerDetails(outcome);
+  return html`<div class="grid grid-2 outcome-grid"${final ? html` data-final` : ''}>
+<section class="panel" aria-labelledby="conversation-title">
+  <h2 id="conversation-title">Conversation</h2>
+  ${(outcome.answered_by || outcome.transferred_to) && html`<dl class="details">${answer}</dl>`}
+  ${recordingPlayer(outcome.recording_url)}
+  ${
+    outcome.transcript
+      ? transcriptView(outcome.transcript, { agent: 'Agent', callee: call.name || 'Callee' })
+      : html`<p class="subtle">${final ? 'No transcript was recorded for this call.' : 'The transcript appears here when the call ends.'}</p>`
+  }
+</section>
+<section class="panel" aria-labelledby="analysis-title">
+  <h2 id="analysis-title">Analysis</h2>
+  ${analysisView(outcome.analysis, final)}
+  ${toolCallsView(outcome.events).value && html`<h3 class="subheading">Tool calls</h3>${toolCallsView(outcome.events)}`}
+</section>
+</div>`;
 }
 
 export const callPages = consolePages(['calls', 'agents'], async (app, { calls, agents }) => {
@@ -269,6 +293,11 @@ export const callPages = consolePages(['calls', 'agents'], async (app, { calls, 
   </dl>
 </section>
 </div>
+${
+  final
+    ? html`<div id="call-outcome">${outcomeRegion(call)}</div>`
+    : html`<div id="call-outcome" data-refresh="/console/calls/${call.id}/outcome" data-refresh-every="1500">${outcomeRegion(call)}</div>`
+}
 <section class="panel" aria-labelledby="script-title">
   <h2 id="script-title">What the agent was given</h2>
   <dl class="details">
@@ -291,5 +320,13 @@ export const callPages = consolePages(['calls', 'agents'], async (app, { calls, 
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')
       .send(liveRegion(call).value);
+  });
+
+  app.get<{ Params: { id: string } }>('/calls/:id/outcome', async (request, reply) => {
+    const call = await calls.getForTenant(memberTenantId(request), request.params.id);
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(outcomeRegion(call).value);
   });
 });
