@@ -57,12 +57,13 @@ async function expectNoSidewaysScroll(page: Page) {
     };
     const width = doc.documentElement.clientWidth;
     if (doc.documentElement.scrollWidth <= width) return [];
-    // The widest elements that stick out, to say what to fix.
-    return [...doc.querySelectorAll('body *')]
+    const whole = `document ${doc.documentElement.scrollWidth}px wide`;
+    // The elements that stick out (outside any scrolling region), to say what to fix.
+    const sticking = [...doc.querySelectorAll('body *')]
       .filter((el: any) => {
         if (el.getBoundingClientRect().right <= width + 1) return false;
         for (let up = el.parentElement; up; up = up.parentElement) {
-          if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(up).overflowX)) return false;
+          if (['auto', 'scroll'].includes(getComputedStyle(up).overflowX)) return false;
         }
         return true;
       })
@@ -71,6 +72,7 @@ async function expectNoSidewaysScroll(page: Page) {
         (el: any) =>
           `${el.tagName.toLowerCase()}#${el.id}.${el.className} ${Math.round(el.getBoundingClientRect().right)}`,
       );
+    return [whole, ...sticking];
   });
   expect(wider).toEqual([]);
 }
