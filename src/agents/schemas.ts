@@ -38,13 +38,13 @@ export const Agent = Type.Object(
       {
         prompt: Type.String({ examples: ['You call {name} about their {product} order.'] }),
         welcome_message: Type.String({ examples: ['Hello {name}, this is Acme.'] }),
-        config: {
-          ...AgentConfig,
-          description:
-            'The draft’s configuration with every default filled (a voice or model it does not set follows the tenant’s default, else the operator’s).',
-        },
+        config: AgentConfig,
       },
-      { additionalProperties: false, description: 'What the next publish freezes.' },
+      {
+        additionalProperties: false,
+        description:
+          'What the next publish freezes. `config` has every default filled: a voice or model the draft does not set follows the tenant’s default, else the operator’s.',
+      },
     ),
     published_version: Nullable(
       Type.Integer({
@@ -73,7 +73,7 @@ export const AgentVersion = Type.Object(
       description: 'Caller ID of this version’s calls.',
       examples: ['+14155550123'],
     }),
-    config: { ...AgentConfig, description: 'The configuration this version froze.' },
+    config: AgentConfig,
     published_at: Timestamp,
   },
   { additionalProperties: false, title: 'AgentVersion', description: 'A published version; never changes.' },
@@ -184,8 +184,8 @@ export type AgentEngineOptions = Static<typeof AgentEngineOptions>;
 
 export const AgentDefaults = Type.Object(
   {
-    voice: Nullable({ ...AgentVoice, description: 'The tenant’s default voice; null: the operator’s.' }),
-    model: Nullable({ ...AgentModel, description: 'The tenant’s default model; null: the operator’s.' }),
+    voice: Nullable(AgentVoice),
+    model: Nullable(AgentModel),
     effective: Type.Object(
       { voice: AgentVoice, model: AgentModel },
       {
@@ -206,8 +206,8 @@ export type AgentDefaults = Static<typeof AgentDefaults>;
 
 export const AgentDefaultsBody = Type.Object(
   {
-    voice: Nullable({ ...AgentVoice, description: 'The default voice; null: the operator’s.' }),
-    model: Nullable({ ...AgentModel, description: 'The default model; null: the operator’s.' }),
+    voice: Nullable(AgentVoice),
+    model: Nullable(AgentModel),
   },
   { additionalProperties: false, title: 'AgentDefaultsRequest' },
 );
