@@ -1,6 +1,6 @@
 /** Tools (docs/tools.md): the tools secret's answer and the request partners' tool endpoints receive. */
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../core/http/schemas.js';
+import { Timestamp } from '../core/http/schemas.js';
 
 export const ToolsSecret = Type.Object(
   {
@@ -9,8 +9,7 @@ export const ToolsSecret = Type.Object(
         'The secret tool requests are signed with (Standard Webhooks), shown only this once. Verify with it, or with the SDK’s verifyToolRequest.',
       examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
     }),
-    previous_valid_until: Nullable({
-      ...Timestamp,
+    previous_valid_until: Type.Union([Timestamp, Type.Null()], {
       description:
         'Until when the previous secret keeps signing beside this one (each request then carries both signatures); null when there was none.',
     }),

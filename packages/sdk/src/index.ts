@@ -12,6 +12,7 @@ import { Campaigns } from './campaigns.js';
 import { Events, WebhookEndpoints } from './notifications.js';
 import { Plans, Subscriptions, TopUps, Usage, Users } from './resources.js';
 import { Sessions } from './sessions.js';
+import { Tools } from './tools.js';
 import { type ClientOptions, createTransport } from './transport.js';
 
 export class Voiceplane {
@@ -31,6 +32,8 @@ export class Voiceplane {
   readonly events: Events;
   /** User sessions of your white-label dashboard (/auth/v1). */
   readonly sessions: Sessions;
+  /** The tools secret agents' tool requests are signed with (docs/tools.md). */
+  readonly tools: Tools;
 
   constructor(options: ClientOptions) {
     if (!options?.baseUrl) throw new TypeError('Voiceplane: baseUrl is required');
@@ -47,6 +50,7 @@ export class Voiceplane {
     this.webhookEndpoints = new WebhookEndpoints(send);
     this.events = new Events(send);
     this.sessions = new Sessions(send);
+    this.tools = new Tools(send);
   }
 }
 
@@ -61,4 +65,5 @@ export type { components, operations, paths } from './openapi.js';
 export type { Page, PageRequest, Pagination } from './pagination.js';
 export type { Data } from './resources.js';
 export { type Event, type VerifyEventOptions, verifyEvent } from './signatures.js';
+export { type ToolRequest, type VerifyToolRequestOptions, verifyToolRequest } from './tools.js';
 export { type ClientOptions, type RequestOptions, SDK_VERSION } from './transport.js';

@@ -631,6 +631,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tools-secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or rotate the tools secret
+         * @description Every request to an agent’s tool `url` is signed (Standard Webhooks) with this secret. Answers the new `secret`, shown only this once; for 24 hours the previous one keeps signing beside it.
+         *
+         *     Required scope: `agents:write`.
+         */
+        post: operations["rotateToolsSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns": {
         parameters: {
             query?: never;
@@ -2081,6 +2103,16 @@ export interface components {
          * @enum {string}
          */
         SubscriptionStatus: "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "paused" | "inactive";
+        /** ToolsSecret */
+        ToolsSecret: {
+            /**
+             * @description The secret tool requests are signed with (Standard Webhooks), shown only this once. Verify with it, or with the SDK’s verifyToolRequest.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+            /** @description Until when the previous secret keeps signing beside this one (each request then carries both signatures); null when there was none. */
+            previous_valid_until: string | null;
+        };
         /** TopUp */
         TopUp: {
             /** @example top_9xQ2mR7vK1cB4nT8pL0sD3fH */
@@ -3678,6 +3710,28 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CallDetail"];
+                    };
+                };
+            };
+        };
+    };
+    rotateToolsSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new tools secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ToolsSecret"];
                     };
                 };
             };

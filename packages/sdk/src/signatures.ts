@@ -1,5 +1,5 @@
 /**
- * Checks an event delivery as the Standard Webhooks specification defines it: `webhook-signature`
+ * Checks an event delivery (or a tool request: tools.ts) as the Standard Webhooks specification defines it: `webhook-signature`
  * holds one or more `v1,<base64>` HMAC-SHA256 signatures of `<webhook-id>.<webhook-timestamp>.<body>`
  * under the endpoint's secret (`whsec_<base64>`), and the timestamp must be recent, so a captured
  * delivery cannot be replayed later. Pass the raw body, before any JSON parsing.
@@ -37,6 +37,11 @@ function keyOf(secret: string): Buffer {
 
 /** The event, once its signature and timestamp check out; otherwise VoiceplaneSignatureError. */
 export function verifyEvent(options: VerifyEventOptions): Event {
+  return verifySigned(options) as Event;
+}
+
+/** The signed body, parsed, once its signature and timestamp check out; otherwise VoiceplaneSignatureError. */
+export function verifySigned(options: VerifyEventOptions): unknown {
   const id = header(options.headers, 'webhook-id');
   const timestamp = header(options.headers, 'webhook-timestamp');
   const signatures = header(options.headers, 'webhook-signature');
@@ -70,7 +75,7 @@ export function verifyEvent(options: VerifyEventOptions): Event {
   });
   if (!matches) throw new VoiceplaneSignatureError('No signature matches the secret.');
   try {
-    return JSON.parse(body.toString('utf8')) as Event;
+    return JSON.parse(body.toString('utf8')) as unknown;
   } catch {
     throw new VoiceplaneSignatureError('The signed body is not JSON.');
   }
