@@ -262,5 +262,15 @@ describe('what Retell refuses', () => {
       expect.stringMatching(/^model\.temperature/),
       expect.stringMatching(/^max_duration_seconds/),
     ]);
+    const [tool] = EVERY_FIELD.tools;
+    expect(
+      retellConfigProblems({
+        ...BASE,
+        tools: [
+          { ...tool, name: 'end_call' },
+          { ...tool, name: 'transfer_2' },
+        ],
+      }),
+    ).toEqual([expect.stringMatching(/^tools: end_call/), expect.stringMatching(/^tools: transfer_2/)]);
   });
 });

@@ -263,5 +263,9 @@ describe('what Vapi cannot run', () => {
       expect.stringMatching(/^end_call_phrases/),
     ]);
     expect(vapiConfigProblems(EVERY_FIELD)).toEqual([]);
+    const [tool] = EVERY_FIELD.tools;
+    expect(vapiConfigProblems({ ...BASE, tools: [{ ...tool, name: 'endCall' }] })).toEqual([
+      expect.stringMatching(/^tools: endCall/),
+    ]);
   });
 });

@@ -74,6 +74,8 @@ export interface RetellAgentFields {
 const TOOL_ROUTE_MARGIN_MS = 5_000;
 /** Transfer tools are named by their position: `transfer_1`, … (tool names must be unique). */
 const transferName = (index: number) => `transfer_${index + 1}`;
+/** The names of the built-in tools, which no configured tool may take. */
+const RESERVED_TOOL_NAME = /^(end_call|transfer_\d+)$/;
 
 function customTool(tool: AgentTool, url: string): RetellTool {
   const { properties, required } = tool.parameters as { properties?: unknown; required?: unknown };
@@ -158,5 +160,9 @@ export function retellConfigProblems(config: AgentConfig): string[] {
     problems.push(`model.temperature: Retell takes at most ${RETELL_LIMITS.maxTemperature}.`);
   if (config.max_duration_seconds * 1000 < RETELL_LIMITS.minMaxCallDurationMs)
     problems.push('max_duration_seconds: Retell takes at least 60.');
+  for (const tool of config.tools) {
+    if (RESERVED_TOOL_NAME.test(tool.name))
+      problems.push(`tools: ${tool.name} is the name of a built-in tool (end_call, transfer_1, …).`);
+  }
   return problems;
 }

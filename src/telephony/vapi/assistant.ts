@@ -28,6 +28,8 @@ export const DEEPGRAM_LANGUAGES: readonly string[] = [
 export const VAPI_VOICE_PROVIDERS = ['11labs', 'cartesia', 'openai', 'deepgram', 'azure', 'playht'] as const;
 /** The model providers the adapter sends (each a branch of Vapi's model union). */
 export const VAPI_MODEL_PROVIDERS = ['openai', 'anthropic'] as const;
+/** The functions Vapi's built-in tools are called by, which no configured tool may take. */
+export const VAPI_RESERVED_TOOL_NAMES: readonly string[] = ['endCall', 'transferCall'];
 /** Vapi's `endCallPhrases` items: 2 to 140 characters. */
 export const VAPI_END_CALL_PHRASE_LENGTH = { min: 2, max: 140 } as const;
 
@@ -54,6 +56,10 @@ export function vapiConfigProblems(config: AgentConfig): string[] {
     problems.push(`model.provider ${config.model.provider} is not one Vapi is sent with.`);
   if (deepgramLanguage(config.language) === undefined)
     problems.push(`language ${config.language} is not one Vapi's transcriber (Deepgram) knows.`);
+  for (const tool of config.tools) {
+    if (VAPI_RESERVED_TOOL_NAMES.includes(tool.name))
+      problems.push(`tools: ${tool.name} is the name of a built-in tool of Vapi's.`);
+  }
   const { min, max } = VAPI_END_CALL_PHRASE_LENGTH;
   if (config.end_call_phrases.some((phrase) => phrase.length < min || phrase.length > max))
     problems.push(`end_call_phrases: Vapi takes phrases of ${min} to ${max} characters.`);
