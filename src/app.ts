@@ -174,6 +174,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     config: services.config,
     reports: services.engineReports,
     clock: services.clock,
+    db: services.database.db,
   });
   // The voice engine's tool calls (docs/tools.md), authenticated as its other callbacks.
   await app.register(toolEngineRoutes, { tools: services.tools, config: services.config });

@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { DataEnvelope, IdParam, ListEnvelope } from '../core/http/schemas.js';
-import { Call, ListCallsQuery } from './schemas.js';
+import { ListCallsQuery, OperatorCall } from './schemas.js';
 import type { CallService } from './service.js';
 
 export async function callAdminRoutes(fastify: FastifyInstance, { calls }: { calls: CallService }) {
@@ -10,13 +10,13 @@ export async function callAdminRoutes(fastify: FastifyInstance, { calls }: { cal
 
   app.get(
     '/calls',
-    { schema: { querystring: ListCallsQuery, response: { 200: ListEnvelope(Call) } } },
+    { schema: { querystring: ListCallsQuery, response: { 200: ListEnvelope(OperatorCall) } } },
     async (request) => calls.list(request.query),
   );
 
   app.get(
     '/calls/:id',
-    { schema: { params: IdParam, response: { 200: DataEnvelope(Call) } } },
+    { schema: { params: IdParam, response: { 200: DataEnvelope(OperatorCall) } } },
     async (request) => ({
       data: await calls.get(request.params.id),
     }),

@@ -25,6 +25,7 @@ import { enqueueJob } from '../core/jobs/runner.js';
 import { STILL_RUNNING_TEXT } from '../core/jobs/statements.js';
 import type { EnqueueOptions } from '../core/jobs/types.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
+import type { AnsweredBy, EngineUsage } from '../telephony/outcomes.js';
 import { APPEND_WALLET_CALL_DEBITS } from '../wallets/repository.js';
 import { TELL_CAMPAIGNS_OF_ENDED_CALLS } from './campaign-ends.js';
 import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';
@@ -202,6 +203,10 @@ export interface CallEnding {
   /** What a voice engine reported with the end (the call keeps earlier values when absent). */
   transcript?: string;
   recordingUrl?: string;
+  /** Who answered (unknown when absent), where the call was transferred, the engine's own usage. */
+  answeredBy?: AnsweredBy;
+  transferredTo?: string;
+  usage?: EngineUsage;
 }
 
 export interface CallFinish extends CallStep {
@@ -265,22 +270,24 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
         WITH input AS (
           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::integer[], $6::text[],
                                $7::timestamptz[], $8::integer[], $9::text[], $11::text[], $12::text[], $13::text[],
-                               $14::text[])
+                               $14::text[], $15::text[], $16::text[], $17::float8[], $18::float8[])
             AS i(tenant_id, id, status, ended_at, duration_seconds, failure_reason, at, minutes, ledger_id,
-                 ended_reason, transcript, recording_url, wallet_ledger_id)
+                 ended_reason, transcript, recording_url, wallet_ledger_id, answered_by, transferred_to,
+                 engine_cost_usd, engine_duration_seconds)
         ), ended AS (
           UPDATE calls c SET status = i.status, ended_at = i.ended_at, duration_seconds = i.duration_seconds,
                  failure_reason = i.failure_reason, updated_at = i.at, ended_reason = coalesce(i.ended_reason, i.status),
                  billed_minutes = i.minutes, scheduled_for = NULL,
-                 transcript = coalesce(i.transcript, c.transcript), recording_url = coalesce(i.recording_url, c.recording_url)
+                 transcript = coalesce(i.transcript, c.transcript), recording_url = coalesce(i.recording_url, c.recording_url),
+                 answered_by = coalesce(i.answered_by, c.answered_by), transferred_to = coalesce(i.transferred_to, c.transferred_to),
+                 engine_cost_usd = coalesce(i.engine_cost_usd, c.engine_cost_usd), engine_duration_seconds = coalesce(i.engine_duration_seconds, c.engine_duration_seconds)
           FROM input i
           WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status IN ('queued', 'dialing', 'in_progress')
           RETURNING ${QUALIFIED_CALL_COLUMN_LIST}, i.minutes, i.ledger_id, i.wallet_ledger_id, i.at
         ), ended_event AS (
           INSERT INTO call_events (tenant_id, call_id, status, at, detail)
           SELECT tenant_id, id, status, ended_at, jsonb_strip_nulls(jsonb_build_object(
-                   'duration_seconds', duration_seconds, 'failure_reason', failure_reason, 'billed_minutes', minutes))
-          FROM ended
+                   'duration_seconds', duration_seconds, 'failure_reason', failure_reason, 'billed_minutes', minutes)) FROM ended
           RETURNING id, call_id, status, at, detail
         ), ${recordCallEvents({ calls: 'ended', type: "'call.' || c.status", newEvents: 'ended_event', engine: '$10::text' })},
         freed AS (
@@ -312,6 +319,10 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
       finishes.map((f) => f.ending.recordingUrl ?? null),
       // The tenant's wholesale row, if it has a wallet (wallets/repository.ts).
       finishes.map(() => newId('wled')),
+      finishes.map((f) => f.ending.answeredBy ?? null),
+      finishes.map((f) => f.ending.transferredTo ?? null),
+      finishes.map((f) => f.ending.usage?.costUsd ?? null),
+      finishes.map((f) => f.ending.usage?.durationSeconds ?? null),
     ],
   });
   const ended = new Set(rows.map((row) => row.id));
@@ -319,15 +330,9 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
 }
 
 /**
- * An unanswered call with attempts left goes back to `queued` until `scheduledFor` (an event on
- * the same call), its slot wakes a waiting call, and its own dispatch job (`jobId`, running now)
- * is parked until then, all in one transaction. False when the call was no longer dialing.
- */
-/**
- * The call's own dispatch job, when it is still running (a report that overtook the end of the
- * dispatch that placed the call), is queued again for the retry instead of a new one: a job of the
- * same key that is queued or running would refuse the new one, and this one's acknowledgement
- * then finds it queued and leaves it (as parkDispatchJob). False when no such job runs.
+ * The call's own dispatch job, when still running (a report that overtook the end of the dispatch
+ * that placed the call), is queued again for the retry instead of a new one (a job of the same key
+ * queued or running would refuse it; its acknowledgement then finds it queued and leaves it).
  */
 async function rearmRunningJob(tx: Executor, job: EnqueueOptions): Promise<boolean> {
   const rows = await runPrepared<{ id: number }>(tx, {
@@ -341,6 +346,11 @@ async function rearmRunningJob(tx: Executor, job: EnqueueOptions): Promise<boole
   return rows.length > 0;
 }
 
+/**
+ * An unanswered call with attempts left goes back to `queued` until `scheduledFor` (an event on
+ * the same call), its slot wakes a waiting call, and its own dispatch job (`jobId`, running now)
+ * is parked until then, all in one transaction. False when the call was no longer dialing.
+ */
 export async function requeueForRetry(
   db: Db,
   step: CallStep & { jobId: number | null; scheduledFor: Date },

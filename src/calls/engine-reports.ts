@@ -5,6 +5,10 @@
  *
  *   dialing ── started ──▶ in_progress ── ended ──▶ completed | no_answer | failed
  *   dialing ── ended (never answered) ──▶ no_answer (retried per settings.retry) | failed
+ *   ended call ── analyzed ──▶ the same call with its analysis (`call.analyzed`, once)
+ *
+ * Voicemail ends as the agent's voicemail setting says (leave_message: completed and billed;
+ * hang_up or none: no_answer), whatever outcome the engine's own reason implies.
  *
  * Each step is the pipeline's own conditional statement (dispatch-repository.ts), so a report
  * that comes twice, late, or after the call ended changes nothing and is acknowledged as
@@ -16,6 +20,7 @@ import type { Clock } from '../core/clock.js';
 import { type Db, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
 import { type Job, RetryJobError } from '../core/jobs/runner.js';
+import { fitAnalysis, voicemailStatus } from '../telephony/outcomes.js';
 import {
   type EngineReport,
   type EngineReports,
@@ -37,6 +42,7 @@ import {
   findEngineDial,
   recordEngineCall,
 } from './engine-dials.js';
+import { findOutcomeConfig, type OutcomeConfig, recordAnalysis } from './outcome-repository.js';
 import { MAX_CALL_MS, minutesFor } from './pipeline.js';
 import { CALL_COLUMNS, type CallRow, dispatchKeyOf } from './repository.js';
 import { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './service.js';
@@ -108,11 +114,33 @@ export function createEngineReports(deps: {
     return moved ?? false;
   }
 
+  /** Stores the engine's analysis fitted to the version's fields, with `call.analyzed`, once. */
+  async function analyzed(
+    engine: string,
+    call: ReportedCall,
+    report: Pick<Extract<EngineReport, { kind: 'analyzed' }>, 'analysis' | 'answeredBy' | 'usage'>,
+    config?: OutcomeConfig,
+  ): Promise<boolean> {
+    const fields = (config ?? (await findOutcomeConfig(db, call.tenant_id, call.id))).analysis?.data ?? [];
+    const record = { tenantId: call.tenant_id, callId: call.id, at: clock.now() };
+    const analysis = fitAnalysis(report.analysis, fields);
+    return recordAnalysis(
+      db,
+      { ...record, analysis, answeredBy: report.answeredBy, usage: report.usage },
+      engine,
+    );
+  }
+
   async function ended(engine: string, call: ReportedCall, report: Extract<EngineReport, { kind: 'ended' }>) {
     if (call.status !== 'dialing' && call.status !== 'in_progress') return false;
     const at = clock.now();
+    const voicemail = report.answeredBy === 'voicemail' && report.outcome !== 'failed';
+    const config =
+      voicemail || report.analysis ? await findOutcomeConfig(db, call.tenant_id, call.id) : undefined;
+    // Voicemail ends as the agent's setting says, whatever the engine's word (docs/calls.md).
+    const status = voicemail ? voicemailStatus(config?.voicemail) : report.outcome;
     const retry = call.settings.retry;
-    if (report.outcome === 'no_answer' && retry && call.attempts < retry.max_attempts) {
+    if (status === 'no_answer' && retry && call.attempts < retry.max_attempts) {
       const scheduledFor = new Date(at.getTime() + retry.delay_minutes * 60_000);
       const payload = { callId: call.id, tenantId: call.tenant_id };
       return requeueForRetry(
@@ -130,31 +158,35 @@ export function createEngineReports(deps: {
       );
     }
     const answeredAt =
-      report.outcome === 'completed'
+      status === 'completed'
         ? (report.startedAt ??
           call.started_at ??
           new Date(report.endedAt.getTime() - (report.durationSeconds ?? 0) * 1000))
         : undefined;
-    const durationSeconds =
-      report.durationSeconds ??
-      (answeredAt
-        ? Math.max(0, Math.round((report.endedAt.getTime() - answeredAt.getTime()) / 1000))
-        : undefined);
+    const durationSeconds = !answeredAt
+      ? status === 'no_answer'
+        ? undefined
+        : report.durationSeconds
+      : (report.durationSeconds ??
+        Math.max(0, Math.round((report.endedAt.getTime() - answeredAt.getTime()) / 1000)));
     const ending: CallEnding = {
-      status: report.outcome,
+      status,
       endedAt: report.endedAt,
       durationSeconds,
-      failureReason: report.outcome === 'failed' ? (report.failureReason ?? report.endedReason) : undefined,
+      failureReason: status === 'failed' ? (report.failureReason ?? report.endedReason) : undefined,
       endedReason: report.endedReason,
       transcript: report.transcript,
       recordingUrl: report.recordingUrl,
+      answeredBy: report.answeredBy,
+      transferredTo: report.transferredTo,
+      usage: report.usage,
     };
     const finish: CallFinish = {
       tenantId: call.tenant_id,
       callId: call.id,
       at,
       ending,
-      minutes: report.outcome === 'completed' ? minutesFor(durationSeconds ?? 0) : 0,
+      minutes: status === 'completed' ? minutesFor(durationSeconds ?? 0) : 0,
       ledgerId: newId('cred'),
     };
     const [moved] =
@@ -167,13 +199,18 @@ export function createEngineReports(deps: {
           )
         : await finishCallsAndDebit(db, [finish], engine);
     if (moved) deps.onCallEnded?.(ending.status);
+    if (moved && report.analysis) await analyzed(engine, call, { analysis: report.analysis }, config);
     return moved ?? false;
   }
 
   async function apply(engine: string, report: EngineReport): Promise<'applied' | 'ignored'> {
     const call = await findReportedCall(db, engine, report);
     if (!call || !isCurrentAttempt(call, engine, report)) return 'ignored';
-    if (call.engine_call_id !== report.engineCallId && call.status !== 'queued') {
+    if (
+      call.engine_call_id !== report.engineCallId &&
+      call.status !== 'queued' &&
+      report.kind !== 'analyzed'
+    ) {
       await recordEngineCall(
         db,
         { tenantId: call.tenant_id, callId: call.id, attempt: call.attempts, engine },
@@ -183,7 +220,9 @@ export function createEngineReports(deps: {
     const moved =
       report.kind === 'started'
         ? await started(engine, call, report.startedAt)
-        : await ended(engine, call, report);
+        : report.kind === 'analyzed'
+          ? await analyzed(engine, call, report)
+          : await ended(engine, call, report);
     return moved ? 'applied' : 'ignored';
   }
 

@@ -45,6 +45,7 @@ import {
   startDialing,
 } from './dispatch-repository.js';
 import { recordEngineCall, scheduleEngineCheck } from './engine-dials.js';
+import { endDetailsOf, recordFittedAnalysis } from './outcome-repository.js';
 import { type CallRow, findCall } from './repository.js';
 import { FINAL_STATUSES } from './schemas.js';
 
@@ -131,7 +132,12 @@ export function createCallPipeline(deps: {
   /** How the carrier's first report ends an answered call, if it already does. */
   function endingOf(progress: CallProgress): CallEnding | undefined {
     if (progress.state === 'completed')
-      return { status: 'completed', endedAt: progress.endedAt, durationSeconds: progress.durationSeconds };
+      return {
+        status: 'completed',
+        endedAt: progress.endedAt,
+        durationSeconds: progress.durationSeconds,
+        ...endDetailsOf(progress.details),
+      };
     if (progress.state === 'failed')
       return { status: 'failed', endedAt: clock.now(), failureReason: progress.reason };
     return undefined;
@@ -153,6 +159,12 @@ export function createCallPipeline(deps: {
     }
   }
 
+  /** The carrier's analysis of a call it ended (the simulator's), fitted and stored with `call.analyzed`. */
+  const analyzeEnd = (call: CallRow, progress: CallProgress | undefined) =>
+    progress?.state === 'completed' && progress.details?.analysis
+      ? recordFittedAnalysis(db, clock.now(), call, progress.details.analysis, deps.telephony.name)
+      : undefined;
+
   const { placeAttempt } = createDialPlacement({ db, clock, engine: deps, ask, end });
 
   /** Acts on the carrier's report (`known`: already asked), asking it when not given. */
@@ -162,7 +174,7 @@ export function createCallPipeline(deps: {
     if (!progress) return;
     const ending = endingOf(progress);
     if (ending) {
-      await end(call, ending);
+      if (await end(call, ending)) await analyzeEnd(call, progress);
     } else if (progress.state !== 'in_progress') {
       return;
     } else if (job.queue === PROGRESS_QUEUE) {
@@ -331,7 +343,8 @@ export function createCallPipeline(deps: {
         )
           return;
       }
-      await end(call, { status: 'no_answer', endedAt: clock.now() });
+      const { endedReason, answeredBy } = result;
+      await end(call, { status: 'no_answer', endedAt: clock.now(), endedReason, answeredBy });
       return;
     }
     if (result.outcome === 'failed') {
@@ -355,7 +368,8 @@ export function createCallPipeline(deps: {
     const first = await deps.telephony.progress(call.id, call.tenant_id).catch(() => undefined);
     const ending = first && endingOf(first);
     if (ending) {
-      ended(ending, await answerAndFinish({ answer, finish: finishOf(call, ending) }));
+      if (ended(ending, await answerAndFinish({ answer, finish: finishOf(call, ending) })))
+        await analyzeEnd(call, first);
       return;
     }
     await toInProgress(answer);

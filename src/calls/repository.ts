@@ -3,6 +3,7 @@ import type { AgentSettings } from '../agents/settings.js';
 import { type Executor, runPrepared } from '../core/db/database.js';
 import { INSERT_NEW_JOBS } from '../core/jobs/runner.js';
 import { recordEventsFrom } from '../events/repository.js';
+import type { AnsweredBy, CallAnalysis } from '../telephony/outcomes.js';
 import type { CallStatus } from './schemas.js';
 
 export interface CallsTable {
@@ -36,6 +37,15 @@ export interface CallsTable {
   engine_call_id: string | null;
   transcript: string | null;
   recording_url: string | null;
+  /** human, voicemail or unknown (null: unknown; migration 0039). */
+  answered_by: AnsweredBy | null;
+  /** The engine's analysis fitted to the version's configured fields; null until reported. */
+  analysis: CallAnalysis | null;
+  /** Where the call was transferred (E.164). */
+  transferred_to: string | null;
+  /** The engine's own cost and duration: the operator's view only, never a partner's. */
+  engine_cost_usd: number | null;
+  engine_duration_seconds: number | null;
 }
 
 export interface CallEventsTable {
@@ -211,10 +221,18 @@ export const CALL_COLUMNS = [
   'engine_call_id',
   'transcript',
   'recording_url',
+  'answered_by',
+  'analysis',
+  'transferred_to',
+  'engine_cost_usd',
+  'engine_duration_seconds',
 ] as const satisfies readonly (keyof CallsTable)[];
 
 /** The columns of a call, in the order of CallsTable (for statements written as SQL text). */
 const CALL_COLUMN_LIST = CALL_COLUMNS.join(', ');
+
+/** The analysis of a call not analysed yet, as the API shows it. */
+const NO_ANALYSIS = `'{"summary": null, "successful": null, "data": null}'::jsonb`;
 
 /** A timestamptz as the API shows times (toISOString: UTC, milliseconds). */
 const isoTime = (expression: string) =>
@@ -222,7 +240,7 @@ const isoTime = (expression: string) =>
 
 /**
  * The CTEs that record one call event (`call.queued`, `call.started`, `call.completed`,
- * `call.no_answer`, `call.failed`) per row of `calls`, a CTE of the same statement holding the
+ * `call.no_answer`, `call.failed`, `call.analyzed`) per row of `calls`, a CTE of the same statement holding the
  * changed calls as they now are (every column of CALL_COLUMNS), with deliveries to the tenant's
  * subscribed endpoints (events/repository.ts): so the event is written by the statement that
  * changes the status, in its transaction, without a round trip of its own. `type` is an SQL
@@ -263,6 +281,8 @@ export function recordCallEvents(options: {
              'scheduled_for', ${isoTime('c.scheduled_for')}, 'attempts', c.attempts,
              'billed_minutes', c.billed_minutes, 'ended_reason', c.ended_reason, 'engine', coalesce(c.engine, ${engine}),
              'engine_call_id', c.engine_call_id, 'transcript', c.transcript, 'recording_url', c.recording_url,
+             'answered_by', coalesce(c.answered_by, 'unknown'), 'transferred_to', c.transferred_to,
+             'analysis', coalesce(c.analysis, ${NO_ANALYSIS}),
              'events', coalesce((
                SELECT jsonb_agg(jsonb_build_object('status', e.status, 'at', ${isoTime('e.at')},
                                                    'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.id)

@@ -173,9 +173,60 @@ export const CallEvent = Type.Object(
 const described = <T extends TSchema>(schema: T, options: { description: string; examples?: unknown[] }) =>
   Type.Union([schema, Type.Null()], options);
 
+/** What the call's end teaches beyond its status (docs/calls.md, "Outcomes"). */
+export const CallAnalysis = Type.Object(
+  {
+    summary: Nullable(Type.String({ examples: ['Ada agreed to a visit on Tuesday at 10:00.'] })),
+    successful: Nullable(Type.Boolean({ description: 'Whether the call met the agent’s success criteria.' })),
+    data: Nullable(
+      Type.Record(Type.String(), Nullable(Type.Union([Type.String(), Type.Number(), Type.Boolean()])), {
+        description:
+          'One value per field the agent’s `analysis.data` configures, of its type (null when the engine found none).',
+        examples: [{ appointment_booked: true, budget: 12000 }],
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'CallAnalysis',
+    description:
+      'The engine’s analysis of the call; every member null until it is reported (`call.analyzed`).',
+  },
+);
+
+const OutcomeFields = {
+  answered_by: Type.Union([Type.Literal('human'), Type.Literal('voicemail'), Type.Literal('unknown')], {
+    description:
+      'Who answered, as the engine detected it; `unknown` until it says (and for calls nobody answered).',
+    examples: ['human'],
+  }),
+  analysis: CallAnalysis,
+  transferred_to: described(Type.String({ examples: ['+14155550199'] }), {
+    description: 'The number the agent transferred the call to (E.164); null when it was not transferred.',
+  }),
+};
+
+/** A call as the operator API shows it: with the engine's own cost and duration, never shown to partners. */
+export const OperatorCall = Type.Object(
+  {
+    ...Call.properties,
+    ...OutcomeFields,
+    ended_reason: Nullable(Type.String({ examples: ['completed'] })),
+    engine_cost_usd: Nullable(
+      Type.Number({ description: 'What the engine says the call cost (USD).', examples: [0.12] }),
+    ),
+    engine_duration_seconds: Nullable(
+      Type.Number({ description: 'The call’s duration by the engine’s count.', examples: [61.4] }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type OperatorCall = Static<typeof OperatorCall>;
+
 /** The whole call, as GET /api/v1/calls/{id} shows it (the list shows it without `events`). */
 const CallFields = {
   ...Call.properties,
+  ...OutcomeFields,
   scheduled_for: described(Timestamp, {
     description: 'When a waiting call starts (calling hours, retry delay); null when it is not waiting.',
   }),

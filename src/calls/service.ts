@@ -39,15 +39,15 @@ import {
   scheduleQueuedCall,
 } from './repository.js';
 import type {
-  Call,
   CallDetail,
   CallListItem,
   CreateCallBody,
   ListCallsQuery,
   ListPartnerCallsQuery,
+  OperatorCall,
   QueuedCall,
 } from './schemas.js';
-import { toCall } from './serializers.js';
+import { outcomeOf, toCall, toOperatorCall } from './serializers.js';
 import { renderTemplate } from './template.js';
 import { type CachedWebhookTarget, cacheable, type WebhookTargetCache } from './webhook-targets.js';
 
@@ -218,6 +218,7 @@ export function createCallService(deps: {
   function toItem(row: CallRow): CallListItem {
     return {
       ...toCall(row),
+      ...outcomeOf(row),
       scheduled_for: row.scheduled_for?.toISOString() ?? null,
       attempts: row.attempts,
       billed_minutes: row.billed_minutes,
@@ -380,17 +381,17 @@ export function createCallService(deps: {
             query,
             async () => [],
             async () => 0,
-            toCall,
+            toOperatorCall,
           );
       }
       const filter = { tenantId, agentId: query.agent_id, status: query.status };
-      return page(query, filter, 'desc', toCall);
+      return page(query, filter, 'desc', toOperatorCall);
     },
 
-    async get(callId: string): Promise<Call> {
+    async get(callId: string): Promise<OperatorCall> {
       const row = await findCall(db, await tenantOfCall(callId), callId);
       if (!row) throw notFound('Call');
-      return toCall(row);
+      return toOperatorCall(row);
     },
   };
 }

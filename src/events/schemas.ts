@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'call.completed',
   'call.no_answer',
   'call.failed',
+  'call.analyzed',
   'user.created',
   'user.deleted',
   'subscription.created',

@@ -21,6 +21,7 @@
  */
 
 import type { AgentConfig } from './agent-config.js';
+import type { AnsweredBy, CallEndDetails, EngineAnalysis, EngineUsage } from './outcomes.js';
 
 export interface DialRequest {
   /** The voiceplane call id; with `attempt`, what the engine's call carries in its metadata. */
@@ -49,7 +50,12 @@ export interface DialRequest {
 /** What happened when the number was dialled. */
 export type DialResult =
   | { outcome: 'answered'; answeredAt: Date }
-  | { outcome: 'no_answer' }
+  | {
+      outcome: 'no_answer';
+      /** The carrier's own word (the simulator's `voicemail`), and who answered, when it says. */
+      endedReason?: string;
+      answeredBy?: AnsweredBy;
+    }
   | {
       outcome: 'failed';
       reason: string /** The engine's own reason, verbatim (ended_reason). */;
@@ -61,7 +67,7 @@ export type DialResult =
 /** Where an answered call is now. */
 export type CallProgress =
   | { state: 'in_progress' /** When to ask again. */; checkAgainAt: Date }
-  | { state: 'completed'; endedAt: Date; durationSeconds: number }
+  | { state: 'completed'; endedAt: Date; durationSeconds: number; details?: CallEndDetails }
   | { state: 'failed'; reason: string };
 
 /**
@@ -89,6 +95,23 @@ export type EngineReport =
       durationSeconds?: number;
       transcript?: string;
       recordingUrl?: string;
+      /** Who answered, when the engine says (a detected voicemail ends as the agent's setting says). */
+      answeredBy?: Exclude<AnsweredBy, 'unknown'>;
+      /** Where the engine transferred the call (E.164). */
+      transferredTo?: string;
+      /** The engine's analysis, when it comes with the end (Vapi's end-of-call-report). */
+      analysis?: EngineAnalysis;
+      /** The engine's own cost and duration (the operator's view). */
+      usage?: EngineUsage;
+    }
+  /** The engine's analysis of an ended call, sent after its end (Retell's call_analyzed). */
+  | {
+      kind: 'analyzed';
+      callId: string | undefined;
+      engineCallId: string;
+      analysis: EngineAnalysis;
+      answeredBy?: Exclude<AnsweredBy, 'unknown'>;
+      usage?: EngineUsage;
     };
 
 /** Applies engine reports to calls (src/calls/engine-reports.ts); the adapters' routes call it. */

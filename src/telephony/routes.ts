@@ -1,20 +1,25 @@
 /**
  * The callback route of the voice engine TELEPHONY names (docs/engines.md): Vapi's server messages
  * or Retell's webhooks, each authenticated the engine's way and applied through EngineReports.
- * Nothing is registered for the simulator.
+ * The simulator has no callbacks: it serves its calls' recordings (simulated-recordings.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config/config.js';
+import type { Db } from '../core/db/database.js';
 import type { EngineReports } from './port.js';
 import { retellRoutes } from './retell/routes.js';
+import { simulatedRecordingRoutes } from './simulated-recordings.js';
 import { vapiRoutes } from './vapi/routes.js';
 
 export const engineCallbackRoutes: FastifyPluginAsync<{
-  config: Pick<Config, 'vapi' | 'retell'>;
+  config: Pick<Config, 'vapi' | 'retell' | 'telephony'>;
   reports: EngineReports;
   clock: Clock;
-}> = async (app, { config, reports, clock }) => {
+  /** The simulator's recordings are read from its records of the dials. */
+  db: Db;
+}> = async (app, { config, reports, clock, db }) => {
+  if (config.telephony === 'simulated') await app.register(simulatedRecordingRoutes, { db });
   if (config.vapi) await app.register(vapiRoutes, { reports, config: config.vapi, clock });
   if (config.retell) await app.register(retellRoutes, { reports, config: config.retell, clock });
 };

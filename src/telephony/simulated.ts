@@ -1,8 +1,11 @@
 /**
- * The built-in simulated carrier (TELEPHONY=simulated, docs/design-choices.md): numbers ending in 0000
- * do not answer, numbers ending in 9999 fail, every other number answers and talks for
- * SIMULATED_CALL_SECONDS. Without SIMULATED_REALTIME the call is over as soon as it is answered
- * (its end is stamped answered_at + duration, simulated time); with it, the call really lasts.
+ * The built-in simulated carrier (TELEPHONY=simulated, docs/engines.md): numbers ending in 0000
+ * do not answer, 9999 fail, 8888 reach voicemail, 7777 are transferred (simulated-conversation.ts);
+ * every other number answers and talks for SIMULATED_CALL_SECONDS. An answered call gets a
+ * scripted conversation (transcript, analysis, a recording served at an unguessable URL,
+ * simulated-recordings.ts) written with the dial. Without SIMULATED_REALTIME the call is over as
+ * soon as it is answered (its end is stamped answered_at + duration, simulated time); with it,
+ * the call really lasts.
  *
  * Like a real engine it keeps its own record of each call attempt it placed, in
  * `telephony_simulated_dials` (call id, attempt), and answers `findDial` from it. The record lives
@@ -15,8 +18,18 @@ import { sql } from 'kysely';
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
+import { randomBase62 } from '../core/ids.js';
 import { coalesce } from '../core/jobs/batching.js';
+import type { CallEndDetails } from './outcomes.js';
 import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './port.js';
+import {
+  type ScriptConfig,
+  type SimulatedConversation,
+  scriptConversation,
+  simulatedPath,
+  transcriptOf,
+} from './simulated-conversation.js';
+import { SIMULATED_RECORDINGS_PATH } from './simulated-recordings.js';
 
 export interface SimulatedDialsTable {
   call_id: string;
@@ -34,6 +47,10 @@ export interface SimulatedDialsTable {
   dialled_by: string;
   created_at: Date;
   last_requested_at: Date;
+  /** The scripted conversation of an answered attempt, or a voicemail hung up on (migration 0039). */
+  conversation: import('kysely').ColumnType<SimulatedConversation | null, string | null, string | null>;
+  /** The recording's URL token (random, unguessable); null when nothing was recorded. */
+  recording_token: string | null;
 }
 
 declare module '../core/db/database.js' {
@@ -51,18 +68,29 @@ export interface SimulatedTelephonyOptions {
   realtime: boolean;
   /** Who dialled, kept in the record (tests tell worker processes apart with it). */
   dialerId?: string;
+  /** Where the recordings' URLs point (PUBLIC_BASE_URL). */
+  publicBaseUrl?: string;
 }
 
-/** The outcome the simulator gives a number (docs/design-choices.md). */
+/** The outcome the simulator gives a number (docs/engines.md), before voicemail's setting. */
 export function simulatedOutcome(to: string): 'answered' | 'no_answer' | 'failed' {
-  if (to.endsWith('0000')) return 'no_answer';
-  if (to.endsWith('9999')) return 'failed';
-  return 'answered';
+  const path = simulatedPath(to);
+  return path === 'no_answer' || path === 'failed' ? path : 'answered';
 }
 
-type DialRecord = Pick<
-  SimulatedDialsTable,
-  'call_id' | 'tenant_id' | 'outcome' | 'failure_reason' | 'answered_at' | 'duration_seconds' | 'ends_at'
+type DialRecord = import('kysely').Selectable<
+  Pick<
+    SimulatedDialsTable,
+    | 'call_id'
+    | 'tenant_id'
+    | 'outcome'
+    | 'failure_reason'
+    | 'answered_at'
+    | 'duration_seconds'
+    | 'ends_at'
+    | 'conversation'
+    | 'recording_token'
+  >
 > & { attempt: number };
 
 /**
@@ -81,15 +109,24 @@ const RECORD_COLUMNS = [
   'answered_at',
   'duration_seconds',
   'ends_at',
+  'conversation',
+  'recording_token',
 ] as const;
 
 const resultOf = (row: DialRecord): DialResult => {
   if (row.outcome === 'answered') return { outcome: 'answered', answeredAt: row.answered_at as Date };
-  if (row.outcome === 'no_answer') return { outcome: 'no_answer' };
+  if (row.outcome === 'no_answer') {
+    const voicemail = row.conversation?.answeredBy === 'voicemail';
+    return voicemail
+      ? { outcome: 'no_answer', endedReason: 'voicemail', answeredBy: 'voicemail' }
+      : { outcome: 'no_answer' };
+  }
   return { outcome: 'failed', reason: row.failure_reason ?? SIMULATED_FAILURE_REASON };
 };
 
 const dialKey = (callId: string, attempt: number) => `${callId}\u0000${attempt}`;
+const versionKey = (r: Pick<DialRequest, 'tenantId' | 'agentId' | 'agentVersion'>) =>
+  `${r.tenantId}\u0000${r.agentId}\u0000${r.agentVersion}`;
 
 /** Dial records this process wrote, kept for the progress questions that follow them. */
 const REMEMBERED_DIALS = 10_000;
@@ -104,6 +141,55 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
    * is read. Only an answered attempt is ever asked about (a call's last).
    */
   const remembered = new BoundedMap<string, DialRecord>({ maxEntries: REMEMBERED_DIALS });
+  /** Published versions never change: their configurations are kept once read. */
+  const versionConfigs = new BoundedMap<string, ScriptConfig>({ maxEntries: REMEMBERED_DIALS });
+
+  /** The script's configuration of each answered request's version, read once per version. */
+  async function scriptConfigs(requests: DialRequest[]): Promise<Map<string, ScriptConfig>> {
+    const found = new Map<string, ScriptConfig>();
+    const missing = new Map<string, DialRequest>();
+    for (const request of requests) {
+      const key = versionKey(request);
+      const known = versionConfigs.get(key);
+      if (known) found.set(key, known);
+      else missing.set(key, request);
+    }
+    if (missing.size === 0) return found;
+    const rows = await db
+      .selectFrom('agent_versions')
+      .select(['tenant_id', 'agent_id', 'version', 'config'])
+      .where(
+        'agent_id',
+        'in',
+        [...missing.values()].map((request) => request.agentId),
+      )
+      .execute();
+    for (const row of rows) {
+      const key = versionKey({ tenantId: row.tenant_id, agentId: row.agent_id, agentVersion: row.version });
+      if (!missing.has(key)) continue;
+      const config = (row.config ?? {}) as ScriptConfig;
+      versionConfigs.set(key, config);
+      found.set(key, config);
+    }
+    return found;
+  }
+
+  /** What an answered call's end tells: its script, as a voice engine's report would. */
+  function detailsOf(row: DialRecord): CallEndDetails | undefined {
+    const conversation = row.conversation;
+    if (!conversation) return undefined;
+    const details: CallEndDetails = {
+      answeredBy: conversation.answeredBy,
+      transcript: transcriptOf(conversation),
+      analysis: conversation.analysis,
+    };
+    if (conversation.endedReason) details.endedReason = conversation.endedReason;
+    if (conversation.transferredTo) details.transferredTo = conversation.transferredTo;
+    if (row.recording_token && options.publicBaseUrl !== undefined) {
+      details.recordingUrl = `${options.publicBaseUrl}${SIMULATED_RECORDINGS_PATH}/${row.recording_token}.wav`;
+    }
+    return details;
+  }
 
   /**
    * Records the dials of one turn of the event loop in one statement (the dispatch worker dials a
@@ -111,6 +197,9 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
    * grows by two, as two separate requests would make it.
    */
   const recordDials = coalesce(async (requests: DialRequest[]): Promise<DialRecord[]> => {
+    const configs = await scriptConfigs(
+      requests.filter((request) => simulatedOutcome(request.to) === 'answered'),
+    );
     const now = clock.now();
     const asked = new Map<string, { request: DialRequest; times: number }>();
     for (const request of requests) {
@@ -123,7 +212,18 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
       .insertInto('telephony_simulated_dials')
       .values(
         [...asked.values()].map(({ request, times }) => {
-          const outcome = simulatedOutcome(request.to);
+          const path = simulatedPath(request.to);
+          let outcome = simulatedOutcome(request.to);
+          let conversation: SimulatedConversation | null = null;
+          if (path === 'voicemail' || path === 'transfer' || path === 'human') {
+            const config = configs.get(versionKey(request)) ?? {};
+            conversation = scriptConversation(request, config, path) ?? null;
+            // Voicemail answered and the agent hangs up on it: not answered, as an engine says it.
+            if (!conversation) {
+              outcome = 'no_answer';
+              conversation = { turns: [], answeredBy: 'voicemail', endedReason: 'voicemail', analysis: {} };
+            }
+          }
           const answered = outcome === 'answered';
           return {
             call_id: request.callId,
@@ -138,6 +238,8 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
             ends_at: answered ? new Date(now.getTime() + callSeconds * 1000) : null,
             dial_requests: times,
             dialled_by: dialerId,
+            conversation: conversation === null ? null : JSON.stringify(conversation),
+            recording_token: answered ? randomBase62(32) : null,
             created_at: now,
             last_requested_at: now,
           };
@@ -207,7 +309,12 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
         return { state: 'failed', reason: 'the carrier has no answered call with this id' };
       }
       if (realtime && clock.now() < row.ends_at) return { state: 'in_progress', checkAgainAt: row.ends_at };
-      return { state: 'completed', endedAt: row.ends_at, durationSeconds: row.duration_seconds ?? 0 };
+      return {
+        state: 'completed',
+        endedAt: row.ends_at,
+        durationSeconds: row.duration_seconds ?? 0,
+        details: detailsOf(row),
+      };
     },
   };
 }

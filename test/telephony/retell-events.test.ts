@@ -93,6 +93,7 @@ describe('translating webhooks', () => {
         durationSeconds: 96,
         transcript: 'Agent: Hello\nUser: Hi',
         recordingUrl: 'https://retell.example/rec.wav',
+        answeredBy: 'human',
       },
     });
   });

@@ -116,7 +116,7 @@ async function placedCall(): Promise<string> {
   return placed.engineCallId;
 }
 
-it('a played call reaches EngineReports: started, then ended; call_analyzed is acknowledged', async () => {
+it('a played call reaches EngineReports: started, then ended, then its analysis', async () => {
   const engineCallId = await placedCall();
   const start = Date.now() - 60_000;
   const deliveries = await retell.playCall(engineCallId, {
@@ -144,6 +144,13 @@ it('a played call reaches EngineReports: started, then ended; call_analyzed is a
       durationSeconds: 60,
       transcript: 'Agent: Hello',
       recordingUrl: 'https://retell.example/r.wav',
+      answeredBy: 'human',
+    },
+    {
+      kind: 'analyzed',
+      callId: 'call_ours_1',
+      engineCallId,
+      analysis: { summary: 'A test call.', successful: true, data: {} },
     },
   ]);
 });
@@ -183,9 +190,9 @@ it('a signed body that is not a Retell event is 400 in the envelope', async () =
   expect(applied).toEqual([]);
 });
 
-it('call_analyzed and events we do not use are acknowledged without a report', async () => {
+it('a call_analyzed without an analysis and events we do not use are acknowledged without a report', async () => {
   for (const payload of [
-    '{"event":"call_analyzed","call":{"call_id":"rc_1","call_analysis":{}}}',
+    '{"event":"call_analyzed","call":{"call_id":"rc_1"}}',
     '{"event":"transcript_updated","call":{"call_id":"rc_1"}}',
   ]) {
     const response = await post(payload, { 'x-retell-signature': await sign(payload, retell.apiKey) });

@@ -138,6 +138,43 @@ describe('server messages → reports', () => {
       durationSeconds: 122,
       transcript: 'AI: Hello Ada.\nUser: Hi.',
       recordingUrl: 'https://storage.vapi.ai/a.wav',
+      answeredBy: 'human',
+    });
+  });
+
+  it('end-of-call-report: voicemail keeps its answer time; analysis, cost and the transfer are read', () => {
+    const voicemail = ended({
+      endedReason: 'voicemail',
+      startedAt: '2026-11-21T10:00:05.000Z',
+      endedAt: '2026-11-21T10:00:35.000Z',
+    });
+    expect(voicemail).toMatchObject({
+      outcome: 'no_answer',
+      endedReason: 'voicemail',
+      answeredBy: 'voicemail',
+      startedAt: new Date('2026-11-21T10:00:05.000Z'),
+      durationSeconds: 30,
+    });
+    expect(
+      ended({
+        endedReason: 'assistant-forwarded-call',
+        startedAt: '2026-11-21T10:00:05.000Z',
+        endedAt: '2026-11-21T10:01:05.000Z',
+        destination: { type: 'number', number: '+14155550199' },
+        analysis: {
+          summary: 'Asked for a human.',
+          successEvaluation: 'true',
+          structuredData: { budget: '1200' },
+        },
+        cost: 0.1234,
+        durationSeconds: 60.4,
+      }),
+    ).toMatchObject({
+      outcome: 'completed',
+      answeredBy: 'human',
+      transferredTo: '+14155550199',
+      analysis: { summary: 'Asked for a human.', successful: 'true', data: { budget: '1200' } },
+      usage: { costUsd: 0.1234, durationSeconds: 60.4 },
     });
   });
 
@@ -375,6 +412,7 @@ describe('a call played by Vapi', () => {
         durationSeconds: 61,
         transcript: 'AI: Hello!',
         recordingUrl: 'https://storage.vapi.ai/x.wav',
+        answeredBy: 'human',
       },
     ]);
     await vapi.close();

@@ -8,6 +8,7 @@
  * reasons are Retell's `disconnection_reason` values (DisconnectionReason in its OpenAPI document,
  * described at https://docs.retellai.com/reliability/debug-call-disconnect).
  */
+import { type EngineUsage, e164Of } from '../outcomes.js';
 import type { EngineReport } from '../port.js';
 import type { RetellCall } from './client.js';
 
@@ -141,7 +142,10 @@ function startedReport(call: IdentifiedCall, receivedAt: Date, fallbackCallId?: 
 function endedReport(call: IdentifiedCall, receivedAt: Date, fallbackCallId?: string): EngineReport {
   const status = nonEmptyString(call.call_status);
   const endedReason = nonEmptyString(call.disconnection_reason) ?? status ?? 'unknown';
-  const { outcome, answered, failureReason } = classifyDisconnection(endedReason, status);
+  const { outcome, answered: human, failureReason } = classifyDisconnection(endedReason, status);
+  // A voicemail answered the line: its time counts when the agent's setting leaves a message.
+  const voicemail = VOICEMAIL_REASONS.has(endedReason);
+  const answered = human || voicemail;
   const endedAt = timestamp(call.end_timestamp) ?? receivedAt;
   const startedAt = answered ? timestamp(call.start_timestamp) : undefined;
   const report: EngineReport = {
@@ -160,6 +164,61 @@ function endedReport(call: IdentifiedCall, receivedAt: Date, fallbackCallId?: st
   if (transcript) report.transcript = transcript;
   const recordingUrl = nonEmptyString(call.recording_url);
   if (recordingUrl) report.recordingUrl = recordingUrl;
+  if (voicemail) report.answeredBy = 'voicemail';
+  else if (human && outcome === 'completed') report.answeredBy = 'human';
+  const transferredTo = TRANSFER_REASONS.has(endedReason)
+    ? transferNumberOf(call.transfer_destination)
+    : undefined;
+  if (transferredTo) report.transferredTo = transferredTo;
+  const usage = usageOf(call);
+  if (usage) report.usage = usage;
+  return report;
+}
+
+/** `voicemail_reached`, and `machine_detected`, its older name. */
+const VOICEMAIL_REASONS = new Set(['voicemail_reached', 'machine_detected']);
+const TRANSFER_REASONS = new Set(['call_transfer', 'transfer_bridged']);
+
+/** `transfer_destination`: a number (with or without its `+`) or `{ number }`. */
+function transferNumberOf(value: unknown): string | undefined {
+  const number = isRecord(value) ? value.number : value;
+  if (typeof number !== 'string') return undefined;
+  return e164Of(/^\d{8,15}$/.test(number) ? `+${number}` : number);
+}
+
+const finite = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+
+/** Retell's `call_cost`: `combined_cost` in cents, `total_duration_seconds`. */
+function usageOf(call: RetellCall): EngineUsage | undefined {
+  const cost = isRecord(call.call_cost) ? call.call_cost : undefined;
+  if (!cost) return undefined;
+  const cents = finite(cost.combined_cost);
+  const durationSeconds = finite(cost.total_duration_seconds);
+  if (cents === undefined && durationSeconds === undefined) return undefined;
+  return { costUsd: cents === undefined ? undefined : cents / 100, durationSeconds };
+}
+
+/**
+ * call_analyzed: Retell's `call_analysis` (`call_summary`, `call_successful`, `in_voicemail`,
+ * `custom_analysis_data`) as an analysis report; undefined when the call carries none.
+ */
+function analyzedReport(call: IdentifiedCall): EngineReport | undefined {
+  if (!isRecord(call.call_analysis)) return undefined;
+  const analysis = call.call_analysis;
+  const report: EngineReport = {
+    kind: 'analyzed',
+    callId: ourCallId(call),
+    engineCallId: call.call_id,
+    analysis: {
+      summary: analysis.call_summary,
+      successful: analysis.call_successful,
+      data: isRecord(analysis.custom_analysis_data) ? analysis.custom_analysis_data : {},
+    },
+  };
+  if (analysis.in_voicemail === true) report.answeredBy = 'voicemail';
+  const usage = usageOf(call);
+  if (usage) report.usage = usage;
   return report;
 }
 
@@ -187,7 +246,7 @@ export function reportOfCall(call: unknown, receivedAt: Date, callId?: string): 
 export type RetellWebhookReading =
   /** Not a Retell event: answered 400. */
   | { ok: false; problem: string }
-  /** A Retell event; `report` undefined when it moves no call (call_analyzed, transcripts, chats). */
+  /** A Retell event; `report` undefined when it concerns no call (transcripts, chats). */
   | { ok: true; event: string; report: EngineReport | undefined };
 
 const CALL_EVENTS = new Set(['call_started', 'call_ended', 'call_analyzed']);
@@ -203,8 +262,8 @@ export function readRetellWebhook(body: unknown, receivedAt: Date): RetellWebhoo
   if (!hasCallId(call)) return { ok: false, problem: `The ${event} event has no call with a call_id.` };
   if (event === 'call_started') return { ok: true, event, report: startedReport(call, receivedAt) };
   if (event === 'call_ended') return { ok: true, event, report: endedReport(call, receivedAt) };
-  // call_analyzed follows call_ended, which already ended the call.
-  return { ok: true, event, report: undefined };
+  // call_analyzed follows call_ended, which already ended the call: it brings the analysis.
+  return { ok: true, event, report: analyzedReport(call) };
 }
 
 /**

@@ -4,11 +4,13 @@
  * Vapi POSTs `{ message: { type, call, … } }` to the call's `server.url` (ServerMessage in its
  * OpenAPI document). Two types matter: `status-update` with status `in-progress` (the callee
  * answered: `started`) and `end-of-call-report` (`ended`, with `endedReason`, `startedAt`,
- * `endedAt`, `artifact.transcript`, `artifact.recordingUrl`). A `status-update` with status `ended`
+ * `endedAt`, `artifact.transcript`, `artifact.recordingUrl`, and the outcome: `analysis`,
+ * `cost`, `durationSeconds`, the transfer's `destination`). A `status-update` with status `ended`
  * is not used: the end-of-call-report follows it with the transcript and recording, and a call ended
  * by the first would ignore the second. Every other type, and anything whose fields are missing or
  * not of the documented type, is ignored rather than refused: Vapi adds fields and types over time.
  */
+import { e164Of } from '../outcomes.js';
 import type { EngineReport } from '../port.js';
 
 /** A body that is a Vapi server message: `{ message: { type: string, … } }`. */
@@ -143,13 +145,49 @@ interface EndedFields {
   startedAt: Date | undefined;
   endedAt: Date;
   artifact: Record<string, unknown>;
+  /** The message or Call carrying `destination`, `analysis`, `cost` and `durationSeconds`. */
+  outcome: Record<string, unknown>;
 }
+
+/** Vapi's reason for a call its voicemail detection answered (the assistant may have left a message). */
+export const VOICEMAIL_ENDED_REASON = 'voicemail';
+
+const finiteOf = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+
+/**
+ * Who answered, the transfer, the analysis (`summary`, `successEvaluation`, `structuredData`) and
+ * Vapi's own `cost` and `durationSeconds`, as the end-of-call-report or the Call carries them.
+ */
+function outcomeFields(report: EndedReport, fields: EndedFields, answered: boolean): void {
+  const source = fields.outcome;
+  if (report.endedReason === VOICEMAIL_ENDED_REASON) report.answeredBy = 'voicemail';
+  else if (answered && report.outcome === 'completed') report.answeredBy = 'human';
+  const destination = recordOf(source.destination);
+  const transferredTo = e164Of(destination.number) ?? e164Of(destination.sipUri);
+  if (transferredTo) report.transferredTo = transferredTo;
+  if (isRecord(source.analysis) && Object.keys(source.analysis).length > 0) {
+    const analysis = source.analysis;
+    report.analysis = {
+      summary: analysis.summary,
+      successful: analysis.successEvaluation,
+      data: recordOf(analysis.structuredData),
+    };
+  }
+  const costUsd = finiteOf(source.cost);
+  const durationSeconds = finiteOf(source.durationSeconds) ?? divided(finiteOf(source.durationMs), 1000);
+  if (costUsd !== undefined || durationSeconds !== undefined) report.usage = { costUsd, durationSeconds };
+}
+
+const divided = (value: number | undefined, by: number) => (value === undefined ? undefined : value / by);
 
 function endedReport(fields: EndedFields): EndedReport {
   const endedReason = textOf(fields.endedReason) ?? MISSING_ENDED_REASON;
   const { outcome, failureReason } = outcomeOfEndedReason(endedReason, fields.startedAt !== undefined);
-  // Not answered: Vapi's startedAt (when the line opened) is no answer time, and nothing is billed.
-  const startedAt = outcome === 'no_answer' ? undefined : fields.startedAt;
+  // Not answered: Vapi's startedAt (when the line opened) is no answer time, and nothing is billed;
+  // voicemail answered it (the agent's voicemail setting decides whether that is billed).
+  const voicemail = endedReason === VOICEMAIL_ENDED_REASON;
+  const startedAt = outcome === 'no_answer' && !voicemail ? undefined : fields.startedAt;
   const recording = recordOf(fields.artifact.recording);
   const report: EndedReport = {
     kind: 'ended',
@@ -170,6 +208,7 @@ function endedReport(fields: EndedFields): EndedReport {
   const recordingUrl =
     httpUrlOf(fields.artifact.recordingUrl) ?? httpUrlOf(recordOf(recording.mono).combinedUrl);
   if (recordingUrl) report.recordingUrl = recordingUrl;
+  outcomeFields(report, fields, startedAt !== undefined);
   return report;
 }
 
@@ -200,6 +239,7 @@ export function reportFromServerMessage(
       startedAt: dateOf(message.startedAt) ?? dateOf(call.startedAt),
       endedAt: dateOf(message.endedAt) ?? dateOf(call.endedAt) ?? sentAt ?? receivedAt,
       artifact: isRecord(message.artifact) ? message.artifact : recordOf(call.artifact),
+      outcome: { ...call, ...message },
     });
   }
   return undefined;
@@ -226,6 +266,7 @@ export function reportFromCall(
     startedAt: dateOf(call.startedAt),
     endedAt: dateOf(call.endedAt) ?? now,
     artifact: recordOf(call.artifact),
+    outcome: call,
   });
 }
 
