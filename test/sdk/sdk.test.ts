@@ -54,6 +54,31 @@ describe('resources', () => {
     expect(deleted.id).toBe(created.id);
   });
 
+  it('creates an agent with a typed configuration, sets the default voice and reads a version’s config', async () => {
+    const owner = await vp.users.create({
+      email: email('cfg'),
+      name: 'Config Owner',
+      password: 'correct horse',
+    });
+    await vp.agents.setDefaults({ voice: { provider: 'cartesia', voice_id: 'sonic' }, model: null });
+    const defaults = await vp.agents.defaults();
+    expect(defaults.effective.voice).toEqual({ provider: 'cartesia', voice_id: 'sonic' });
+    expect(defaults.allowed.engine).toBe('simulated');
+    const agent = await vp.agents.create({
+      user_id: owner.id,
+      name: 'Configured',
+      phone_number: '+14155550142',
+      prompt: 'Hi {name}.',
+      welcome_message: 'Hello.',
+      config: { language: 'de-DE', model: { temperature: 0.2 }, voicemail: { action: 'hang_up' } },
+    });
+    expect(agent.draft.config).toMatchObject({ language: 'de-DE', voice: { provider: 'cartesia' } });
+    await vp.agents.publish(agent.id);
+    const versions = await vp.agents.versions(agent.id);
+    expect(versions.data[0].config.model.temperature).toBe(0.2);
+    await vp.agents.setDefaults({ voice: null, model: null });
+  });
+
   it('iterates every item of every page, and a page awaited alone is one page', async () => {
     const marker = `pager${Date.now()}`;
     const ids: string[] = [];

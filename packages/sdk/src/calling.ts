@@ -32,6 +32,14 @@ export class Agents extends Resource {
   versions(id: string, query?: Query<'listAgentVersions'>): PageRequest<Item<'listAgentVersions'>> {
     return this.paged<'listAgentVersions'>(`/api/v1/agents/${segment(id)}/versions`, query);
   }
+  /** getAgentDefaults: the tenant's default voice and model, and what the voice engine allows. */
+  defaults(options?: RequestOptions): Promise<Data<'getAgentDefaults'>> {
+    return this.data({ method: 'GET', path: '/api/v1/agent-defaults', options });
+  }
+  /** setAgentDefaults: replaces the default voice and model (null: the operator's). */
+  setDefaults(body: Body<'setAgentDefaults'>, options?: RequestOptions): Promise<Data<'setAgentDefaults'>> {
+    return this.data({ method: 'PUT', path: '/api/v1/agent-defaults', body, options });
+  }
   /** rotateAgentWebhook — the old trigger URL stops working at once. */
   rotateWebhook(id: string, options?: RequestOptions): Promise<Data<'rotateAgentWebhook'>> {
     return this.data({ method: 'POST', path: `/api/v1/agents/${segment(id)}/rotate-webhook`, options });

@@ -302,7 +302,7 @@ export interface paths {
         head?: never;
         /**
          * Update an agent
-         * @description Changes the name at once, the draft (used from the next publish; published versions never change) and the settings. `settings` replaces the whole settings object and applies to calls placed from now on; `{}` clears it.
+         * @description Changes the name at once, the draft (used from the next publish; published versions never change) and the settings. `settings` replaces the whole settings object and applies to calls placed from now on; `{}` clears it. `config` merges into the draft’s configuration field by field (`model` and `analysis` key by key); `null` sends `voice` or `model` back to the default.
          *
          *     Required scope: `agents:write`.
          */
@@ -320,7 +320,7 @@ export interface paths {
         put?: never;
         /**
          * Publish an agent
-         * @description Freezes the draft as the next version (n+1); calls placed from now on use it.
+         * @description Freezes the draft (prompt, welcome message, phone number and configuration, its defaults filled) as the next version (n+1); calls placed from now on use it. 422 `validation_failed` names every configuration field the voice engine cannot run (nothing is saved); 409 `conflict` when the draft is identical to the published version.
          *
          *     Required scope: `agents:write`.
          */
@@ -369,6 +369,34 @@ export interface paths {
          *     Required scope: `agents:write`.
          */
         post: operations["rotateAgentWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent-defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the default voice and model
+         * @description The tenant’s default voice and model for agents that set none (null: the operator’s), what they come to, and the voices, models, temperatures, durations and languages the voice engine allows.
+         *
+         *     Required scope: `agents:read`.
+         */
+        get: operations["getAgentDefaults"];
+        /**
+         * Set the default voice and model
+         * @description Replaces the tenant’s default voice and model (null: the operator’s). Agents that set no voice or model follow them in their draft and freeze them at their next publish; published versions never change. A voice provider or model the voice engine does not allow is 422.
+         *
+         *     Required scope: `agents:write`.
+         */
+        put: operations["setAgentDefaults"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1024,12 +1052,13 @@ export interface components {
              * @example https://api.example.com/webhooks/agents/webh_9sKq2LmV7xYb3NcR8pT1wZ4d/trigger
              */
             webhook_url: string;
-            /** @description What the next publish freezes. */
+            /** @description What the next publish freezes. `config` has every default filled: a voice or model the draft does not set follows the tenant’s default, else the operator’s. */
             draft: {
                 /** @example You call {name} about their {product} order. */
                 prompt: string;
                 /** @example Hello {name}, this is Acme. */
                 welcome_message: string;
+                config: components["schemas"]["AgentConfig"];
             };
             published_version: number | null;
             settings: components["schemas"]["AgentSettings"];
@@ -1038,6 +1067,231 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             created_at: string;
+        };
+        /**
+         * AgentAnalysis
+         * @description What is learnt from each call after it ends.
+         */
+        AgentAnalysis: {
+            /** @description Write a summary of each call. */
+            summary: boolean;
+            /**
+             * @description How to judge whether the call succeeded.
+             * @example The caller booked an appointment.
+             */
+            success_criteria?: string;
+            /** @description The fields extracted from each call. */
+            data: components["schemas"]["AgentAnalysisField"][];
+        };
+        /** AgentAnalysisField */
+        AgentAnalysisField: {
+            /**
+             * @description Unique within the analysis: letters, digits and `_`, at most 64.
+             * @example appointment_booked
+             */
+            name: string;
+            /**
+             * @description The type of the value the analysis extracts.
+             * @enum {string}
+             */
+            type: "string" | "number" | "boolean" | "enum";
+            /**
+             * @description What to extract.
+             * @example Whether an appointment was booked.
+             */
+            description: string;
+            /**
+             * @description The allowed values; required for `enum`, refused for the other types.
+             * @example [
+             *       "yes",
+             *       "no",
+             *       "maybe"
+             *     ]
+             */
+            values?: string[];
+        };
+        /**
+         * AgentAnalysisInput
+         * @description The analysis; the given keys replace the draft’s, `success_criteria: null` clears it.
+         */
+        AgentAnalysisInput: {
+            /** @description Write a summary of each call. */
+            summary?: boolean;
+            success_criteria?: string | null;
+            /** @description The fields extracted from each call. */
+            data?: components["schemas"]["AgentAnalysisField"][];
+        };
+        /**
+         * AgentConfig
+         * @description How the agent sounds, thinks and acts on a call, and what is learnt afterwards.
+         */
+        AgentConfig: {
+            voice: components["schemas"]["AgentVoice"];
+            /**
+             * @description The language spoken and transcribed, a BCP 47 tag (`en-US`, `es-ES`, `de-DE`).
+             * @example en-US
+             */
+            language: string;
+            model: components["schemas"]["AgentModel"];
+            /**
+             * @description The call is ended after this long.
+             * @example 600
+             */
+            max_duration_seconds: number;
+            /**
+             * @description The call is ended after this long without speech.
+             * @example 30
+             */
+            silence_timeout_seconds: number;
+            /**
+             * @description When the agent says one of these, it hangs up.
+             * @example [
+             *       "goodbye",
+             *       "have a nice day"
+             *     ]
+             */
+            end_call_phrases: string[];
+            voicemail: components["schemas"]["AgentVoicemail"] | null;
+            /** @description Numbers the agent may transfer the call to. */
+            transfer: components["schemas"]["AgentTransferTarget"][];
+            /** @description Functions the agent may call. */
+            tools: components["schemas"]["AgentTool"][];
+            analysis: components["schemas"]["AgentAnalysis"];
+        };
+        /**
+         * AgentConfigInput
+         * @description Changes to the draft’s configuration: every field optional; the given ones replace the draft’s (`model` and `analysis` key by key). `null` sends `voice` or `model` back to the default (the tenant’s, else the operator’s) and turns `voicemail` off.
+         */
+        AgentConfigInput: {
+            voice?: components["schemas"]["AgentVoice"] | null;
+            /**
+             * @description The language spoken and transcribed, a BCP 47 tag (`en-US`, `es-ES`, `de-DE`).
+             * @example en-US
+             */
+            language?: string;
+            model?: components["schemas"]["AgentModelInput"] | null;
+            /**
+             * @description The call is ended after this long.
+             * @example 600
+             */
+            max_duration_seconds?: number;
+            /**
+             * @description The call is ended after this long without speech.
+             * @example 30
+             */
+            silence_timeout_seconds?: number;
+            /**
+             * @description When the agent says one of these, it hangs up.
+             * @example [
+             *       "goodbye",
+             *       "have a nice day"
+             *     ]
+             */
+            end_call_phrases?: string[];
+            voicemail?: components["schemas"]["AgentVoicemail"] | null;
+            /** @description Numbers the agent may transfer the call to. */
+            transfer?: components["schemas"]["AgentTransferTarget"][];
+            /** @description Functions the agent may call. */
+            tools?: components["schemas"]["AgentTool"][];
+            analysis?: components["schemas"]["AgentAnalysisInput"];
+        };
+        /**
+         * AgentDefaults
+         * @description The tenant’s default voice and model for its agents, and what the voice engine allows.
+         */
+        AgentDefaults: {
+            voice: components["schemas"]["AgentVoice"] | null;
+            model: components["schemas"]["AgentModel"] | null;
+            /** @description What an agent that sets no voice or model gets: the tenant’s default, else the operator’s. */
+            effective: {
+                voice: components["schemas"]["AgentVoice"];
+                model: components["schemas"]["AgentModel"];
+            };
+            allowed: components["schemas"]["AgentEngineOptions"];
+        };
+        /** AgentDefaultsRequest */
+        AgentDefaultsRequest: {
+            voice: components["schemas"]["AgentVoice"] | null;
+            model: components["schemas"]["AgentModel"] | null;
+        };
+        /** AgentEngineOptions */
+        AgentEngineOptions: {
+            /**
+             * @description The voice engine calls run on.
+             * @enum {string}
+             */
+            engine: "simulated" | "vapi" | "retell";
+            /**
+             * @description Allowed `voice.provider` values.
+             * @example [
+             *       "11labs",
+             *       "openai"
+             *     ]
+             */
+            voice_providers: string[];
+            /**
+             * @description Allowed `model` provider and name pairs.
+             * @example [
+             *       {
+             *         "provider": "openai",
+             *         "name": "gpt-4o-mini"
+             *       }
+             *     ]
+             */
+            models: {
+                provider: string;
+                name: string;
+            }[];
+            /**
+             * @description The highest `model.temperature` the engine takes.
+             * @example 2
+             */
+            max_temperature: number;
+            /**
+             * @description The lowest `max_duration_seconds` the engine takes.
+             * @example 10
+             */
+            min_max_duration_seconds: number;
+            languages: string[] | null;
+        };
+        /**
+         * AgentModel
+         * @description The language model that thinks for the agent.
+         */
+        AgentModel: {
+            /**
+             * @description The model provider (`openai`, `anthropic`, …).
+             * @example openai
+             */
+            provider: string;
+            /**
+             * @description The model’s name.
+             * @example gpt-4o-mini
+             */
+            name: string;
+            /**
+             * @description Randomness of the model’s answers, 0–2 (some engines take at most 1).
+             * @example 0.7
+             */
+            temperature: number;
+        };
+        /**
+         * AgentModelInput
+         * @description The model; the given keys replace the draft’s (the default’s when the draft has none).
+         */
+        AgentModelInput: {
+            /**
+             * @description The model provider.
+             * @example openai
+             */
+            provider?: string;
+            /** @example gpt-4o-mini */
+            name?: string;
+            /**
+             * @description Randomness of the model’s answers, 0–2 (some engines take at most 1).
+             * @example 0.7
+             */
+            temperature?: number;
         };
         /**
          * AgentSettings
@@ -1051,6 +1305,64 @@ export interface components {
             max_concurrent_calls?: number;
             calling_hours?: components["schemas"]["CallingHours"];
             retry?: components["schemas"]["RetryPolicy"];
+        };
+        /**
+         * AgentTool
+         * @description A function the agent may call during a call.
+         */
+        AgentTool: {
+            /**
+             * @description Unique within the agent: letters, digits and `_`, at most 64.
+             * @example book_appointment
+             */
+            name: string;
+            /**
+             * @description When and why the agent uses the tool.
+             * @example Books an appointment on the given date.
+             */
+            description: string;
+            /**
+             * AgentToolParameters
+             * @description A JSON Schema with `type: "object"` describing the arguments (at most 8 KB as JSON).
+             * @example {
+             *       "type": "object",
+             *       "properties": {
+             *         "date": {
+             *           "type": "string"
+             *         }
+             *       },
+             *       "required": [
+             *         "date"
+             *       ]
+             *     }
+             */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uri
+             * @description An https URL the platform POSTs `{ call_id, agent_id, tool, arguments }` to, signed.
+             * @example https://tools.example.com/book
+             */
+            url: string;
+            /**
+             * @description How long the agent waits for the answer.
+             * @example 10
+             */
+            timeout_seconds: number;
+        };
+        /** AgentTransferTarget */
+        AgentTransferTarget: {
+            /**
+             * @description Where to transfer the call (E.164).
+             * @example +14155550123
+             */
+            phone_number: string;
+            /**
+             * @description When the agent should transfer the call there.
+             * @example The caller asks for a human or for billing.
+             */
+            description: string;
         };
         /**
          * AgentVersion
@@ -1068,11 +1380,44 @@ export interface components {
              * @example +14155550123
              */
             phone_number: string;
+            config: components["schemas"]["AgentConfig"];
             /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
              */
             published_at: string;
+        };
+        /**
+         * AgentVoice
+         * @description How the agent sounds.
+         */
+        AgentVoice: {
+            /**
+             * @description The voice provider (`11labs`, `cartesia`, `openai`, …).
+             * @example 11labs
+             */
+            provider: string;
+            /**
+             * @description The provider’s voice id, as the engine names it.
+             * @example burt
+             */
+            voice_id: string;
+        };
+        /**
+         * AgentVoicemail
+         * @description What to do when voicemail answers; null turns voicemail detection off.
+         */
+        AgentVoicemail: {
+            /**
+             * @description `hang_up`: the call ends `no_answer`; `leave_message`: the message is spoken and the call ends `completed`.
+             * @enum {string}
+             */
+            action: "hang_up" | "leave_message";
+            /**
+             * @description What `leave_message` says; `{key}` placeholders are filled like the prompt’s.
+             * @example Hi {name}, this is Acme calling about your order. We will call back.
+             */
+            message?: string;
         };
         /** CallDetail */
         CallDetail: {
@@ -1620,6 +1965,7 @@ export interface components {
             /** @example Hello {name}, this is Acme. */
             welcome_message: string;
             settings?: components["schemas"]["AgentSettings"];
+            config?: components["schemas"]["AgentConfigInput"];
         };
         /** CreateCallRequest */
         CreateCallRequest: {
@@ -2244,6 +2590,7 @@ export interface components {
             /** @example Hello {name}, this is Acme. */
             welcome_message?: string;
             settings?: components["schemas"]["AgentSettings"];
+            config?: components["schemas"]["AgentConfigInput"];
         };
         /** UpdateWebhookEndpointRequest */
         UpdateWebhookEndpointRequest: {
@@ -3192,6 +3539,54 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Agent"];
+                    };
+                };
+            };
+        };
+    };
+    getAgentDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The defaults. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentDefaults"];
+                    };
+                };
+            };
+        };
+    };
+    setAgentDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentDefaultsRequest"];
+            };
+        };
+        responses: {
+            /** @description The defaults after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AgentDefaults"];
                     };
                 };
             };

@@ -33,7 +33,7 @@ export interface RequestOptions {
 }
 
 export interface ApiRequest {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   path: string;
   query?: object;
   body?: unknown;
@@ -130,10 +130,11 @@ export function createTransport(options: ClientOptions): Transport {
     const idempotencyKey =
       perRequest.idempotencyKey ??
       (request.acceptsIdempotencyKey ? globalThis.crypto.randomUUID() : undefined);
-    // PATCH sets fields to the values sent: sent twice, the same state.
+    // PATCH and PUT set fields to the values sent: sent twice, the same state.
     const repeatable =
       method === 'GET' ||
       method === 'PATCH' ||
+      method === 'PUT' ||
       request.acceptsIdempotencyKey === true ||
       request.naturallyIdempotent === true;
     const headers: Record<string, string> = {
