@@ -77,6 +77,10 @@ export interface PlayCallScript {
   events?: ('call_started' | 'call_ended' | 'call_analyzed')[];
   /** valid (default), bad (wrong key), stale (ten minutes old) or none. */
   signature?: 'valid' | 'bad' | 'stale' | 'none';
+  /** The call's outcome fields as Retell documents them: call_analysis.custom_analysis_data, transfer_destination, call_cost. */
+  customAnalysisData?: Record<string, unknown>;
+  transferDestination?: string;
+  callCost?: { combined_cost: number; total_duration_seconds: number };
 }
 
 export interface WebhookDelivery {
@@ -524,6 +528,12 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
           disconnection_reason: reason,
           ...(script.transcript === undefined ? {} : { transcript: script.transcript }),
           ...(script.recordingUrl === undefined ? {} : { recording_url: script.recordingUrl }),
+          ...(script.transferDestination === undefined
+            ? {}
+            : { transfer_destination: script.transferDestination }),
+          ...(script.callCost === undefined
+            ? {}
+            : { call_cost: { product_costs: [], total_duration_unit_price: 1, ...script.callCost } }),
         });
       }
       if (event === 'call_analyzed') {
@@ -531,6 +541,9 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
           call_summary: 'A test call.',
           in_voicemail: reason === 'voicemail_reached',
           call_successful: connected,
+          ...(script.customAnalysisData === undefined
+            ? {}
+            : { custom_analysis_data: script.customAnalysisData }),
         };
       }
       const body = JSON.stringify({ event, call });

@@ -90,6 +90,12 @@ export interface PlayCallScript {
   recordingUrl?: string;
   /** Overrides the bearer token the messages carry (default: the fake's serverSecret). */
   secret?: string;
+  /** The end-of-call-report's outcome fields, as Vapi documents them (default: an empty analysis). */
+  analysis?: { summary?: string; successEvaluation?: string; structuredData?: Record<string, unknown> };
+  cost?: number;
+  durationSeconds?: number;
+  /** Where the assistant transferred the call (Call.destination). */
+  destination?: { type: 'number'; number: string };
 }
 
 export interface FakeVapiCall {
@@ -406,6 +412,7 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
       ...(script.recordingUrl ? { recordingUrl: script.recordingUrl } : {}),
     };
     Object.assign(call, { status: 'ended', endedReason, endedAt: endedAt.toISOString(), artifact });
+    if (script.destination) call.destination = script.destination;
     await post({ type: 'status-update', status: 'ended', endedReason });
     await post({
       type: 'end-of-call-report',
@@ -413,7 +420,9 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
       ...(answered ? { startedAt: startedAt.toISOString() } : {}),
       endedAt: endedAt.toISOString(),
       artifact,
-      analysis: {},
+      analysis: script.analysis ?? {},
+      ...(script.cost === undefined ? {} : { cost: script.cost }),
+      ...(script.durationSeconds === undefined ? {} : { durationSeconds: script.durationSeconds }),
     });
     return statuses;
   }
