@@ -3,7 +3,8 @@
  * (src/telephony/retell/client.ts), so the adapter's real HTTP code runs in the suite:
  *
  * - POST /create-retell-llm, PATCH /update-retell-llm/{llm_id}, POST /create-agent,
- *   PATCH /update-agent/{agent_id}, POST /publish-agent/{agent_id}, POST /v2/create-phone-call,
+ *   PATCH /update-agent/{agent_id}, POST /publish-agent/{agent_id}, GET /get-agent/{agent_id} (the
+ *   latest version, or `?version=`), POST /v2/create-phone-call,
  *   GET /v2/get-call/{id},
  *   POST /v2/list-calls (its documented filter_criteria: call_id, agent_id, call_status,
  *   from_number, to_number, and `metadata` keyed in dot notation, values matched as strings;
@@ -253,6 +254,7 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
     method: string,
     urlPath: string,
     body: unknown,
+    query: URLSearchParams = new URLSearchParams(),
   ): { status: number; body: unknown; delayMs?: number } {
     const now = Date.now();
     const input = body as Record<string, any>;
@@ -357,6 +359,15 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
         : 0;
       return { status: 200, body: ordered.slice(after, after + limit) };
     }
+    const getAgent = /^\/get-agent\/([^/]+)$/.exec(urlPath);
+    if (method === 'GET' && getAgent) {
+      const versions = versionsOf.get(decodeURIComponent(getAgent[1])) ?? [];
+      const wanted = query.get('version');
+      const agent = wanted === null ? versions.at(-1) : versions.find((v) => v.version === Number(wanted));
+      return agent
+        ? { status: 200, body: agent }
+        : { status: 404, body: errorBody('The requested resource was not found.') };
+    }
     const getCall = /^\/v2\/get-call\/([^/]+)$/.exec(urlPath);
     if (method === 'GET' && getCall) {
       const call = calls.find((candidate) => candidate.call_id === decodeURIComponent(getCall[1]));
@@ -384,7 +395,8 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const method = req.method ?? 'GET';
-      const urlPath = new URL(req.url ?? '/', 'http://fake').pathname;
+      const url = new URL(req.url ?? '/', 'http://fake');
+      const urlPath = url.pathname;
       const text = Buffer.concat(chunks).toString('utf8');
       const record: RecordedRetellRequest = {
         method,
@@ -434,7 +446,7 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
       }
       const fault = takeFault(method, urlPath);
       if (fault) return reply(fault.status, errorBody(fault.message ?? `Injected ${fault.status}.`));
-      const result = handle(method, urlPath, record.body);
+      const result = handle(method, urlPath, record.body, url.searchParams);
       if (method === 'POST' && urlPath === '/v2/create-phone-call') {
         res.on('close', () => {
           if (!res.writableFinished) lostAnswers++;

@@ -237,6 +237,7 @@ describe('republishing', () => {
       'POST /create-retell-llm',
       'POST /create-agent',
       `POST /publish-agent/${agent.agent_id}`,
+      `GET /get-agent/${agent.agent_id}`,
       `PATCH /update-retell-llm/${llm.llm_id}`,
       `PATCH /update-agent/${agent.agent_id}`,
       `POST /publish-agent/${agent.agent_id}`,
@@ -247,6 +248,67 @@ describe('republishing', () => {
     // The first published version kept its own fields; the second has the new ones.
     expect(v0).toMatchObject({ is_published: true, voice_id: '11labs-Adrian', language: 'en-US' });
     expect(v1).toMatchObject({ is_published: true, voice_id: 'cartesia-Cimo', language: 'es-ES' });
+  });
+});
+
+describe('a version synced before versions were published', () => {
+  it('is published as it stands before the next version updates the agent', async () => {
+    // What an earlier sync left: an LLM and an agent, both drafts, recorded for version 1.
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${retell.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${retell.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return (await response.json()) as Record<string, any>;
+    };
+    const llm = await post('/create-retell-llm', { general_prompt: 'Old.', begin_message: 'Hi.' });
+    const agent = await post('/create-agent', {
+      response_engine: { type: 'retell-llm', llm_id: llm.llm_id, version: 0 },
+      voice_id: '11labs-Adrian',
+      agent_name: 'old',
+      webhook_url: `${PUBLIC_BASE_URL}${RETELL_WEBHOOK_PATH}`,
+    });
+    const old = version(BASE);
+    await database.db
+      .insertInto('retell_agent_versions')
+      .values({
+        agent_id: old.agentId,
+        version: 1,
+        tenant_id: old.tenantId,
+        llm_id: llm.llm_id,
+        llm_version: 0,
+        retell_agent_id: agent.agent_id,
+        retell_agent_version: 0,
+        synced_at: new Date(),
+      })
+      .execute();
+    retell.requests.length = 0;
+
+    await adapter().syncAgentVersion?.({ ...old, version: 2, prompt: 'New.' });
+    expectAllSchemaValid();
+    expect(retell.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+      `GET /get-agent/${agent.agent_id}`,
+      `POST /publish-agent/${agent.agent_id}`,
+      `PATCH /update-retell-llm/${llm.llm_id}`,
+      `PATCH /update-agent/${agent.agent_id}`,
+      `POST /publish-agent/${agent.agent_id}`,
+    ]);
+    // Version 1's calls still get its own prompt; version 2 is the next published version.
+    expect(retell.llmVersions(llm.llm_id).map((v) => [v.version, v.general_prompt, v.is_published])).toEqual([
+      [0, 'Old.', true],
+      [1, 'New.', true],
+    ]);
+    const rows = await database.db
+      .selectFrom('retell_agent_versions')
+      .select(['version', 'retell_agent_version'])
+      .where('agent_id', '=', old.agentId)
+      .orderBy('version')
+      .execute();
+    expect(rows).toEqual([
+      { version: 1, retell_agent_version: 0 },
+      { version: 2, retell_agent_version: 1 },
+    ]);
   });
 });
 

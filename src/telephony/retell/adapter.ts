@@ -112,7 +112,7 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
   const readPair = (tenantId: string, agentId: string) =>
     db
       .selectFrom('retell_agent_versions')
-      .select(['llm_id', 'retell_agent_id'])
+      .select(['llm_id', 'retell_agent_id', 'retell_agent_version'])
       .where('tenant_id', '=', tenantId)
       .where('agent_id', '=', agentId)
       .orderBy('version', 'desc')
@@ -142,6 +142,7 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
       ...(typeof llm.version === 'number' ? { version: llm.version } : {}),
     });
     const pair = await readPair(tenantId, agentId);
+    if (pair) await publishLegacyVersion(pair);
     const llm = pair
       ? await client.updateRetellLlm(pair.llm_id, llmBody)
       : await client.createRetellLlm(llmBody);
@@ -171,6 +172,18 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
       throw new TelephonyError(`Agent ${agentId} v${version} is synced to Retell for another tenant.`, false);
     }
     return stored;
+  }
+
+  /**
+   * Versions synced before publishing existed left their Retell version a draft, which an update
+   * would change under their calls: such a draft (the agent's latest version, unpublished, the one
+   * recorded) is published as it stands first. Published versions were never drafts for long.
+   */
+  async function publishLegacyVersion(pair: { retell_agent_id: string; retell_agent_version: number }) {
+    const latest = await client.getAgent(pair.retell_agent_id);
+    if (latest.version === pair.retell_agent_version && latest.is_published !== true) {
+      await client.publishAgent(pair.retell_agent_id);
+    }
   }
 
   /** One sync at a time per agent in this process: an update and its publish are not interleaved. */

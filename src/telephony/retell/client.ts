@@ -66,6 +66,8 @@ export interface RetellClient {
   updateAgent(agentId: string, body: CreateRetellAgentBody): Promise<RetellAgent>;
   /** Publishes the agent's draft, which no one can change after, and starts the next draft. */
   publishAgent(agentId: string): Promise<void>;
+  /** The agent's latest version (its draft, unless never published since created). */
+  getAgent(agentId: string): Promise<RetellAgent & { is_published?: boolean }>;
   createPhoneCall(body: CreatePhoneCallBody): Promise<RetellCall & { call_id: string }>;
   getCall(callId: string): Promise<RetellCall>;
   listCalls(body: ListCallsBody): Promise<RetellCall[]>;
@@ -185,6 +187,10 @@ export function createRetellClient(options: { apiKey: string; apiBase: string })
     async updateAgent(agentId, body) {
       const answer = await request('PATCH', `/update-agent/${encodeURIComponent(agentId)}`, body);
       return agentAnswer(answer, 'Retell PATCH /update-agent');
+    },
+    async getAgent(agentId) {
+      const answer = await request('GET', `/get-agent/${encodeURIComponent(agentId)}`, undefined);
+      return agentAnswer(answer, 'Retell GET /get-agent');
     },
     async publishAgent(agentId) {
       await request('POST', `/publish-agent/${encodeURIComponent(agentId)}`, undefined, {
