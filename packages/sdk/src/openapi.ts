@@ -1419,6 +1419,17 @@ export interface components {
              */
             message?: string;
         };
+        /**
+         * CallAnalysis
+         * @description The engine’s analysis of the call; every member null until it is reported (`call.analyzed`).
+         */
+        CallAnalysis: {
+            summary: string | null;
+            successful: boolean | null;
+            data: {
+                [key: string]: (string | number | boolean) | null;
+            } | null;
+        };
         /** CallDetail */
         CallDetail: {
             /** @example call_7Yh2kLm9Qw3ZbXcV5nR8pT1s */
@@ -1483,6 +1494,15 @@ export interface components {
             ended_at: string | null;
             duration_seconds: number | null;
             failure_reason: string | null;
+            /**
+             * @description Who answered, as the engine detected it; `unknown` until it says (and for calls nobody answered).
+             * @example human
+             * @enum {string}
+             */
+            answered_by: "human" | "voicemail" | "unknown";
+            analysis: components["schemas"]["CallAnalysis"];
+            /** @description The number the agent transferred the call to (E.164); null when it was not transferred. */
+            transferred_to: string | null;
             /** @description When a waiting call starts (calling hours, retry delay); null when it is not waiting. */
             scheduled_for: string | null;
             /**
@@ -1624,6 +1644,15 @@ export interface components {
             ended_at: string | null;
             duration_seconds: number | null;
             failure_reason: string | null;
+            /**
+             * @description Who answered, as the engine detected it; `unknown` until it says (and for calls nobody answered).
+             * @example human
+             * @enum {string}
+             */
+            answered_by: "human" | "voicemail" | "unknown";
+            analysis: components["schemas"]["CallAnalysis"];
+            /** @description The number the agent transferred the call to (E.164); null when it was not transferred. */
+            transferred_to: string | null;
             /** @description When a waiting call starts (calling hours, retry delay); null when it is not waiting. */
             scheduled_for: string | null;
             /**
@@ -2079,7 +2108,7 @@ export interface components {
              *       "user.created"
              *     ]
              */
-            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
+            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
             description?: string | null;
             /**
              * @default true
@@ -2190,7 +2219,7 @@ export interface components {
              * @example call.completed
              * @enum {string}
              */
-            type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
+            type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
             /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
@@ -2214,7 +2243,7 @@ export interface components {
              * @example call.completed
              * @enum {string}
              */
-            event_type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
+            event_type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
             /**
              * @example succeeded
              * @enum {string}
@@ -2606,7 +2635,7 @@ export interface components {
              *       "user.created"
              *     ]
              */
-            events?: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
+            events?: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
             description?: string | null;
             /**
              * @description true also clears failing_since.
@@ -2764,7 +2793,7 @@ export interface components {
              *       "user.created"
              *     ]
              */
-            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
+            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
             description: string | null;
             /**
              * @description False: nothing is sent (set by you, or after 3 days of failures).
@@ -2794,7 +2823,7 @@ export interface components {
              *       "user.created"
              *     ]
              */
-            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
+            events: ("call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "*")[];
             description: string | null;
             /**
              * @description False: nothing is sent (set by you, or after 3 days of failures).
@@ -3966,7 +3995,7 @@ export interface operations {
                  * @description An event type.
                  * @example call.completed
                  */
-                type?: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
+                type?: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
             };
             header?: never;
             path?: never;
