@@ -37,6 +37,7 @@ const POSTGRES_PASS = [
   'test/operations/table-maintenance.test.ts',
   'test/metrics/scrape-plans.test.ts',
   'test/rate-limits/partner-limits.test.ts',
+  'test/tools/tools.test.ts',
 ];
 /** Within the PostgreSQL pass's folders: suites of input handling and wire formats, or that bring their own PostgreSQL. */
 const EMBEDDED_ONLY = [

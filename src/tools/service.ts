@@ -18,6 +18,7 @@ import { randomBase62 } from '../core/ids.js';
 import type { HostResolver } from '../core/security/outbound-addresses.js';
 import type { SecretBox } from '../core/security/secrets.js';
 import { checkWebhookUrl } from '../events/ssrf.js';
+import type { ToolRunner } from '../telephony/tool-paths.js';
 import { postTool, type ToolPostOutcome } from './invoke.js';
 import { findToolsSecret, lockToolsSecret, type ToolsSecretRow, upsertToolsSecret } from './repository.js';
 import type { ToolCallOutcome, ToolRequest, ToolsSecret } from './schemas.js';
@@ -194,7 +195,7 @@ export function createToolService(deps: ToolServiceDeps) {
     }
   }
 
-  return {
+  const service = {
     /**
      * Creates the tenant's tools secret, or replaces it: the old one keeps signing beside the new
      * one for TOOLS_SECRET_OVERLAP_MS. The answer is the only time the secret is shown.
@@ -284,7 +285,13 @@ export function createToolService(deps: ToolServiceDeps) {
       });
       return answer.ok ? { ok: true, result: answer.result } : { ok: false, error: answer.error };
     },
+
+    /** `call` for the simulator's calls: what the composition root hands the simulated engine. */
+    simulatedRunner(): ToolRunner {
+      return (request) => service.call({ caller: 'simulated', ...request });
+    },
   };
+  return service;
 }
 
 export type ToolService = ReturnType<typeof createToolService>;

@@ -300,14 +300,21 @@ describe('the tool route under Retell', () => {
 describe('the simulator (in-process)', () => {
   it('runs the same request, and refuses a call of another engine', async () => {
     const callId = await placeCall(null);
-    const answer = await t.services.tools.call({
-      caller: 'simulated',
+    endpoint.hits.length = 0;
+    const runTool = t.services.tools.simulatedRunner();
+    const answer = await runTool({
       tenantId: tenant.id,
       callId,
       name: 'check_order',
       arguments: { order_id: 'D-4' },
     });
     expect(answer).toEqual({ ok: true, result: { order: 'shipped' } });
+    expect(endpoint.hits[0].verified).toEqual({
+      call_id: callId,
+      agent_id: agentId,
+      tool: 'check_order',
+      arguments: { order_id: 'D-4' },
+    });
     const unknown = await t.services.tools.call({
       caller: 'simulated',
       tenantId: tenant.id,
