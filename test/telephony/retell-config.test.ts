@@ -251,6 +251,38 @@ describe('republishing', () => {
   });
 });
 
+describe('versions of one agent synced at once', () => {
+  it('are synced one after the other, each its own published Retell version', async () => {
+    const telephony = adapter();
+    const first = version(BASE);
+    await Promise.all([
+      telephony.syncAgentVersion?.(first),
+      telephony.syncAgentVersion?.({ ...first, version: 2, config: EVERY_FIELD }),
+      telephony.syncAgentVersion?.({ ...first, version: 3, prompt: 'Third.' }),
+    ]);
+    expectAllSchemaValid();
+    expect(retell.agents).toHaveLength(1);
+    const rows = await database.db
+      .selectFrom('retell_agent_versions')
+      .select(['version', 'retell_agent_version'])
+      .where('agent_id', '=', first.agentId)
+      .orderBy('version')
+      .execute();
+    expect(rows).toEqual([
+      { version: 1, retell_agent_version: 0 },
+      { version: 2, retell_agent_version: 1 },
+      { version: 3, retell_agent_version: 2 },
+    ]);
+    const versions = retell.agentVersions(retell.agents[0].agent_id as string);
+    expect(versions.map((v) => [v.version, v.is_published, v.language])).toEqual([
+      [0, true, 'en-US'],
+      [1, true, 'es-ES'],
+      [2, true, 'en-US'],
+      [3, false, 'en-US'],
+    ]);
+  });
+});
+
 describe('a version synced before versions were published', () => {
   it('is published as it stands before the next version updates the agent', async () => {
     // What an earlier sync left: an LLM and an agent, both drafts, recorded for version 1.
