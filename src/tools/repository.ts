@@ -32,17 +32,26 @@ export async function lockToolsSecret(db: Executor, tenantId: string): Promise<T
     .executeTakeFirst();
 }
 
-export async function upsertToolsSecret(db: Executor, row: ToolsSecretsTable): Promise<void> {
-  await db
+/** The tenant's first tools secret; false when another request stored one first. */
+export async function insertToolsSecret(db: Executor, row: ToolsSecretsTable): Promise<boolean> {
+  const inserted = await db
     .insertInto('tools_secrets')
     .values(row)
-    .onConflict((conflict) =>
-      conflict.column('tenant_id').doUpdateSet({
-        secret_sealed: row.secret_sealed,
-        previous_secret_sealed: row.previous_secret_sealed,
-        previous_secret_expires_at: row.previous_secret_expires_at,
-        rotated_at: row.rotated_at,
-      }),
-    )
+    .onConflict((conflict) => conflict.column('tenant_id').doNothing())
+    .returning('tenant_id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+export async function updateToolsSecret(db: Executor, row: ToolsSecretsTable): Promise<void> {
+  await db
+    .updateTable('tools_secrets')
+    .set({
+      secret_sealed: row.secret_sealed,
+      previous_secret_sealed: row.previous_secret_sealed,
+      previous_secret_expires_at: row.previous_secret_expires_at,
+      rotated_at: row.rotated_at,
+    })
+    .where('tenant_id', '=', row.tenant_id)
     .execute();
 }

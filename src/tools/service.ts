@@ -20,7 +20,13 @@ import type { SecretBox } from '../core/security/secrets.js';
 import { checkWebhookUrl } from '../events/ssrf.js';
 import type { ToolRunner } from '../telephony/tool-paths.js';
 import { postTool, type ToolPostOutcome } from './invoke.js';
-import { findToolsSecret, lockToolsSecret, type ToolsSecretRow, upsertToolsSecret } from './repository.js';
+import {
+  findToolsSecret,
+  insertToolsSecret,
+  lockToolsSecret,
+  type ToolsSecretRow,
+  updateToolsSecret,
+} from './repository.js';
 import type { ToolCallOutcome, ToolRequest, ToolsSecret } from './schemas.js';
 
 /** How long the previous tools secret keeps signing beside the new one after a rotation. */
@@ -203,23 +209,37 @@ export function createToolService(deps: ToolServiceDeps) {
     async rotateSecret(tenantId: string): Promise<ToolsSecret> {
       const secret = newToolsSecret();
       const now = clock.now();
-      return db.transaction().execute(async (tx) => {
-        const current = await lockToolsSecret(tx, tenantId);
-        const previous = current
-          ? secrets.open(current.secret_sealed, toolsSecretContext(tenantId, 'current'))
-          : null;
-        const validUntil = previous ? new Date(now.getTime() + TOOLS_SECRET_OVERLAP_MS) : null;
-        await upsertToolsSecret(tx, {
-          tenant_id: tenantId,
-          secret_sealed: secrets.seal(secret, toolsSecretContext(tenantId, 'current')),
-          previous_secret_sealed: previous
-            ? secrets.seal(previous, toolsSecretContext(tenantId, 'previous'))
-            : null,
-          previous_secret_expires_at: validUntil,
-          rotated_at: now,
+      const sealed = secrets.seal(secret, toolsSecretContext(tenantId, 'current'));
+      // Two first rotations at once: one inserts, the other finds its row on the second pass and
+      // rotates it, so neither answer is a secret that was never stored.
+      for (let pass = 0; ; pass++) {
+        const stored = await db.transaction().execute(async (tx) => {
+          const current = await lockToolsSecret(tx, tenantId);
+          if (!current) {
+            const row = { tenant_id: tenantId, secret_sealed: sealed, rotated_at: now };
+            const inserted = await insertToolsSecret(tx, {
+              ...row,
+              previous_secret_sealed: null,
+              previous_secret_expires_at: null,
+            });
+            return inserted ? { secret, previous_valid_until: null } : undefined;
+          }
+          const previous = secrets.open(current.secret_sealed, toolsSecretContext(tenantId, 'current'));
+          const validUntil = new Date(now.getTime() + TOOLS_SECRET_OVERLAP_MS);
+          await updateToolsSecret(tx, {
+            tenant_id: tenantId,
+            secret_sealed: sealed,
+            previous_secret_sealed: secrets.seal(previous, toolsSecretContext(tenantId, 'previous')),
+            previous_secret_expires_at: validUntil,
+            rotated_at: now,
+          });
+          return { secret, previous_valid_until: validUntil.toISOString() };
         });
-        return { secret, previous_valid_until: validUntil ? validUntil.toISOString() : null };
-      });
+        if (stored || pass >= 1) {
+          if (!stored) throw new Error('the tools secret was neither inserted nor found');
+          return stored;
+        }
+      }
     },
 
     /** Whether the tenant has a tools secret, and since when (the console shows it, never the value). */

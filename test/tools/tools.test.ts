@@ -374,6 +374,23 @@ describe('the tools secret', () => {
     expect(hit.error).toBeUndefined();
   });
 
+  it('two first rotations at once: both secrets are stored, one current, one previous', async () => {
+    const { createTenant } = await import('../support/app.js');
+    const fresh = await createTenant(t);
+    const answers = await Promise.all([
+      t.services.tools.rotateSecret(fresh.id),
+      t.services.tools.rotateSecret(fresh.id),
+    ]);
+    expect(answers.map((answer) => answer.previous_valid_until === null).sort()).toEqual([false, true]);
+    const row = await t.services.database.db
+      .selectFrom('tools_secrets')
+      .selectAll()
+      .where('tenant_id', '=', fresh.id)
+      .executeTakeFirstOrThrow();
+    expect(row.previous_secret_sealed).not.toBeNull();
+    expect(await t.services.tools.secretStatus(fresh.id)).toMatchObject({ exists: true });
+  });
+
   it('needs agents:write', async () => {
     const { createTenant } = await import('../support/app.js');
     const reader = await createTenant(t, { scopes: ['agents:read'] });
