@@ -183,6 +183,8 @@ export function createServices(options: ServiceOptions): Services {
       clock,
       findAgentVersion: (tenantId, agentId, version) =>
         findPublishedVersion(db, tenantId, agentId, version, operatorDefaults(config.agents)),
+      // The tools service is built below; the simulator reaches it once a call runs.
+      runTool: (request) => tools.simulatedRunner()(request),
     });
   const processor = given.processor ?? defaultProcessor(config, database, clock);
   const processorAccounts = createProcessorAccounts({ db, processorName: processor.name });

@@ -5,6 +5,7 @@ import type { Db } from '../core/db/database.js';
 import type { PublishedAgentVersion, TelephonyAdapter } from './port.js';
 import { createRetellTelephony } from './retell/adapter.js';
 import { createSimulatedTelephony } from './simulated.js';
+import type { ToolRunner } from './tool-paths.js';
 import { createVapiTelephony } from './vapi/adapter.js';
 
 /** loadConfig reads an engine's settings exactly when TELEPHONY names it. */
@@ -23,6 +24,8 @@ export function createTelephony(
       agentId: string,
       version: number,
     ): Promise<PublishedAgentVersion | undefined>;
+    /** The simulator runs tools in-process through it (the tools service, bound once it exists). */
+    runTool?: ToolRunner;
   },
 ): TelephonyAdapter {
   switch (config.telephony) {
@@ -33,6 +36,7 @@ export function createTelephony(
         callSeconds: config.simulatedCallSeconds,
         realtime: config.simulatedRealtime,
         publicBaseUrl: config.publicBaseUrl,
+        runTool: deps.runTool,
       });
     case 'vapi':
       return createVapiTelephony({

@@ -35,10 +35,14 @@ export interface SimulatedConversation {
   endedReason?: string;
   transferredTo?: string;
   analysis: EngineAnalysis;
+  /** The version's tools, each called once during the call (name and parameters' schema). */
+  tools?: { name: string; parameters: unknown }[];
+  /** Set once the tools were called (the claim that makes it once). */
+  toolsCalled?: boolean;
 }
 
 /** The configuration parts the script uses; a version published before configurations has none. */
-export type ScriptConfig = Pick<Partial<AgentConfig>, 'voicemail' | 'transfer' | 'analysis'>;
+export type ScriptConfig = Pick<Partial<AgentConfig>, 'voicemail' | 'transfer' | 'analysis' | 'tools'>;
 
 const PLACEHOLDER = /\{(\w+)\}/g;
 
@@ -128,6 +132,8 @@ export function scriptConversation(
       data: Object.fromEntries(fields.map((field) => [field.name, sampleValue(field)])),
     },
   };
+  const tools = config.tools ?? [];
+  if (tools.length > 0) conversation.tools = tools.map(({ name, parameters }) => ({ name, parameters }));
   if (target) {
     conversation.endedReason = SIMULATED_REASONS.transferred;
     conversation.transferredTo = target.phone_number;
@@ -178,4 +184,46 @@ export function recordingOf(turns: readonly Pick<SimulatedTurn, 'speaker'>[]): B
     }
   });
   return wav;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A value valid for a JSON Schema, as simply as the schema allows: its `const`, `enum`'s first
+ * value, its `default`, `examples`' first, else by `type` (an object fills every property).
+ */
+export function sampleFor(schema: unknown, depth = 0): unknown {
+  if (!isRecord(schema) || depth > 8) return null;
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  if ('default' in schema) return schema.default;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'string': {
+      if (schema.format === 'date') return '2030-01-15';
+      if (schema.format === 'date-time') return '2030-01-15T10:00:00Z';
+      if (schema.format === 'email') return 'ada@example.com';
+      const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
+      return 'sample'.padEnd(min, 'x');
+    }
+    case 'integer':
+    case 'number':
+      return typeof schema.minimum === 'number' ? Math.ceil(schema.minimum) : 1;
+    case 'boolean':
+      return true;
+    case 'array': {
+      const min = typeof schema.minItems === 'number' ? schema.minItems : 0;
+      return Array.from({ length: min }, () => sampleFor(schema.items, depth + 1));
+    }
+    case 'null':
+      return null;
+    default: {
+      const properties = isRecord(schema.properties) ? schema.properties : {};
+      return Object.fromEntries(
+        Object.entries(properties).map(([name, property]) => [name, sampleFor(property, depth + 1)]),
+      );
+    }
+  }
 }

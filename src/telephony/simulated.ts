@@ -25,11 +25,13 @@ import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './
 import {
   type ScriptConfig,
   type SimulatedConversation,
+  sampleFor,
   scriptConversation,
   simulatedPath,
   transcriptOf,
 } from './simulated-conversation.js';
 import { SIMULATED_RECORDINGS_PATH } from './simulated-recordings.js';
+import type { ToolRunner } from './tool-paths.js';
 
 export interface SimulatedDialsTable {
   call_id: string;
@@ -70,6 +72,8 @@ export interface SimulatedTelephonyOptions {
   dialerId?: string;
   /** Where the recordings' URLs point (PUBLIC_BASE_URL). */
   publicBaseUrl?: string;
+  /** Runs a tool of the call's version in-process (the tools service): each is called once per answered call. */
+  runTool?: ToolRunner;
 }
 
 /** The outcome the simulator gives a number (docs/engines.md), before voicemail's setting. */
@@ -172,6 +176,37 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
       found.set(key, config);
     }
     return found;
+  }
+
+  /**
+   * Calls each tool of the version once, with arguments made from its parameters' schema, the
+   * first time the answered call is asked about (claimed in its record, so once per attempt).
+   */
+  async function callTools(row: DialRecord, tenantId: string): Promise<void> {
+    const runTool = options.runTool;
+    const conversation = row.conversation;
+    if (!runTool || !conversation?.tools?.length || conversation.toolsCalled) return;
+    const claimed = await db
+      .updateTable('telephony_simulated_dials')
+      .set({ conversation: sql`conversation || '{"toolsCalled": true}'::jsonb` })
+      .where('call_id', '=', row.call_id)
+      .where('attempt', '=', row.attempt)
+      .where(sql<boolean>`NOT (conversation ? 'toolsCalled')`)
+      .returning(
+        sql<{ name: string; parameters: unknown }[]>`coalesce(conversation -> 'tools', '[]'::jsonb)`.as(
+          'tools',
+        ),
+      )
+      .executeTakeFirst();
+    conversation.toolsCalled = true;
+    for (const tool of claimed?.tools ?? []) {
+      await runTool({
+        tenantId,
+        callId: row.call_id,
+        name: tool.name,
+        arguments: sampleFor(tool.parameters),
+      });
+    }
   }
 
   /** What an answered call's end tells: its script, as a voice engine's report would. */
@@ -308,6 +343,7 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
       if (row?.outcome !== 'answered' || !row.ends_at) {
         return { state: 'failed', reason: 'the carrier has no answered call with this id' };
       }
+      await callTools(row, tenantId);
       if (realtime && clock.now() < row.ends_at) return { state: 'in_progress', checkAgainAt: row.ends_at };
       return {
         state: 'completed',

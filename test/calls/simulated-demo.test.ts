@@ -4,6 +4,9 @@
  * analysis of the configured types with `call.analyzed`, and the voicemail and transfer paths
  * chosen by the callee number's last digits.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { type AgentFixture, agentFixture, balanceOf } from './helpers.js';
@@ -129,5 +132,72 @@ describe('the simulator', () => {
       analysis: { summary: null, successful: null, data: null },
       transferred_to: null,
     });
+  });
+});
+
+describe('the simulator’s tool calls', () => {
+  let app: TestApp;
+  let server: http.Server;
+  const bodies: any[] = [];
+  beforeAll(async () => {
+    server = http.createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        bodies.push(JSON.parse(body));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    app = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it('calls each configured tool once, with arguments valid for its schema, on the timeline', async () => {
+    const fixture = await agentFixture(app, { credits: 10 });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tool`;
+    const parameters = {
+      type: 'object',
+      properties: {
+        date: { type: 'string', format: 'date' },
+        seats: { type: 'integer', minimum: 2 },
+        kind: { type: 'string', enum: ['visit', 'call'] },
+      },
+      required: ['date', 'seats', 'kind'],
+    };
+    const tools = [
+      { name: 'book_visit', description: 'Books a visit.', parameters, url, timeout_seconds: 5 },
+      {
+        name: 'check_stock',
+        description: 'Stock.',
+        parameters: { type: 'object', properties: {} },
+        url,
+        timeout_seconds: 5,
+      },
+    ];
+    await sql`UPDATE agent_versions SET config = ${JSON.stringify({ tools })}::jsonb WHERE agent_id = ${fixture.agent.id}`.execute(
+      app.services.database.db,
+    );
+    expect((await fixture.tenant.request('POST', '/api/v1/tools-secret/rotate')).status).toBe(200);
+    const placed = await fixture.tenant.request('POST', '/api/v1/calls', {
+      agent_id: fixture.agent.id,
+      phone: '+14155550123',
+    });
+    await app.services.jobRunner.drain();
+    const call = (await fixture.tenant.request('GET', `/api/v1/calls/${placed.body.data.id}`)).body.data;
+    expect(call.status).toBe('completed');
+    expect(bodies.map((body) => body.tool).sort()).toEqual(['book_visit', 'check_stock']);
+    expect(bodies.find((body) => body.tool === 'book_visit').arguments).toEqual({
+      date: '2030-01-15',
+      seats: 2,
+      kind: 'visit',
+    });
+    const entries = call.events.filter((event: { status: string }) => event.status === 'tool_call');
+    expect(entries.map((entry: any) => entry.detail.outcome)).toEqual(['succeeded', 'succeeded']);
   });
 });
