@@ -155,12 +155,15 @@ export const AgentEngineOptions = Type.Object(
     engine: Type.Union([Type.Literal('simulated'), Type.Literal('vapi'), Type.Literal('retell')], {
       description: 'The voice engine calls run on.',
     }),
-    voice_providers: Type.Array(Type.String(), {
+    voice_providers: Type.Array(Type.String({ examples: ['11labs'] }), {
       description: 'Allowed `voice.provider` values.',
       examples: [['11labs', 'openai']],
     }),
     models: Type.Array(
-      Type.Object({ provider: Type.String(), name: Type.String() }, { additionalProperties: false }),
+      Type.Object(
+        { provider: Type.String({ examples: ['openai'] }), name: Type.String({ examples: ['gpt-4o-mini'] }) },
+        { additionalProperties: false },
+      ),
       {
         description: 'Allowed `model` provider and name pairs.',
         examples: [[{ provider: 'openai', name: 'gpt-4o-mini' }]],
@@ -175,7 +178,9 @@ export const AgentEngineOptions = Type.Object(
       examples: [10],
     }),
     languages: Nullable(
-      Type.Array(Type.String(), { description: 'The language tags the engine takes; null: any BCP 47 tag.' }),
+      Type.Array(Type.String({ examples: ['en-US'] }), {
+        description: 'The language tags the engine takes; null: any BCP 47 tag.',
+      }),
     ),
   },
   { additionalProperties: false, title: 'AgentEngineOptions' },

@@ -101,7 +101,7 @@ const SilenceTimeoutSeconds = Type.Integer({
   examples: [30],
 });
 
-const EndCallPhrases = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+const EndCallPhrases = Type.Array(Type.String({ minLength: 1, maxLength: 200, examples: ['goodbye'] }), {
   maxItems: CONFIG_LIMITS.endCallPhrases,
   description: 'When the agent says one of these, it hangs up.',
   examples: [['goodbye', 'have a nice day']],
@@ -205,7 +205,7 @@ export const AgentAnalysisField = Type.Object(
       examples: ['Whether an appointment was booked.'],
     }),
     values: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+      Type.Array(Type.String({ minLength: 1, maxLength: 200, examples: ['happy'] }), {
         minItems: 1,
         maxItems: CONFIG_LIMITS.analysisValues,
         uniqueItems: true,

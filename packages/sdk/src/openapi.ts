@@ -1239,7 +1239,9 @@ export interface components {
              *     ]
              */
             models: {
+                /** @example openai */
                 provider: string;
+                /** @example gpt-4o-mini */
                 name: string;
             }[];
             /**
