@@ -34,7 +34,8 @@ function rows(fields: FormFields, prefix: string, names: string[], limit: number
   const found: Record<string, string>[] = [];
   for (let index = 0; index < limit + BLANK_ROWS; index++) {
     const row = Object.fromEntries(names.map((name) => [name, text(fields, `${prefix}_${index}_${name}`)]));
-    if (names.some((name) => row[name] !== '')) found.push(row);
+    // A select always holds a value (an analysis field's type): it alone does not make a row.
+    if (names.some((name) => name !== 'type' && row[name] !== '')) found.push(row);
   }
   return found;
 }

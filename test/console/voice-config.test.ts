@@ -151,8 +151,42 @@ describe.skipIf(!hasChromium)('the agent editor in a browser', () => {
     await expectAccessible(page);
     await screenshot(page, 'agent-editor-refused');
 
+    // Fixed, the whole configuration is saved to the draft and shown back.
+    await page
+      .locator('#tools_0_parameters')
+      .fill('{"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]}');
+    await page.getByLabel('Leave a message').check();
+    await page.getByLabel('Voicemail message').fill('Hi {name}, this is {clinic}. We will call back.');
+    await page.getByLabel('End-call phrases').fill('goodbye\nhave a nice day');
+    await page.getByLabel('Field 1: name').fill('appointment_booked');
+    await page.getByLabel('Field 1: type').selectOption('enum');
+    await page.getByLabel('Field 1: description').fill('Whether an appointment was booked.');
+    await page.getByLabel('Field 1: values, for enum').fill('yes, no, maybe');
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await page.getByText('Configuration saved to the draft.').waitFor();
+    const saved = await f.tenant.request('GET', `/api/v1/agents/${agentId}`);
+    const config = saved.body.data.draft.config;
+    expect(config.tools[0]).toMatchObject({ name: 'book_appointment', timeout_seconds: 8 });
+    expect(config.tools[0].parameters.required).toEqual(['date']);
+    expect(config.transfer).toEqual([
+      { phone_number: '+14155550111', description: 'The caller asks for a dentist.' },
+    ]);
+    expect(config.voicemail).toEqual({
+      action: 'leave_message',
+      message: 'Hi {name}, this is {clinic}. We will call back.',
+    });
+    expect(config.end_call_phrases).toEqual(['goodbye', 'have a nice day']);
+    expect(config.analysis.data[0]).toMatchObject({
+      name: 'appointment_booked',
+      type: 'enum',
+      values: ['yes', 'no', 'maybe'],
+    });
+    // A second blank row is offered under the saved ones.
+    expect(await page.getByLabel('Transfer 2: phone number').inputValue()).toBe('');
+    expect(await page.locator('#tools_1_name').inputValue()).toBe('');
+    await page.locator('#preview').getByText('Hi Alex Morgan, this is clinic. We will call back.').waitFor();
+
     // Published and unchanged: Publish is not offered.
-    await page.goto(`/console/agents/${agentId}`);
     await publish(page, 'Publish version 1');
     expect(await page.getByRole('button', { name: /^Publish version/ }).count()).toBe(0);
     await page.getByText('Published: the draft has no changes').waitFor();
@@ -164,6 +198,21 @@ describe.skipIf(!hasChromium)('the agent editor in a browser', () => {
     await expectNoSidewaysScroll(page);
     expect(await page.getByRole('region', { name: 'Transfer targets' }).getAttribute('tabindex')).toBe('0');
     await screenshot(page, 'agent-editor-narrow');
+
+    // The tenant's default voice and model, through the agents service.
+    await page.setViewportSize({ width: 1366, height: 900 });
+    await page.goto('/console/agents');
+    await page.getByLabel('Model', { exact: true }).selectOption({ index: 2 });
+    await page.getByLabel('Temperature', { exact: true }).fill('5');
+    await page.getByRole('button', { name: 'Save defaults' }).click();
+    await page.locator('#default_temperature-error').waitFor();
+    await page.getByLabel('Temperature', { exact: true }).fill('0.4');
+    await page.getByRole('button', { name: 'Save defaults' }).click();
+    await page.getByText('Default voice and model saved.').waitFor();
+    const defaults = await f.tenant.request('GET', '/api/v1/agent-defaults');
+    expect(defaults.body.data.model.temperature).toBe(0.4);
+    await expectAccessible(page);
+    await screenshot(page, 'agents-defaults');
     await context.close();
   }, 180_000);
 });

@@ -4,7 +4,7 @@
  * `/console/agents/{id}/config`, the greeting preview with sample values, a summary for viewers,
  * and whether the draft differs from the published version (Publish is offered only then).
  */
-import type { Agent, AgentVersion } from '../../agents/schemas.js';
+import type { Agent, AgentDefaults, AgentEngineOptions, AgentVersion } from '../../agents/schemas.js';
 import { renderTemplate } from '../../calls/template.js';
 import {
   type ConfigChoices,
@@ -14,7 +14,21 @@ import {
   greetingPreview,
   sampleValues,
 } from '../../web/agent-config-fields.js';
+import { pickerValue } from '../../web/agent-config-read.js';
+import { actionButton, field, inputField, select } from '../../web/components.js';
+import { type FormFields, textField } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
+
+/** The pickers' choices from what the agents service says the configured engine allows. */
+export function choicesOf(options: AgentEngineOptions): ConfigChoices {
+  return {
+    voiceProviders: options.voice_providers,
+    models: options.models,
+    languages: options.languages ?? undefined,
+    maxTemperature: options.max_temperature,
+    minMaxDurationSeconds: options.min_max_duration_seconds,
+  };
+}
 
 /** The draft's configuration, or the version's (absent on versions published before configurations existed). */
 export function configOf(holder: object): ConfigValues {
@@ -117,4 +131,108 @@ export function configSummary(config: ConfigValues): Html {
     `${config.analysis?.data?.length ?? 0} analysis fields`,
   ].filter((item): item is string => typeof item === 'string');
   return html`<ul class="config-summary" aria-label="Configuration">${items.map((item) => html`<li>${item}</li>`)}</ul>`;
+}
+
+/** The tenant's default voice and model (Agents page): what an agent that sets none gets. */
+export function defaultsPanel(defaults: AgentDefaults, csrf: Html, issues: Record<string, string>): Html {
+  const allowed = defaults.allowed;
+  const voice = defaults.voice;
+  const model = defaults.model;
+  const { effective } = defaults;
+  return html`<section class="panel" aria-labelledby="defaults-title" id="defaults">
+  <h2 id="defaults-title">Default voice and model</h2>
+  <p class="muted">Agents that set no voice or model use these. Now: <strong>${effective.voice.provider} · ${effective.voice.voice_id}</strong> with <strong>${effective.model.provider} · ${effective.model.name}</strong> (temperature ${effective.model.temperature})${voice || model ? '' : ', the platform’s defaults'}.</p>
+  ${Object.keys(issues).length > 0 && html`<div class="flash flash-error" role="alert">The defaults were not saved: fix the fields marked below.</div>`}
+  <form method="post" action="/console/agents/defaults#defaults" class="form-grid" novalidate>
+    ${csrf}
+    ${field({
+      id: 'default_voice_provider',
+      label: 'Voice provider',
+      error: issues.voice_provider ?? issues.voice,
+      control: select({
+        id: 'default_voice_provider',
+        choices: [
+          { value: '', label: 'The platform’s default' },
+          ...allowed.voice_providers.map((p) => ({ value: p, label: p })),
+        ],
+        selected: voice?.provider ?? '',
+      }),
+    })}
+    ${inputField({ id: 'default_voice_id', label: 'Voice id', value: voice?.voice_id, placeholder: effective.voice.voice_id, error: issues.voice_id })}
+    ${field({
+      id: 'default_model',
+      label: 'Model',
+      error: issues.model,
+      control: select({
+        id: 'default_model',
+        choices: [
+          { value: '', label: 'The platform’s default' },
+          ...allowed.models.map((m) => ({
+            value: `${m.provider}:${m.name}`,
+            label: `${m.provider} · ${m.name}`,
+          })),
+        ],
+        selected: model ? `${model.provider}:${model.name}` : '',
+      }),
+    })}
+    ${inputField({ id: 'default_temperature', label: 'Temperature', type: 'number', value: model?.temperature, placeholder: String(effective.model.temperature), hint: `0 to ${allowed.max_temperature}.`, error: issues.temperature, attributes: html`min="0" max="${allowed.max_temperature}" step="0.1"` })}
+    <div class="form-actions field-wide"><button class="button" type="submit">Save defaults</button></div>
+  </form>
+</section>`;
+}
+
+/** The defaults form read back as the PUT agent-defaults body. */
+export function defaultsFromForm(fields: FormFields): Record<string, unknown> {
+  const provider = textField(fields, 'default_voice_provider');
+  const voiceId = textField(fields, 'default_voice_id');
+  const model = pickerValue(textField(fields, 'default_model') ?? '');
+  const temperature = textField(fields, 'default_temperature');
+  return {
+    voice: provider || voiceId ? { provider: provider ?? '', voice_id: voiceId ?? '' } : null,
+    model: model
+      ? {
+          provider: model.provider,
+          name: model.id,
+          temperature:
+            temperature === undefined
+              ? 0.7
+              : /^\d+(\.\d+)?$/.test(temperature)
+                ? Number(temperature)
+                : temperature,
+        }
+      : null,
+  };
+}
+
+/** The tenant defaults' issues by the form's words (`model.temperature` → `temperature`). */
+export function defaultsIssues(issues: Record<string, string>): Record<string, string> {
+  const named: Record<string, string> = {};
+  for (const [path, issue] of Object.entries(issues)) {
+    const [head, rest] = path.replace(/^config\./, '').split('.');
+    const key =
+      head === 'voice'
+        ? rest === 'voice_id'
+          ? 'voice_id'
+          : 'voice_provider'
+        : rest === 'temperature'
+          ? 'temperature'
+          : head;
+    named[key] ??= issue;
+  }
+  return named;
+}
+
+/** Delete the agent, after a confirmation. */
+export function dangerPanel(agent: Agent, csrf: Html): Html {
+  return html`<section class="panel" aria-labelledby="danger-title">
+  <h2 id="danger-title">Delete the agent</h2>
+  <p class="muted">Its webhook stops answering at once and it cannot place calls; its calls stay readable.</p>
+  ${actionButton({
+    action: `/console/agents/${agent.id}/delete`,
+    label: 'Delete agent',
+    csrf,
+    tone: 'danger',
+    confirm: `Delete the agent “${agent.name}”? Its webhook stops working at once.`,
+  })}
+</section>`;
 }

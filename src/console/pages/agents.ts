@@ -4,7 +4,7 @@
  * Everything goes through services.agents and services.calls, as the API routes do.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Agent, CreateAgentBody, UpdateAgentBody } from '../../agents/schemas.js';
+import { type Agent, AgentDefaultsBody, CreateAgentBody, UpdateAgentBody } from '../../agents/schemas.js';
 import { checkSettings } from '../../agents/service.js';
 import type { AgentSettings } from '../../agents/settings.js';
 import { ApiError } from '../../core/errors.js';
@@ -16,9 +16,14 @@ import { redirectWithFlash } from '../cookies.js';
 import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
 import {
+  choicesOf,
   configEditor,
   configOf,
   configSummary,
+  dangerPanel,
+  defaultsFromForm,
+  defaultsIssues,
+  defaultsPanel,
   draftDiffers,
   previewPanel,
   samplesOf,
@@ -48,11 +53,17 @@ const PAGE_SIZE = 20;
 type IdParams = { Params: { id: string } };
 
 export const agentPages = consolePages(
-  ['agents', 'calls', 'users', 'idempotency', 'config'],
-  async (app, { agents, calls, users, idempotency, config }) => {
-    app.get<{ Querystring: { page?: string; user_id?: string } }>('/agents', async (request, reply) => {
-      const userId = request.query.user_id?.trim() || undefined;
-      const page = pageNumber(request.query.page);
+  ['agents', 'calls', 'users', 'idempotency'],
+  async (app, { agents, calls, users, idempotency }) => {
+    const listPage = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      issues?: Issues,
+      typed?: object,
+    ) => {
+      const query = request.query as { page?: string; user_id?: string };
+      const userId = query.user_id?.trim() || undefined;
+      const page = pageNumber(query.page);
       const result = await agents.list(memberTenantId(request), {
         page,
         limit: PAGE_SIZE,
@@ -75,12 +86,31 @@ export const agentPages = consolePages(
   ${result.data.length > 0 ? agentTable(result.data) : emptyState({ title: 'No agents', text: 'This user has no agents.' })}
   ${pager(result.pagination, '/console/agents', { user_id: userId })}
 </section>`;
+      const defaults =
+        admin &&
+        defaultsPanel(
+          { ...(await agents.defaults.get(memberTenantId(request))), ...typed },
+          csrfField(reply),
+          issues ?? {},
+        );
       return sendPage(request, reply, {
         title: 'Agents',
         section: 'agents',
         actions: newButton || undefined,
-        body,
+        status: issues ? 422 : undefined,
+        body: html`${body}${defaults}`,
       });
+    };
+    app.get('/agents', (request, reply) => listPage(request, reply));
+    app.post('/agents/defaults', async (request, reply) => {
+      const typed = defaultsFromForm(formOf(request));
+      try {
+        await agents.defaults.set(memberTenantId(request), validated(AgentDefaultsBody, typed));
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 422) throw error;
+        return listPage(request, reply, defaultsIssues(pathIssues(error)), typed);
+      }
+      return redirectWithFlash(reply, '/console/agents#defaults', 'Default voice and model saved.');
     });
 
     const newForm = async (
@@ -249,19 +279,7 @@ export const agentPages = consolePages(
   ${versionsTable(versions.data, agent.published_version)}
   ${versions.pagination.total > PAGE_SIZE && pager(versions.pagination, `/console/agents/${agent.id}`, {})}
 </section>`;
-      const danger =
-        admin &&
-        html`<section class="panel" aria-labelledby="danger-title">
-  <h2 id="danger-title">Delete the agent</h2>
-  <p class="muted">Its webhook stops answering at once and it cannot place calls; its calls stay readable.</p>
-  ${actionButton({
-    action: `/console/agents/${agent.id}/delete`,
-    label: 'Delete agent',
-    csrf,
-    tone: 'danger',
-    confirm: `Delete the agent “${agent.name}”? Its webhook stops working at once.`,
-  })}
-</section>`;
+      const danger = admin && dangerPanel(agent, csrf);
       const publish =
         admin &&
         changed &&
@@ -277,7 +295,7 @@ export const agentPages = consolePages(
         });
       const body: Html = html`<div class="grid grid-2">${overview}${webhookPanel(agent, rotate, admin)}</div>
 ${editor}
-${admin ? configEditor({ agent, config: draftConfig, choices: config.agents, issues: issuesByControl(state.config?.issues ?? {}), csrf }) : html`<section class="panel" aria-labelledby="config-title"><h2 id="config-title">Voice, behaviour and analysis</h2>${configSummary(draftConfig)}</section>`}
+${admin ? configEditor({ agent, config: draftConfig, choices: choicesOf(agents.defaults.options()), issues: issuesByControl(state.config?.issues ?? {}), csrf }) : html`<section class="panel" aria-labelledby="config-title"><h2 id="config-title">Voice, behaviour and analysis</h2>${configSummary(draftConfig)}</section>`}
 ${previewPanel(agent, configOf(agent.draft), state.samples ?? {})}
 ${versionsPanel}
 ${admin && testCallForm({ agent, csrf, values: state.testCall?.values ?? {}, issues: state.testCall?.issues ?? {}, refusal: state.testCall?.refusal })}
