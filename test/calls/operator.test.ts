@@ -203,6 +203,12 @@ describe('calls', () => {
         'ended_at',
         'duration_seconds',
         'failure_reason',
+        'ended_reason',
+        'answered_by',
+        'analysis',
+        'transferred_to',
+        'engine_cost_usd',
+        'engine_duration_seconds',
       ].sort(),
     );
     expect(call.body.data).toMatchObject({

@@ -38,7 +38,8 @@ async function callEvents(tenantId: string, callId?: string): Promise<StoredEven
     .execute();
   // A call answered and ended in one step (0-second calls) records both events at the same
   // instant: the list's order between equal times is arbitrary, so ties follow the call's life.
-  const stage = (type: string) => ['call.queued', 'call.started'].indexOf(type) + 1 || 3;
+  const stage = (type: string) =>
+    ['call.queued', 'call.started'].indexOf(type) + 1 || (type === 'call.analyzed' ? 4 : 3);
   rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || stage(a.type) - stage(b.type));
   return rows
     .map((row) => ({ id: row.id, type: row.type, object: row.data.object }))
@@ -76,9 +77,17 @@ describe('call events', () => {
 
     await t.services.jobRunner.drain();
     const events = await callEvents(tenant.id, id);
-    expect(events.map((e) => e.type)).toEqual(['call.queued', 'call.started', 'call.completed']);
+    expect(events.map((e) => e.type)).toEqual([
+      'call.queued',
+      'call.started',
+      'call.completed',
+      'call.analyzed',
+    ]);
     const final = await shown(tenant, id);
-    expect(events[2].object).toEqual(final);
+    const notAnalyzed = { summary: null, successful: null, data: null };
+    // The simulator's analysis arrives after the end, with its own event.
+    expect(events[2].object).toEqual({ ...final, analysis: notAnalyzed });
+    expect(events[3].object).toEqual(final);
     expect(final).toMatchObject({ status: 'completed', billed_minutes: 2, duration_seconds: 61 });
     // The started call: as GET showed it then, its timeline up to its answer.
     expect(events[1].object).toEqual({
@@ -88,6 +97,10 @@ describe('call events', () => {
       duration_seconds: null,
       billed_minutes: null,
       ended_reason: null,
+      answered_by: 'unknown',
+      transcript: null,
+      recording_url: null,
+      analysis: notAnalyzed,
       events: final.events.slice(0, 3),
     });
     expect(final.events.map((e: { status: string }) => e.status)).toEqual([
@@ -99,7 +112,7 @@ describe('call events', () => {
 
     const delivered = await receiver.waitFor(3);
     const byId = new Map(delivered.map((d) => [d.headers['webhook-id'], d]));
-    for (const event of events) {
+    for (const event of events.slice(0, 3)) {
       const delivery = byId.get(event.id);
       expect(delivery?.error).toBeUndefined();
       expect(delivery?.verified).toMatchObject({
