@@ -41,8 +41,11 @@ function flatten(value: unknown, prefix: string, into: [string, unknown][]): voi
     for (const [key, item] of entries) flatten(item, prefix ? `${prefix}.${key}` : key, into);
     return;
   }
-  if (Array.isArray(value)) into.push([prefix, value.length === 0 ? '(none)' : value.join(', ')]);
-  else into.push([prefix, value === null ? '(not set)' : value]);
+  if (Array.isArray(value)) {
+    const item = (entry: unknown) =>
+      entry !== null && typeof entry === 'object' ? JSON.stringify(entry) : String(entry);
+    into.push([prefix, value.length === 0 ? '(none)' : value.map(item).join(', ')]);
+  } else into.push([prefix, value === null ? '(not set)' : value]);
 }
 
 /** One `field  value` line per setting, nested fields as `http.headersTimeoutMs`. */
