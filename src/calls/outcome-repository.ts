@@ -5,13 +5,12 @@
  */
 import { type Executor, runPrepared } from '../core/db/database.js';
 import type { AgentConfig } from '../telephony/agent-config.js';
-import {
-  type AnsweredBy,
-  type CallAnalysis,
-  type CallEndDetails,
-  type EngineAnalysis,
-  type EngineUsage,
-  fitAnalysis,
+import type {
+  AnsweredBy,
+  CallAnalysis,
+  CallEndDetails,
+  EngineAnalysis,
+  EngineUsage,
 } from '../telephony/outcomes.js';
 import type { CallEnding } from './dispatch-repository.js';
 import { recordCallEvents } from './repository.js';
@@ -57,21 +56,29 @@ export interface AnalysisRecord {
 }
 
 /**
- * Stores a call's analysis and records `call.analyzed` (the call as GET shows it), once: a call
- * already analysed, or not placed (queued), is left alone (false). Not a status change, so no
- * timeline row.
+ * Stores each call's analysis and records `call.analyzed` (the call as GET shows it), once: a call
+ * already analysed, or not placed (queued), is left alone (false). One statement for a batch (the
+ * simulator's calls of one turn). Not a status change, so no timeline row.
  */
-export async function recordAnalysis(db: Executor, record: AnalysisRecord, engine: string): Promise<boolean> {
+export async function recordAnalyses(
+  db: Executor,
+  records: AnalysisRecord[],
+  engine: string,
+): Promise<boolean[]> {
   const rows = await runPrepared<{ id: string }>(db, {
-    name: 'calls_record_analysis',
+    name: 'calls_record_analyses',
     text: `
-      WITH analyzed AS (
-        UPDATE calls c SET analysis = $3::jsonb, updated_at = $4,
-               answered_by = CASE WHEN c.answered_by IS NULL OR c.answered_by = 'unknown' THEN coalesce($5, c.answered_by)
-                                  ELSE c.answered_by END,
-               engine_cost_usd = coalesce($6, c.engine_cost_usd),
-               engine_duration_seconds = coalesce($7, c.engine_duration_seconds)
-        WHERE c.tenant_id = $1 AND c.id = $2 AND c.analysis IS NULL AND c.status <> 'queued'
+      WITH input AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::timestamptz[], $5::text[], $6::float8[], $7::float8[])
+          AS i(tenant_id, id, analysis, at, answered_by, engine_cost_usd, engine_duration_seconds)
+      ), analyzed AS (
+        UPDATE calls c SET analysis = i.analysis, updated_at = i.at,
+               answered_by = CASE WHEN c.answered_by IS NULL OR c.answered_by = 'unknown'
+                                  THEN coalesce(i.answered_by, c.answered_by) ELSE c.answered_by END,
+               engine_cost_usd = coalesce(i.engine_cost_usd, c.engine_cost_usd),
+               engine_duration_seconds = coalesce(i.engine_duration_seconds, c.engine_duration_seconds)
+        FROM input i
+        WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.analysis IS NULL AND c.status <> 'queued'
         RETURNING c.*
       ), no_event AS (
         SELECT NULL::bigint AS id, NULL::text AS call_id, NULL::text AS status, NULL::timestamptz AS at,
@@ -80,17 +87,23 @@ export async function recordAnalysis(db: Executor, record: AnalysisRecord, engin
       ), ${recordCallEvents({ calls: 'analyzed', type: "'call.analyzed'", newEvents: 'no_event', engine: '$8::text' })}
       SELECT id FROM analyzed`,
     values: [
-      record.tenantId,
-      record.callId,
-      JSON.stringify(record.analysis),
-      record.at,
-      record.answeredBy ?? null,
-      record.usage?.costUsd ?? null,
-      record.usage?.durationSeconds ?? null,
+      records.map((r) => r.tenantId),
+      records.map((r) => r.callId),
+      records.map((r) => JSON.stringify(r.analysis)),
+      records.map((r) => r.at),
+      records.map((r) => r.answeredBy ?? null),
+      records.map((r) => r.usage?.costUsd ?? null),
+      records.map((r) => r.usage?.durationSeconds ?? null),
       engine,
     ],
   });
-  return rows.length > 0;
+  const analyzed = new Set(rows.map((row) => row.id));
+  return records.map((r) => analyzed.delete(r.callId));
+}
+
+export async function recordAnalysis(db: Executor, record: AnalysisRecord, engine: string): Promise<boolean> {
+  const [recorded] = await recordAnalyses(db, [record], engine);
+  return recorded ?? false;
 }
 
 /** A carrier's end details (the simulator's) as the fields of the call's ending. */
@@ -100,20 +113,19 @@ export function endDetailsOf(details: CallEndDetails | undefined): Partial<CallE
   return { endedReason, answeredBy, transferredTo, transcript, recordingUrl };
 }
 
-/** The engine's analysis fitted to the call's version, stored with `call.analyzed` (once). */
-export async function recordFittedAnalysis(
-  db: Executor,
-  at: Date,
-  call: { tenant_id: string; id: string },
-  analysis: EngineAnalysis,
-  engine: string,
-  extra: Pick<AnalysisRecord, 'answeredBy' | 'usage'> = {},
-): Promise<boolean> {
-  const config = await findOutcomeConfig(db, call.tenant_id, call.id);
-  const fitted = fitAnalysis(analysis, config.analysis?.data ?? []);
-  return recordAnalysis(
-    db,
-    { tenantId: call.tenant_id, callId: call.id, at, analysis: fitted, ...extra },
-    engine,
-  );
+/**
+ * The analysis of a carrier that fills it from the version's configuration itself (the
+ * simulator): its values already have the configured types, so it is only given the call's shape.
+ */
+export function carrierAnalysis(analysis: EngineAnalysis): CallAnalysis {
+  const data: CallAnalysis['data'] = {};
+  for (const [name, value] of Object.entries(analysis.data ?? {})) {
+    data[name] =
+      typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : null;
+  }
+  return {
+    summary: typeof analysis.summary === 'string' ? analysis.summary : null,
+    successful: typeof analysis.successful === 'boolean' ? analysis.successful : null,
+    data,
+  };
 }

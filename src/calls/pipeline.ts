@@ -45,7 +45,7 @@ import {
   startDialing,
 } from './dispatch-repository.js';
 import { recordEngineCall, scheduleEngineCheck } from './engine-dials.js';
-import { endDetailsOf, recordFittedAnalysis } from './outcome-repository.js';
+import { type AnalysisRecord, carrierAnalysis, endDetailsOf, recordAnalyses } from './outcome-repository.js';
 import { type CallRow, findCall } from './repository.js';
 import { FINAL_STATUSES } from './schemas.js';
 
@@ -159,10 +159,18 @@ export function createCallPipeline(deps: {
     }
   }
 
-  /** The carrier's analysis of a call it ended (the simulator's), fitted and stored with `call.analyzed`. */
+  /** The carrier's analysis of a call it ended (the simulator's), stored with `call.analyzed`. */
+  const recordAnalysis = coalesce((records: AnalysisRecord[]) =>
+    recordAnalyses(db, records, deps.telephony.name),
+  );
   const analyzeEnd = (call: CallRow, progress: CallProgress | undefined) =>
     progress?.state === 'completed' && progress.details?.analysis
-      ? recordFittedAnalysis(db, clock.now(), call, progress.details.analysis, deps.telephony.name)
+      ? recordAnalysis({
+          tenantId: call.tenant_id,
+          callId: call.id,
+          at: clock.now(),
+          analysis: carrierAnalysis(progress.details.analysis),
+        })
       : undefined;
 
   const { placeAttempt } = createDialPlacement({ db, clock, engine: deps, ask, end });
