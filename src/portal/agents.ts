@@ -7,6 +7,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Agent, type AgentVersion, UpdateAgentBody } from '../agents/schemas.js';
 import { ApiError, notFound } from '../core/errors.js';
+import { type ConfigValues, choicesFromOptions, configFields } from '../web/agent-config-fields.js';
+import { configFromForm, issuesByControl, pathIssues } from '../web/agent-config-read.js';
 import {
   actionButton,
   dateTime,
@@ -80,7 +82,8 @@ function hasUnpublishedChanges(agent: Agent, latest: AgentVersion | undefined): 
   return (
     latest.prompt !== agent.draft.prompt ||
     latest.welcome_message !== agent.draft.welcome_message ||
-    latest.phone_number !== agent.phone_number
+    latest.phone_number !== agent.phone_number ||
+    JSON.stringify(latest.config) !== JSON.stringify(agent.draft.config)
   );
 }
 
@@ -128,7 +131,13 @@ export function agentPages(services: PortalServices): PortalPage[] {
     request: FastifyRequest,
     reply: FastifyReply,
     agent: Agent,
-    state: { draft?: DraftValues; issues?: Issues; status?: number; versionsPage?: number } = {},
+    state: {
+      draft?: DraftValues;
+      config?: ConfigValues;
+      issues?: Issues;
+      status?: number;
+      versionsPage?: number;
+    } = {},
   ): Promise<FastifyReply> {
     const { tenantId } = userOf(request);
     const versions = await agents.versions(tenantId, agent.id, {
@@ -196,6 +205,7 @@ export function agentPages(services: PortalServices): PortalPage[] {
       hint: 'What the agent knows and how it behaves. {name} and the call’s other details fill {placeholders}.',
       error: issues.prompt,
     })}
+    ${configFields(state.config ?? agent.draft.config, choicesFromOptions(agents.defaults.options()), issues)}
     <div class="form-actions field-wide">
       <button class="button button-primary" type="submit">Save draft</button>
     </div>
@@ -210,7 +220,7 @@ export function agentPages(services: PortalServices): PortalPage[] {
       title: agent.name,
       section: 'agents',
       parent: { path: '/agents', label: 'Agents' },
-      actions: publish,
+      actions: changed ? publish : undefined,
       status: state.status,
       body: html`${overview}${editor}${versionsPanel}`,
     });
@@ -277,14 +287,20 @@ ${pager(result.pagination, href(request, '/agents'), {})}
           welcome_message: (Array.isArray(welcome) ? welcome[0] : welcome)?.trim() ?? '',
           prompt: textField(fields, 'prompt') ?? '',
         };
+        // A form without the configuration's fields (an older page) leaves the configuration as it is.
+        const read = fields.config_form ? configFromForm(fields) : { config: undefined, issues: {} };
+        const refuse = (issues: Issues) =>
+          agentPage(request, reply, agent, { draft, config: read.config, issues, status: 422 });
+        if (Object.keys(read.issues).length > 0) return refuse(issuesByControl(read.issues));
         try {
-          await agents.update(userOf(request).tenantId, agent.id, validated(UpdateAgentBody, draft));
+          const body = validated(UpdateAgentBody, read.config ? { ...draft, config: read.config } : draft);
+          await agents.update(userOf(request).tenantId, agent.id, body);
         } catch (error) {
           if (!(error instanceof ApiError) || error.status !== 422) throw error;
-          return agentPage(request, reply, agent, {
-            draft,
-            issues: inPlainWords(fieldIssues(error), draft),
-            status: 422,
+          const configIssues = Object.entries(pathIssues(error)).filter(([path]) => /^\/?config/.test(path));
+          return refuse({
+            ...issuesByControl(Object.fromEntries(configIssues)),
+            ...inPlainWords(fieldIssues(error), draft),
           });
         }
         return redirectWithFlash(

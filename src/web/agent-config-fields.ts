@@ -231,7 +231,8 @@ export function configFields(config: ConfigValues, choices: ConfigChoices, issue
   const action = config.voicemail?.action ?? 'none';
   const radio = (value: string, label: string) =>
     html`<label class="checkbox" for="voicemail_action_${value}"><input type="radio" id="voicemail_action_${value}" name="voicemail_action" value="${value}"${action === value ? html` checked` : ''}> ${label}</label>`;
-  return html`<fieldset class="field field-wide settings-group" id="voice-model">
+  return html`<input type="hidden" name="config_form" value="1">
+<fieldset class="field field-wide settings-group" id="voice-model">
   <legend>Voice and model</legend>
   <div class="form-grid">
     ${field({
@@ -318,4 +319,21 @@ export function greetingPreview(rendered: string, values: Record<string, string>
   <p class="speech" aria-label="The greeting as the callee hears it">${rendered || html`<span class="subtle">No welcome message: the agent waits for the callee to speak.</span>`}</p>
   ${keys.length > 0 && html`<p class="subtle">Sample values: ${keys.map((key, i) => html`${i > 0 ? ', ' : ''}<code>{${key}}</code> → ${values[key]}`)}</p>`}
 </div>`;
+}
+
+/** The pickers' choices from the agents service's allowed options (its API shape). */
+export function choicesFromOptions(options: {
+  voice_providers: string[];
+  models: { provider: string; name: string }[];
+  languages: string[] | null;
+  max_temperature: number;
+  min_max_duration_seconds: number;
+}): ConfigChoices {
+  return {
+    voiceProviders: options.voice_providers,
+    models: options.models,
+    languages: options.languages ?? undefined,
+    maxTemperature: options.max_temperature,
+    minMaxDurationSeconds: options.min_max_duration_seconds,
+  };
 }

@@ -73,8 +73,12 @@ export const ANSWERED_BY: Record<string, string> = {
 /** A recording player with a download link beside it; a URL that is not http(s) is shown as text. */
 export function recordingPlayer(url: string | null | undefined): Html {
   if (!url) return html``;
-  const playable = playableUrl(url);
+  let playable = playableUrl(url);
   if (!playable) return html`<p>Recording: <span class="mono">${url}</span></p>`;
+  // The simulator's recordings are served by this server: played from the page's own origin (the
+  // Content Security Policy allows it, and a white-label page never names the platform's host).
+  const path = new URL(playable).pathname;
+  if (path.startsWith('/simulator/recordings/')) playable = path;
   return html`<div class="recording">
   <audio controls preload="none" src="${playable}" aria-label="Call recording"></audio>
   <a class="subtle" href="${playable}" rel="noreferrer noopener" download>Download the recording</a>

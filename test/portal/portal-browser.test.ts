@@ -237,7 +237,8 @@ describe.skipIf(!hasChromium)('the portal in a browser', () => {
     await page.getByRole('link', { name: '+14155550123' }).click();
     await page.getByRole('heading', { name: 'Timeline' }).waitFor();
     await expect(page.getByText('I wanted to book a check-up').isVisible()).resolves.toBe(true);
-    await expect(page.getByRole('link', { name: 'Listen to the recording' }).isVisible()).resolves.toBe(true);
+    await expect(page.locator('audio[controls]').isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('link', { name: 'Download the recording' }).isVisible()).resolves.toBe(true);
     await check(page, 'call');
     await context.close();
   });
