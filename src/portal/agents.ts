@@ -97,7 +97,7 @@ function versionsTable(versions: AgentVersion[], published: number | null): Html
       text: 'Calls always use a published version. Publish the draft to make it version 1.',
     });
   }
-  return html`<div class="table-wrap"><table class="versions">
+  return html`<div class="table-wrap" role="region" aria-label="Published versions" tabindex="0"><table class="versions">
   <thead><tr>
     <th scope="col">Version</th><th scope="col">Welcome message</th><th scope="col">Prompt</th>
     <th scope="col">Caller ID</th><th scope="col">Published</th>

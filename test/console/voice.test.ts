@@ -241,7 +241,7 @@ describe.skipIf(!hasChromium)('calls in a browser', () => {
       'Answered,',
       'Completed',
     ]);
-    await page.getByText('You call Grace Hopper about their solar panels order.').waitFor();
+    await page.locator('dd.pre').getByText('You call Grace Hopper about their solar panels order.').waitFor();
     await expectAccessible(page);
     await screenshot(page, 'calls-detail-final');
 

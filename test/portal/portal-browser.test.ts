@@ -212,6 +212,19 @@ describe.skipIf(!hasChromium)('the portal in a browser', () => {
     await page.getByText('Published version 2: calls use it from now on.').waitFor();
     await expect(page.getByRole('cell', { name: /Version 1/ }).isVisible()).resolves.toBe(true);
     await check(page, 'agent-published');
+    // On a phone: one column, the row editors scroll in their own labelled regions.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await check(page, 'agent-narrow');
+    const wide = await page.evaluate(() => {
+      const root = (
+        globalThis as unknown as {
+          document: { documentElement: { scrollWidth: number; clientWidth: number } };
+        }
+      ).document.documentElement;
+      return root.scrollWidth - root.clientWidth;
+    });
+    expect(wide).toBeLessThanOrEqual(0);
 
     const published = await brightsmile.tenant.request('GET', `/api/v1/agents/${agent.id}`);
     expect(published.body.data).toMatchObject({ published_version: 2, phone_number: '+14155550111' });
@@ -240,6 +253,9 @@ describe.skipIf(!hasChromium)('the portal in a browser', () => {
     await expect(page.locator('audio[controls]').isVisible()).resolves.toBe(true);
     await expect(page.getByRole('link', { name: 'Download the recording' }).isVisible()).resolves.toBe(true);
     await check(page, 'call');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await check(page, 'call-narrow');
     await context.close();
   });
 
