@@ -177,13 +177,25 @@ const described = <T extends TSchema>(schema: T, options: { description: string;
 export const CallAnalysis = Type.Object(
   {
     summary: Nullable(Type.String({ examples: ['Ada agreed to a visit on Tuesday at 10:00.'] })),
-    successful: Nullable(Type.Boolean({ description: 'Whether the call met the agent’s success criteria.' })),
+    successful: Nullable(
+      Type.Boolean({ description: 'Whether the call met the agent’s success criteria.', examples: [true] }),
+    ),
     data: Nullable(
-      Type.Record(Type.String(), Nullable(Type.Union([Type.String(), Type.Number(), Type.Boolean()])), {
-        description:
-          'One value per field the agent’s `analysis.data` configures, of its type (null when the engine found none).',
-        examples: [{ appointment_booked: true, budget: 12000 }],
-      }),
+      Type.Record(
+        Type.String(),
+        Nullable(
+          Type.Union([
+            Type.String({ examples: ['Tuesday 10:00'] }),
+            Type.Number({ examples: [12000] }),
+            Type.Boolean({ examples: [true] }),
+          ]),
+        ),
+        {
+          description:
+            'One value per field the agent’s `analysis.data` configures, of its type (null when the engine found none).',
+          examples: [{ appointment_booked: true, budget: 12000 }],
+        },
+      ),
     ),
   },
   {

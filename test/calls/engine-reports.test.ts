@@ -497,6 +497,10 @@ describe('publishing for an engine that keeps agents of its own', () => {
   it('queues the sync of each published version, placeholders as written', async () => {
     const fixture = await agentFixture(t);
     await t.services.jobRunner.drain();
+    const changed = await t.admin('PATCH', `/admin/v1/agents/${fixture.agent.id}`, {
+      welcome_message: 'Hello {name}, once more.',
+    });
+    expect(changed.status).toBe(200);
     await publish(t, fixture.agent.id);
     await t.services.jobRunner.drain();
     const synced = engine.synced.filter((v) => v.agentId === fixture.agent.id);
