@@ -85,7 +85,9 @@ export function recordingPlayer(url: string | null | undefined): Html {
 </div>`;
 }
 
-const SPEAKER = /^(agent|assistant|ai|bot|user|customer|callee|caller|human)\s*:\s*/i;
+/** A turn's opening `Speaker:` (a role or a first name, a few words at most). */
+const SPEAKER = /^([A-Za-z][\w .'-]{0,39}?)\s*:\s+/;
+const AGENT_WORDS = ['agent', 'assistant', 'ai', 'bot'];
 
 /** The transcript split into turns at each `Speaker:` line; text before any speaker is one turn of its own. */
 export function transcriptTurns(
@@ -96,7 +98,7 @@ export function transcriptTurns(
     const match = SPEAKER.exec(line.trim());
     if (match) {
       const who = match[1].toLowerCase();
-      const speaker = ['agent', 'assistant', 'ai', 'bot'].includes(who) ? 'agent' : 'callee';
+      const speaker = AGENT_WORDS.includes(who) ? 'agent' : 'callee';
       turns.push({ speaker, text: line.trim().slice(match[0].length) });
     } else if (line.trim()) {
       const last = turns.at(-1);
