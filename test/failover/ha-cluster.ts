@@ -215,6 +215,9 @@ export async function startHaCluster(prerequisites: Prerequisites): Promise<HaCl
       `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
       `--initial-cluster=etcd1=http://127.0.0.1:${etcdPeer}`,
       '--initial-cluster-state=new',
+      // Patroni 3.0.2 (Debian 12) talks to etcd through its v2 API: its v3 client may let a primary
+      // that was paused overwrite the new leader's key when it resumes (docs/operations.md).
+      '--enable-v2=true',
     ]);
     await waitUntil('etcd to answer', 20_000, async () => {
       const health = await getJson(`http://127.0.0.1:${etcdClient}/health`);
@@ -242,7 +245,7 @@ export async function startHaCluster(prerequisites: Prerequisites): Promise<HaCl
           listen: `127.0.0.1:${node.restPort}`,
           connect_address: `127.0.0.1:${node.restPort}`,
         },
-        etcd3: { hosts: [`127.0.0.1:${etcdClient}`] },
+        etcd: { hosts: [`127.0.0.1:${etcdClient}`] },
         bootstrap: {
           dcs: PATRONI_DCS,
           initdb: [{ encoding: 'UTF8' }, { locale: 'C' }, 'data-checksums'],
