@@ -93,7 +93,7 @@ describe('the database health tracker', () => {
     health.answered();
     expect(health.available).toBe(true);
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
-      ['error', 'database unavailable: requests answer 503 until it is back'],
+      ['error', 'database unavailable: requests wait for it, then answer 503, until it is back'],
       ['info', 'database available again after 2.0 s'],
     ]);
     expect(lines[0].obj).toEqual({ code: 'ECONNREFUSED', reason: 'connect ECONNREFUSED' });

@@ -113,11 +113,12 @@ export async function checkout(
       client = await (failure === undefined ? pool.connect() : within(pool.connect(), deadline, failure));
     } catch (error) {
       failure = error;
+      // Every failed attempt counts: the outage began at the first, even if a later one succeeds.
+      health.failed(error);
       if (isConnectionFailure(error) && Date.now() + pause < deadline) {
         await sleep(pause);
         continue;
       }
-      health.failed(error);
       throw error;
     }
     const release = client.release;

@@ -74,7 +74,7 @@ export function createDatabaseHealth(options: HealthOptions = {}): DatabaseHealt
         const e = error as { code?: unknown; message?: unknown };
         health.logger?.error(
           { code: typeof e?.code === 'string' ? e.code : undefined, reason: String(e?.message ?? error) },
-          'database unavailable: requests answer 503 until it is back',
+          'database unavailable: requests wait for it, then answer 503, until it is back',
         );
       }
       return true;
