@@ -99,6 +99,7 @@ function eventLabel(status: string): string {
 
 function eventDetail(detail: Record<string, unknown>): string {
   return Object.entries(detail)
+    .filter(([, value]) => value !== null && value !== undefined)
     .map(
       ([key, value]) =>
         `${key.replace(/_/g, ' ')}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
