@@ -47,6 +47,8 @@ export async function protectPages(app: FastifyInstance, options: PageProtection
         scriptSrc: ["'self'"],
         styleSrc: ["'self'"],
         imgSrc,
+        // Call recordings: the simulator's from this origin, a voice engine's from its own https host.
+        mediaSrc: ["'self'", 'https:'],
         formAction: ["'self'"],
         frameAncestors: ["'none'"],
         objectSrc: ["'none'"],
