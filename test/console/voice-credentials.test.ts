@@ -1,10 +1,10 @@
 /**
  * What the voice pages show of credentials and links: an agent's webhook URL (it places calls) is
  * whole with Copy and Rotate for admins and owners, masked to its last four characters for
- * viewers; a call's recording is a link only for an http(s) URL.
+ * viewers; a call's recording is a player and a link only for an http(s) URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { liveRegion } from '../../src/console/pages/calls.js';
+import { recordingPlayer } from '../../src/web/call-outcome.js';
 import { createUser } from '../support/app.js';
 import { type ConsoleFixture, startConsole } from './helpers.js';
 import { type ConsoleClient, consoleClient } from './http.js';
@@ -61,23 +61,14 @@ describe('the agent webhook URL', () => {
 });
 
 describe('a call recording', () => {
-  const callWith = (recording_url: string | null): any => ({
-    id: 'call_x',
-    status: 'completed',
-    started_at: null,
-    ended_at: null,
-    duration_seconds: null,
-    billed_minutes: null,
-    failure_reason: null,
-    ended_reason: null,
-    events: [],
-    transcript: null,
-    recording_url,
-  });
-
-  it.each(['https://recordings.example/a.mp3', 'http://recordings.example/a.mp3'])('%s is a link', (url) => {
-    expect(String(liveRegion(callWith(url)))).toContain(`<a href="${url}"`);
-  });
+  it.each(['https://recordings.example/a.mp3', 'http://recordings.example/a.mp3'])(
+    '%s is a player and a link',
+    (url) => {
+      const markup = String(recordingPlayer(url));
+      expect(markup).toContain(`<a class="subtle" href="${url}"`);
+      expect(markup).toContain(`<audio controls preload="none" src="${url}"`);
+    },
+  );
 
   it.each([
     'javascript:alert(1)',
@@ -85,9 +76,10 @@ describe('a call recording', () => {
     'data:text/html,<script>alert(1)</script>',
     'vbscript:x',
     'not a url',
-  ])('%s is plain text, never an href', (url) => {
-    const markup = String(liveRegion(callWith(url)));
+  ])('%s is plain text, never an href nor a source', (url) => {
+    const markup = String(recordingPlayer(url));
     expect(markup).not.toContain('href=');
+    expect(markup).not.toContain('src=');
     expect(markup).toContain('Recording');
   });
 });
