@@ -8,7 +8,7 @@
  *   POST /hash       one password hash as the service computes it (Argon2id, t = 2, p = 1, at
  *                    BASELINE_HASH_MEMORY_KIB, default 19456) on the service's own hashing
  *                    threads (one per core, nice 19: BASELINE_HASH_THREADS_MODULE names the
- *                    built dist/core/password-threads.js), nothing else
+ *                    built dist/core/security/password-threads.js), nothing else
  * Environment: PORT, BASELINE_DATABASE_URL (postgres://…) or BASELINE_DATA_DIR (embedded),
  * BASELINE_HASH_THREADS_MODULE.
  */
@@ -84,7 +84,7 @@ async function main() {
   // The same threads as the service's, so users_create's ratio to this measures everything a
   // creation does besides its hash, not a better or worse way of hashing.
   const threadsModule = process.env.BASELINE_HASH_THREADS_MODULE;
-  if (!threadsModule) throw new Error('BASELINE_HASH_THREADS_MODULE must name dist/core/password-threads.js');
+  if (!threadsModule) throw new Error('BASELINE_HASH_THREADS_MODULE must name dist/core/security/password-threads.js');
   const { runHashJob } = (await import(
     threadsModule
   )) as typeof import('../src/core/security/password-threads.js');
