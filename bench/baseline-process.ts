@@ -51,7 +51,12 @@ export function startBaselineServer(
       ...(storage === 'postgres' ? { BASELINE_DATABASE_URL: location } : { BASELINE_DATA_DIR: location }),
       // The same hash as the service's, also when a run lowers it with --env, on its threads.
       BASELINE_HASH_MEMORY_KIB: options.env.PASSWORD_HASH_MEMORY_KIB ?? '19456',
-      BASELINE_HASH_THREADS_MODULE: path.join(path.dirname(DIST_SERVER), 'core', 'security', 'password-threads.js'),
+      BASELINE_HASH_THREADS_MODULE: path.join(
+        path.dirname(DIST_SERVER),
+        'core',
+        'security',
+        'password-threads.js',
+      ),
       // The same connection pool as the service's, also when a run changes it with --env.
       ...(options.env.DB_POOL_SIZE ? { DB_POOL_SIZE: options.env.DB_POOL_SIZE } : {}),
     },

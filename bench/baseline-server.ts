@@ -84,7 +84,8 @@ async function main() {
   // The same threads as the service's, so users_create's ratio to this measures everything a
   // creation does besides its hash, not a better or worse way of hashing.
   const threadsModule = process.env.BASELINE_HASH_THREADS_MODULE;
-  if (!threadsModule) throw new Error('BASELINE_HASH_THREADS_MODULE must name dist/core/security/password-threads.js');
+  if (!threadsModule)
+    throw new Error('BASELINE_HASH_THREADS_MODULE must name dist/core/security/password-threads.js');
   const { runHashJob } = (await import(
     threadsModule
   )) as typeof import('../src/core/security/password-threads.js');
