@@ -7,6 +7,7 @@
 import type { AgentCatalog } from '../core/config/agents.js';
 import type { FieldIssue } from '../core/errors.js';
 import { checkHost, type HostResolver } from '../core/security/outbound-addresses.js';
+import { engineConfigProblems } from '../telephony/config-problems.js';
 import {
   type AgentConfig,
   type AgentConfigInput,
@@ -132,7 +133,10 @@ export function mergeConfig(
 const listed = (values: readonly string[], max = 12) =>
   values.length > max ? `${values.slice(0, max).join(', ')}, …` : values.join(', ');
 
-/** What the configured voice engine cannot run in this configuration, each issue naming its field. */
+/**
+ * What the configured voice engine cannot run in this configuration, each issue naming its field:
+ * the operator's lists and the engine's limits (the catalog), then the engine adapter's own.
+ */
 export function engineIssues(config: AgentConfig, catalog: AgentCatalog): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const on = `on this platform's voice engine (${catalog.engine})`;
@@ -169,6 +173,15 @@ export function engineIssues(config: AgentConfig, catalog: AgentCatalog): FieldI
       field: 'config.language',
       issue: `is not offered ${on}, which takes regional tags such as en-US or es-ES; allowed: ${listed(catalog.languages)}.`,
     });
+  }
+  // The engine's own refusals (a reserved tool name, a phrase too short, a language its
+  // transcriber lacks…); a field the operator's lists already named is named once, and a model
+  // provider not offered says all there is to say about the model's name.
+  const named = new Set(issues.map((issue) => issue.field));
+  if (named.has('config.model.provider')) named.add('config.model.name');
+  for (const problem of engineConfigProblems(catalog.engine, config)) {
+    const field = `config.${problem.field}`;
+    if (!named.has(field)) issues.push({ field, issue: problem.issue });
   }
   return issues;
 }

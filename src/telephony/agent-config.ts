@@ -285,3 +285,17 @@ export const AgentConfig = Type.Object(
   },
 );
 export type AgentConfig = Static<typeof AgentConfig>;
+
+/**
+ * What an engine cannot run in a configuration: the field, relative to the configuration
+ * (`language`, `tools.1.name`), and the issue in words (`is not …`). Publish names the field as
+ * `config.<field>`; a dial of a version that has one fails, saying so.
+ */
+export interface ConfigProblem {
+  field: string;
+  issue: string;
+}
+
+/** A configuration's problems as one sentence (a failed dial's reason). */
+export const describeProblems = (problems: ConfigProblem[]) =>
+  problems.map((problem) => `${problem.field} ${problem.issue}`).join(' ');

@@ -87,6 +87,48 @@ describe('Retell', () => {
     const response = await tenant.request('POST', `/api/v1/agents/${id}/publish`);
     expect(response.status, response.raw).toBe(200);
   });
+  it('refuses what only Retell refuses: built-in tool names, a model the operator allows but Retell lacks', async () => {
+    const tool = {
+      description: 'A tool.',
+      parameters: { type: 'object', properties: {} },
+      url: 'https://tools.example.com/t',
+      timeout_seconds: 5,
+    };
+    const id = await create({
+      tools: [
+        { ...tool, name: 'end_call' },
+        { ...tool, name: 'lookup' },
+        { ...tool, name: 'transfer_1' },
+      ],
+      language: 'es',
+    });
+    const response = await tenant.request('POST', `/api/v1/agents/${id}/publish`);
+    expectInvalidFields(response, ['config.tools.0.name', 'config.tools.2.name', 'config.language']);
+    const language = response.body.error.details.find(
+      (d: { field: string }) => d.field === 'config.language',
+    );
+    expect(language.issue).toMatch(/es-ES/);
+  });
+});
+
+describe('Retell, with models the operator lists that Retell does not have', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+  let create: (config: unknown) => Promise<string>;
+  beforeAll(async () => {
+    ({ t, tenant, create } = await engineApp({
+      ...RETELL_ENV,
+      AGENT_MODELS: 'openai/gpt-4.1,openai/gpt-4o-mini',
+    }));
+  });
+  afterAll(() => t.close());
+
+  it('names the model, once', async () => {
+    const id = await create({ model: { provider: 'openai', name: 'gpt-4o-mini', temperature: 0.5 } });
+    expectInvalidFields(await tenant.request('POST', `/api/v1/agents/${id}/publish`), ['config.model.name']);
+    const good = await create({ model: { provider: 'openai', name: 'gpt-4.1', temperature: 0.5 } });
+    expect((await tenant.request('POST', `/api/v1/agents/${good}/publish`)).status).toBe(200);
+  });
 });
 
 describe('Vapi', () => {
@@ -109,6 +151,37 @@ describe('Vapi', () => {
     ]);
   });
 
+  it('refuses what only Vapi refuses, naming each field: built-in tool names, phrases Vapi cannot take, a language Deepgram lacks', async () => {
+    const tool = {
+      description: 'A tool.',
+      parameters: { type: 'object', properties: {} },
+      url: 'https://tools.example.com/t',
+      timeout_seconds: 5,
+    };
+    const id = await create({
+      tools: [
+        { ...tool, name: 'lookup' },
+        { ...tool, name: 'transferCall' },
+        { ...tool, name: 'endCall' },
+      ],
+      end_call_phrases: ['goodbye', 'k', 'x'.repeat(141)],
+      language: 'gn-PY',
+    });
+    expectInvalidFields(await tenant.request('POST', `/api/v1/agents/${id}/publish`), [
+      'config.tools.1.name',
+      'config.tools.2.name',
+      'config.end_call_phrases.1',
+      'config.end_call_phrases.2',
+      'config.language',
+    ]);
+    expect((await tenant.request('GET', `/api/v1/agents/${id}/versions`)).body.pagination.total).toBe(0);
+    // Deepgram's own tags: es-ES is sent as es, so both publish.
+    for (const language of ['es', 'es-ES']) {
+      const ok = await create({ language, end_call_phrases: ['goodbye'] });
+      expect((await tenant.request('POST', `/api/v1/agents/${ok}/publish`)).status).toBe(200);
+    }
+  });
+
   it('with WEBHOOK_ALLOW_PRIVATE, tool URLs may be http and private', async () => {
     await create({
       tools: [
@@ -121,6 +194,31 @@ describe('Vapi', () => {
         },
       ],
     });
+  });
+});
+
+describe('Vapi, with providers the operator lists that Vapi is not sent with', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+  let create: (config: unknown) => Promise<string>;
+  beforeAll(async () => {
+    ({ t, tenant, create } = await engineApp({
+      ...VAPI_ENV,
+      AGENT_VOICE_PROVIDERS: 'openai,minimax',
+      AGENT_MODELS: 'openai/gpt-4o-mini,google/gemini-2.5-flash',
+    }));
+  });
+  afterAll(() => t.close());
+
+  it('names the voice provider and the model provider', async () => {
+    const id = await create({
+      voice: { provider: 'minimax', voice_id: 'v' },
+      model: { provider: 'google', name: 'gemini-2.5-flash', temperature: 0.5 },
+    });
+    expectInvalidFields(await tenant.request('POST', `/api/v1/agents/${id}/publish`), [
+      'config.voice.provider',
+      'config.model.provider',
+    ]);
   });
 });
 

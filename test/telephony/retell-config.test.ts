@@ -345,26 +345,29 @@ describe('a version synced before versions were published', () => {
 });
 
 describe('what Retell refuses', () => {
-  it('names a temperature above 1 and calls shorter than a minute', () => {
+  it('names each field: its model list, temperature above 1, calls shorter than a minute, regional tags, built-in tool names', () => {
     expect(retellConfigProblems(EVERY_FIELD)).toEqual([]);
+    const [tool] = EVERY_FIELD.tools;
     const problems = retellConfigProblems({
       ...BASE,
-      model: { ...BASE.model, temperature: 1.5 },
+      language: 'es',
+      model: { provider: 'openai', name: 'gpt-4o-mini', temperature: 1.5 },
       max_duration_seconds: 30,
+      tools: [
+        { ...tool, name: 'end_call' },
+        { ...tool, name: 'lookup' },
+        { ...tool, name: 'transfer_2' },
+      ],
     });
-    expect(problems).toEqual([
-      expect.stringMatching(/^model\.temperature/),
-      expect.stringMatching(/^max_duration_seconds/),
+    expect(problems.map((problem) => problem.field)).toEqual([
+      'model.name',
+      'model.temperature',
+      'max_duration_seconds',
+      'language',
+      'tools.0.name',
+      'tools.2.name',
     ]);
-    const [tool] = EVERY_FIELD.tools;
-    expect(
-      retellConfigProblems({
-        ...BASE,
-        tools: [
-          { ...tool, name: 'end_call' },
-          { ...tool, name: 'transfer_2' },
-        ],
-      }),
-    ).toEqual([expect.stringMatching(/^tools: end_call/), expect.stringMatching(/^tools: transfer_2/)]);
+    expect(problems[3].issue).toMatch(/es-ES, not es/);
+    expect(retellConfigProblems({ ...BASE, language: 'es-ES', max_duration_seconds: 60 })).toEqual([]);
   });
 });

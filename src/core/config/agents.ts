@@ -48,7 +48,7 @@ export const RETELL_LANGUAGES = [
 ] as const; // biome-ignore format: a list of tags
 
 /** Retell's fixed model list (its LLM `model` values), with the provider of each. */
-const RETELL_MODELS = [
+export const RETELL_MODELS = [
   'openai/gpt-4.1',
   'openai/gpt-4.1-mini',
   'openai/gpt-4.1-nano',

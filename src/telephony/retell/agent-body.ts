@@ -5,7 +5,8 @@
  * A version published before agents had a configuration comes with the defaults its calls used
  * (the operator's voice and model), so it is synced like any other.
  */
-import type { AgentConfig, AgentTool } from '../agent-config.js';
+import { RETELL_LANGUAGES, RETELL_MODELS } from '../../core/config/agents.js';
+import type { AgentConfig, AgentTool, ConfigProblem } from '../agent-config.js';
 import type { PublishedAgentVersion } from '../port.js';
 import { toolRouteUrl } from '../tool-paths.js';
 
@@ -153,16 +154,49 @@ export function retellAgentFields(published: PublishedAgentVersion, webhookUrl: 
   };
 }
 
-/** What this configuration asks of Retell that Retell refuses (in words, naming the field). */
-export function retellConfigProblems(config: AgentConfig): string[] {
-  const problems: string[] = [];
-  if (config.model.temperature > RETELL_LIMITS.maxTemperature)
-    problems.push(`model.temperature: Retell takes at most ${RETELL_LIMITS.maxTemperature}.`);
-  if (config.max_duration_seconds * 1000 < RETELL_LIMITS.minMaxCallDurationMs)
-    problems.push('max_duration_seconds: Retell takes at least 60.');
-  for (const tool of config.tools) {
-    if (RESERVED_TOOL_NAME.test(tool.name))
-      problems.push(`tools: ${tool.name} is the name of a built-in tool (end_call, transfer_1, …).`);
+/** Retell's LLM `model` values (its API document), without our provider prefix. */
+const RETELL_MODEL_NAMES: readonly string[] = RETELL_MODELS.map((model) =>
+  model.slice(model.indexOf('/') + 1),
+);
+
+/**
+ * What this configuration asks of Retell that Retell refuses, each naming its field; empty when
+ * Retell can run it. Publish refuses a draft that has any (src/agents/config-rules.ts).
+ */
+export function retellConfigProblems(config: AgentConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (!RETELL_MODEL_NAMES.includes(config.model.name)) {
+    problems.push({
+      field: 'model.name',
+      issue: `is not one of Retell's models (${RETELL_MODEL_NAMES.slice(0, 6).join(', ')}, …).`,
+    });
+  }
+  if (config.model.temperature > RETELL_LIMITS.maxTemperature) {
+    problems.push({
+      field: 'model.temperature',
+      issue: `must be at most ${RETELL_LIMITS.maxTemperature} for Retell.`,
+    });
+  }
+  if (config.max_duration_seconds * 1000 < RETELL_LIMITS.minMaxCallDurationMs) {
+    problems.push({
+      field: 'max_duration_seconds',
+      issue: `must be at least ${RETELL_LIMITS.minMaxCallDurationMs / 1000} for Retell.`,
+    });
+  }
+  if (!(RETELL_LANGUAGES as readonly string[]).includes(config.language)) {
+    problems.push({
+      field: 'language',
+      issue:
+        "is not one of Retell's language tags, which are regional (es-ES, not es; en-US, pt-BR, …) or multi.",
+    });
+  }
+  for (const [index, tool] of config.tools.entries()) {
+    if (RESERVED_TOOL_NAME.test(tool.name)) {
+      problems.push({
+        field: `tools.${index}.name`,
+        issue: "is the name of a built-in tool of Retell's (end_call, transfer_1, transfer_2, …).",
+      });
+    }
   }
   return problems;
 }

@@ -10,6 +10,7 @@
  */
 import { type Clock, systemClock } from '../../core/clock.js';
 import type { VapiConfig } from '../../core/config/config.js';
+import { describeProblems } from '../agent-config.js';
 import { renderForCall } from '../call-values.js';
 import {
   type CallProgress,
@@ -243,14 +244,14 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
       }
       const version = await versionOf(request);
       const problems = version
-        ? vapiConfigProblems(version.config)
+        ? describeProblems(vapiConfigProblems(version.config))
         : options.findAgentVersion
-          ? ['it was not found.']
-          : [];
-      if (problems.length > 0) {
+          ? 'it was not found.'
+          : '';
+      if (problems) {
         return {
           outcome: 'failed',
-          reason: `Version ${request.agentVersion} of agent ${request.agentId} cannot be run by Vapi: ${problems.join(' ')}`,
+          reason: `Version ${request.agentVersion} of agent ${request.agentId} cannot be run by Vapi: ${problems}`,
           endedReason: AGENT_VERSION_UNUSABLE,
         };
       }

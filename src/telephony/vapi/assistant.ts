@@ -10,7 +10,7 @@
  * - analysis is `analysisPlan` (marked deprecated, still accepted on a transient assistant; its
  *   successor, saved structured outputs, needs objects created beforehand).
  */
-import type { AgentAnalysis, AgentConfig, AgentTool } from '../agent-config.js';
+import type { AgentAnalysis, AgentConfig, AgentTool, ConfigProblem } from '../agent-config.js';
 import { toolRouteUrl } from '../tool-paths.js';
 
 /** Deepgram's `language` values in Vapi's document (DeepgramTranscriber). */
@@ -45,24 +45,47 @@ export function deepgramLanguage(tag: string): string | undefined {
 }
 
 /**
- * What this configuration asks of Vapi that the adapter cannot send (in words, naming the field);
- * empty when Vapi can run it. Publish checks the same through the operator's catalog.
+ * What this configuration asks of Vapi that the adapter cannot send, each naming its field;
+ * empty when Vapi can run it. Publish refuses a draft that has any (src/agents/config-rules.ts).
  */
-export function vapiConfigProblems(config: AgentConfig): string[] {
-  const problems: string[] = [];
-  if (!(VAPI_VOICE_PROVIDERS as readonly string[]).includes(config.voice.provider))
-    problems.push(`voice.provider ${config.voice.provider} is not one Vapi is sent with.`);
-  if (!(VAPI_MODEL_PROVIDERS as readonly string[]).includes(config.model.provider))
-    problems.push(`model.provider ${config.model.provider} is not one Vapi is sent with.`);
-  if (deepgramLanguage(config.language) === undefined)
-    problems.push(`language ${config.language} is not one Vapi's transcriber (Deepgram) knows.`);
-  for (const tool of config.tools) {
-    if (VAPI_RESERVED_TOOL_NAMES.includes(tool.name))
-      problems.push(`tools: ${tool.name} is the name of a built-in tool of Vapi's.`);
+export function vapiConfigProblems(config: AgentConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (!(VAPI_VOICE_PROVIDERS as readonly string[]).includes(config.voice.provider)) {
+    problems.push({
+      field: 'voice.provider',
+      issue: `is not one Vapi is sent with; Vapi takes ${VAPI_VOICE_PROVIDERS.join(', ')}.`,
+    });
+  }
+  if (!(VAPI_MODEL_PROVIDERS as readonly string[]).includes(config.model.provider)) {
+    problems.push({
+      field: 'model.provider',
+      issue: `is not one Vapi is sent with; Vapi takes ${VAPI_MODEL_PROVIDERS.join(', ')}.`,
+    });
+  }
+  if (deepgramLanguage(config.language) === undefined) {
+    problems.push({
+      field: 'language',
+      issue:
+        "is not a language Vapi's transcriber (Deepgram) knows, even as its language alone (es-ES is sent as es).",
+    });
+  }
+  for (const [index, tool] of config.tools.entries()) {
+    if (VAPI_RESERVED_TOOL_NAMES.includes(tool.name)) {
+      problems.push({
+        field: `tools.${index}.name`,
+        issue: `is the name of a built-in tool of Vapi's (${VAPI_RESERVED_TOOL_NAMES.join(', ')}).`,
+      });
+    }
   }
   const { min, max } = VAPI_END_CALL_PHRASE_LENGTH;
-  if (config.end_call_phrases.some((phrase) => phrase.length < min || phrase.length > max))
-    problems.push(`end_call_phrases: Vapi takes phrases of ${min} to ${max} characters.`);
+  for (const [index, phrase] of config.end_call_phrases.entries()) {
+    if (phrase.length < min || phrase.length > max) {
+      problems.push({
+        field: `end_call_phrases.${index}`,
+        issue: `must be ${min} to ${max} characters for Vapi.`,
+      });
+    }
+  }
   return problems;
 }
 
