@@ -41,6 +41,7 @@ import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { sign } from 'retell-sdk';
+import { type RetellToolCallOutcome, retellCallsTool } from './fake-engine-tools.js';
 
 export const RETELL_OPENAPI_PATH = path.join(import.meta.dirname, 'engines', 'retell-openapi.json');
 
@@ -127,6 +128,8 @@ export interface FakeRetell {
   requestsTo(method: string, path: string | RegExp): RecordedRetellRequest[];
   fail(fault: FakeRetellFault): void;
   playCall(callId: string, script?: PlayCallScript): Promise<WebhookDelivery[]>;
+  /** During the call, its LLM calls one of its custom tools (./fake-engine-tools.ts). */
+  callTool(callId: string, name: string, args: Record<string, unknown>): Promise<RetellToolCallOutcome>;
   /** Auto-played calls not played to their end yet. */
   readonly playing: number;
   /** create-phone-call answers that never reached the client (its connection closed first). */
@@ -592,6 +595,18 @@ export async function startFakeRetell(options: FakeRetellOptions = {}): Promise<
       faults.push({ ...fault, times: fault.times ?? 1 });
     },
     playCall: (callId, script) => playCall(callId, script),
+    callTool(callId, name, args) {
+      const call = calls.find((candidate) => candidate.call_id === callId);
+      if (!call) throw new Error(`fake Retell: no call ${callId}`);
+      // The call's agent version, and the LLM version its response engine names.
+      const agent = versionsOf.get(call.agent_id as string)?.find((v) => v.version === call.agent_version);
+      const engine = (agent?.response_engine ?? {}) as { llm_id?: string; version?: number };
+      const llm = (versionsOf.get(engine.llm_id ?? '') ?? []).findLast(
+        (v) => engine.version === undefined || v.version === engine.version,
+      );
+      if (!llm) throw new Error(`fake Retell: the agent of ${callId} has no LLM`);
+      return retellCallsTool(call, llm, apiKey, name, args);
+    },
     get playing() {
       return playing;
     },

@@ -33,6 +33,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { type VapiToolCallOutcome, vapiCallsTool } from './fake-engine-tools.js';
 
 interface OpenApiExcerpt {
   paths: Record<string, Record<string, { parameters?: { name: string; schema: Record<string, number> }[] }>>;
@@ -117,6 +118,13 @@ export interface FakeVapi {
   sendServerMessage(engineCallId: string, message: Record<string, unknown>, secret?: string): Promise<number>;
   /** Plays the call to its end; answers the status of each message posted, in order. */
   playCall(engineCallId: string, script?: PlayCallScript): Promise<number[]>;
+  /** During the call, the model calls one of the assistant's function tools (./fake-engine-tools.ts). */
+  callTool(
+    engineCallId: string,
+    name: string,
+    args: Record<string, unknown>,
+    options?: { argumentsAs?: 'string' | 'object' },
+  ): Promise<VapiToolCallOutcome>;
   /** Auto-played calls not played to their end yet. */
   readonly playing: number;
   /** POST /call answers that never reached the client (its connection closed first). */
@@ -436,6 +444,11 @@ export async function startFakeVapi(options: FakeVapiOptions = {}): Promise<Fake
     fail: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
     sendServerMessage,
     playCall: (engineCallId, script) => playCall(engineCallId, script),
+    callTool: (engineCallId, name, args, toolOptions) =>
+      vapiCallsTool(found(engineCallId).call, name, args, {
+        serverSecret: options.serverSecret,
+        argumentsAs: toolOptions?.argumentsAs,
+      }),
     get playing() {
       return playing;
     },

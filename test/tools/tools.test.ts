@@ -4,8 +4,6 @@
  * endpoint as the same signed request, and its answer or failure comes back as the engine expects;
  * each is a timeline entry of the call. Also: the tools secret's rotation and the SSRF guard.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { sign } from 'retell-sdk';
@@ -20,58 +18,10 @@ import { createToolService } from '../../src/tools/service.js';
 import { vapiToolRoutes } from '../../src/tools/vapi-routes.js';
 import { agentFixture } from '../calls/helpers.js';
 import { startTestApp, type TestApp, type TestTenant } from '../support/app.js';
+import { startToolEndpoint } from '../support/tool-endpoint.js';
 
 const VAPI_SECRET = 'vapi-server-secret-0123456789';
 const RETELL_KEY = 'key_retell_0123456789abcdef';
-
-interface Hit {
-  body: string;
-  headers: http.IncomingHttpHeaders;
-  verified: unknown;
-  error?: string;
-}
-
-/** The partner's tool endpoint: verifies each request with `standardwebhooks`, answers as told. */
-async function startToolEndpoint() {
-  const endpoint = {
-    url: '',
-    secrets: [] as string[],
-    hits: [] as Hit[],
-    answer: async (_hit: Hit): Promise<{ status: number; body: string; delayMs?: number }> => ({
-      status: 200,
-      body: JSON.stringify({ order: 'shipped' }),
-    }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk) => chunks.push(chunk));
-    request.on('end', async () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const hit: Hit = { body, headers: request.headers, verified: undefined };
-      try {
-        hit.verified = new Webhook(endpoint.secrets[0]).verify(
-          body,
-          request.headers as Record<string, string>,
-        );
-      } catch (error) {
-        hit.error = (error as Error).message;
-      }
-      endpoint.hits.push(hit);
-      const answer = await endpoint.answer(hit);
-      if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
-      if (!response.destroyed)
-        response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  endpoint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tools`;
-  return endpoint;
-}
 
 let t: TestApp;
 let engines: FastifyInstance;
