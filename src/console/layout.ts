@@ -25,7 +25,8 @@ export type Section =
   | 'emails'
   | 'branding'
   | 'members'
-  | 'account';
+  | 'account'
+  | 'tools-secret';
 
 interface NavItem {
   section: Section;
@@ -59,6 +60,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
     items: [
       { section: 'api-keys', label: 'API keys', href: '/console/api-keys', role: 'viewer' },
       { section: 'webhooks', label: 'Webhooks', href: '/console/webhooks', role: 'viewer' },
+      { section: 'tools-secret', label: 'Tools secret', href: '/console/tools-secret', role: 'viewer' },
     ],
   },
   {

@@ -29,6 +29,7 @@ import type { PlanService } from '../plans/service.js';
 import type { RateLimits } from '../rate-limits/service.js';
 import type { SubscriptionService } from '../subscriptions/service.js';
 import type { TenantService } from '../tenants/service.js';
+import type { ToolService } from '../tools/service.js';
 import type { TopUpService } from '../top-ups/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { UserService } from '../users/service.js';
@@ -72,6 +73,7 @@ export interface ConsoleServices {
   readonly emails: EmailService;
   readonly events: EventService;
   readonly insights: InsightService;
+  readonly tools: ToolService;
 }
 
 /** A group of pages, registered under /console with only the services it names. */

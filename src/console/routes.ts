@@ -15,6 +15,7 @@ import { overviewPages } from './pages/overview.js';
 import { planPages } from './pages/plans.js';
 import { signInPages } from './pages/sign-in.js';
 import { subscriptionPages } from './pages/subscriptions.js';
+import { toolsSecretPages } from './pages/tools-secret.js';
 import { usagePages } from './pages/usage.js';
 import { userPages } from './pages/users.js';
 import { webhookPages } from './pages/webhooks.js';
@@ -36,4 +37,5 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   emailPages,
   brandingPages,
   webhookPages,
+  toolsSecretPages,
 ];

@@ -201,51 +201,84 @@ export function createToolService(deps: ToolServiceDeps) {
     }
   }
 
+  /** The rotation; with `expected` (a rotated_at, or null for none), only while it still holds. */
+  async function rotate(
+    tenantId: string,
+    expected: string | null | undefined,
+  ): Promise<ToolsSecret | undefined> {
+    const secret = newToolsSecret();
+    const now = clock.now();
+    const sealed = secrets.seal(secret, toolsSecretContext(tenantId, 'current'));
+    const holds = (current: ToolsSecretRow | undefined) =>
+      expected === undefined || (current ? current.rotated_at.toISOString() : null) === expected;
+    // Two first rotations at once: one inserts, the other finds its row on the second pass and
+    // rotates it, so neither answer is a secret that was never stored.
+    for (let pass = 0; pass < 2; pass++) {
+      const stored = await db.transaction().execute(async (tx) => {
+        const current = await lockToolsSecret(tx, tenantId);
+        if (!holds(current)) return 'changed' as const;
+        if (!current) {
+          const row = { tenant_id: tenantId, secret_sealed: sealed, rotated_at: now };
+          const inserted = await insertToolsSecret(tx, {
+            ...row,
+            previous_secret_sealed: null,
+            previous_secret_expires_at: null,
+          });
+          return inserted ? { secret, previous_valid_until: null } : undefined;
+        }
+        const previous = secrets.open(current.secret_sealed, toolsSecretContext(tenantId, 'current'));
+        const validUntil = new Date(now.getTime() + TOOLS_SECRET_OVERLAP_MS);
+        await updateToolsSecret(tx, {
+          tenant_id: tenantId,
+          secret_sealed: sealed,
+          previous_secret_sealed: secrets.seal(previous, toolsSecretContext(tenantId, 'previous')),
+          previous_secret_expires_at: validUntil,
+          rotated_at: now,
+        });
+        return { secret, previous_valid_until: validUntil.toISOString() };
+      });
+      if (stored === 'changed') return undefined;
+      if (stored) return stored;
+    }
+    return undefined;
+  }
+
   const service = {
     /**
      * Creates the tenant's tools secret, or replaces it: the old one keeps signing beside the new
      * one for TOOLS_SECRET_OVERLAP_MS. The answer is the only time the secret is shown.
      */
     async rotateSecret(tenantId: string): Promise<ToolsSecret> {
-      const secret = newToolsSecret();
-      const now = clock.now();
-      const sealed = secrets.seal(secret, toolsSecretContext(tenantId, 'current'));
-      // Two first rotations at once: one inserts, the other finds its row on the second pass and
-      // rotates it, so neither answer is a secret that was never stored.
-      for (let pass = 0; ; pass++) {
-        const stored = await db.transaction().execute(async (tx) => {
-          const current = await lockToolsSecret(tx, tenantId);
-          if (!current) {
-            const row = { tenant_id: tenantId, secret_sealed: sealed, rotated_at: now };
-            const inserted = await insertToolsSecret(tx, {
-              ...row,
-              previous_secret_sealed: null,
-              previous_secret_expires_at: null,
-            });
-            return inserted ? { secret, previous_valid_until: null } : undefined;
-          }
-          const previous = secrets.open(current.secret_sealed, toolsSecretContext(tenantId, 'current'));
-          const validUntil = new Date(now.getTime() + TOOLS_SECRET_OVERLAP_MS);
-          await updateToolsSecret(tx, {
-            tenant_id: tenantId,
-            secret_sealed: sealed,
-            previous_secret_sealed: secrets.seal(previous, toolsSecretContext(tenantId, 'previous')),
-            previous_secret_expires_at: validUntil,
-            rotated_at: now,
-          });
-          return { secret, previous_valid_until: validUntil.toISOString() };
-        });
-        if (stored || pass >= 1) {
-          if (!stored) throw new Error('the tools secret was neither inserted nor found');
-          return stored;
-        }
-      }
+      const rotated = await rotate(tenantId, undefined);
+      if (!rotated) throw new Error('the tools secret was neither inserted nor found');
+      return rotated;
     },
 
-    /** Whether the tenant has a tools secret, and since when (the console shows it, never the value). */
-    async secretStatus(tenantId: string): Promise<{ exists: boolean; rotated_at: string | null }> {
+    /**
+     * `rotateSecret`, only while the secret is still the one last rotated at `rotatedAt` (null:
+     * none exists yet); undefined, changing nothing, once it was rotated since. A console form
+     * sent twice rotates once, so the secret its first answer showed is not dropped unseen.
+     */
+    async rotateSecretIf(tenantId: string, rotatedAt: string | null): Promise<ToolsSecret | undefined> {
+      return rotate(tenantId, rotatedAt);
+    },
+
+    /**
+     * Whether the tenant has a tools secret, since when, and until when the previous one still
+     * signs beside it (the console shows this, never a secret).
+     */
+    async secretStatus(tenantId: string): Promise<{
+      exists: boolean;
+      rotated_at: string | null;
+      previous_valid_until: string | null;
+    }> {
       const row = await findToolsSecret(db, tenantId);
-      return { exists: row !== undefined, rotated_at: row ? row.rotated_at.toISOString() : null };
+      const until = row?.previous_secret_expires_at;
+      return {
+        exists: row !== undefined,
+        rotated_at: row ? row.rotated_at.toISOString() : null,
+        previous_valid_until: until && until > clock.now() ? until.toISOString() : null,
+      };
     },
 
     /**
