@@ -23,6 +23,7 @@ const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 const TMP_DIR = path.join(REPO_ROOT, '.tmp');
 /** Folders compiled, relative to the repository root. */
 const COMPILED_FOLDERS = ['src', 'test/operations/fixtures'];
+const EXIT_WITH_PARENT = path.join(import.meta.dirname, 'exit-with-parent.cjs');
 const NOT_LINKED = new Set(['src', 'test', '.tmp', '.git', 'node_modules', 'dist', 'data', 'coverage']);
 
 function sourceFiles(): string[] {
@@ -108,13 +109,15 @@ function pruneOldTrees(current: string) {
 
 /**
  * Node's arguments that run `entry` (a .ts file, absolute or relative to the repository root): its
- * compiled .js when it is one of the compiled folders', otherwise tsx's loader and the file.
+ * compiled .js when it is one of the compiled folders', otherwise tsx's loader and the file; either
+ * way preceded by exit-with-parent.cjs, so the process ends when the test worker does.
  */
 export async function nodeArgv(entry: string): Promise<string[]> {
   const absolute = path.resolve(REPO_ROOT, entry);
   const relative = path.relative(REPO_ROOT, absolute);
   const inCompiledFolder = COMPILED_FOLDERS.some((folder) => relative.startsWith(`${folder}${path.sep}`));
+  const preload = ['--require', EXIT_WITH_PARENT];
   if (process.env.TEST_SPAWN === 'tsx' || !inCompiledFolder || !relative.endsWith('.ts'))
-    return ['--import', 'tsx', absolute];
-  return [path.join(await compiledRoot(), relative.replace(/\.ts$/, '.js'))];
+    return [...preload, '--import', 'tsx', absolute];
+  return [...preload, path.join(await compiledRoot(), relative.replace(/\.ts$/, '.js'))];
 }
