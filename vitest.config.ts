@@ -42,6 +42,8 @@ const POSTGRES_PASS = [
 /** Within the PostgreSQL pass's folders: suites of input handling and wire formats, or that bring their own PostgreSQL. */
 const EMBEDDED_ONLY = [
   'test/calls/fuzz.test.ts',
+  'test/calls/workers.test.ts',
+  'test/calls/cap-workers.test.ts',
   'test/events/ssrf.test.ts',
   'test/events/connections.test.ts',
   'test/events/crash.test.ts',

@@ -1,8 +1,8 @@
 /**
- * An agent with max_concurrent_calls 2, 50 triggers, two dispatching processes on one PostgreSQL,
+ * An agent with max_concurrent_calls 2, 20 triggers, two dispatching processes on one PostgreSQL,
  * calls that really last (SIMULATED_REALTIME): never more than 2 calls dialling or talking at once
  * (replayed from the timeline, whose dialing and end events are written under the agent's lock),
- * all 50 end, each dialled once. Needs PostgreSQL whatever TEST_DATABASE says; skipped when none answers.
+ * all 20 end, each dialled once. Needs PostgreSQL whatever TEST_DATABASE says; skipped when none answers.
  */
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,8 @@ import { POSTGRES_URL, postgresAnswers } from '../support/databases.js';
 import { startServerProcess } from '../support/server-process.js';
 import { publishedAgent, useDispatchDatabase, waitForCallsToEnd } from './dispatch-processes.js';
 
-const CALLS = 50;
+// Calls last a second and two at a time: 20 take ten rounds of both processes contending.
+const CALLS = 20;
 const CAP = 2;
 const available = await postgresAnswers();
 if (!available) console.warn(`[calls/cap-workers] skipped: no PostgreSQL answers at ${POSTGRES_URL}`);

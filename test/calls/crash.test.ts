@@ -5,10 +5,14 @@
  * holds exactly one dial per call, asked for once (the pipeline's claim-and-resolve path).
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/core/db/database.js';
-import { createPostgresDatabase, dropPostgresDatabase, ENGINE, TMP_DIR } from '../support/databases.js';
+import {
+  createPostgresDatabase,
+  dropPostgresDatabase,
+  ENGINE,
+  migratedDataDir,
+} from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 import { allCalls, ok as okAs, publishedAgents } from './crash-fixture.js';
 
@@ -53,8 +57,7 @@ describe(`crash safety (${ENGINE})`, () => {
       databaseUrl = await createPostgresDatabase();
       env.DATABASE_URL = databaseUrl;
     } else {
-      fs.mkdirSync(TMP_DIR, { recursive: true });
-      dataDir = fs.mkdtempSync(path.join(TMP_DIR, 'crash-'));
+      dataDir = await migratedDataDir('crash-');
       env.DATA_DIR = dataDir;
     }
 

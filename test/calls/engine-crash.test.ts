@@ -13,10 +13,14 @@
  * was adopted from the engine's list.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../src/core/db/database.js';
-import { createPostgresDatabase, dropPostgresDatabase, ENGINE, TMP_DIR } from '../support/databases.js';
+import {
+  createPostgresDatabase,
+  dropPostgresDatabase,
+  ENGINE,
+  migratedDataDir,
+} from '../support/databases.js';
 import { type FakeRetell, startFakeRetell } from '../support/fake-retell.js';
 import { type FakeVapi, startFakeVapi } from '../support/fake-vapi.js';
 import { freePort, type ServerProcess, startServerProcess } from '../support/server-process.js';
@@ -47,8 +51,7 @@ async function databaseEnv(): Promise<{ env: Record<string, string>; open(): Pro
     cleanups.push(() => dropPostgresDatabase(url));
     return { env: { DATABASE_URL: url }, open: () => openDatabase({ databaseUrl: url, dataDir: '' }) };
   }
-  fs.mkdirSync(TMP_DIR, { recursive: true });
-  const dataDir = fs.mkdtempSync(path.join(TMP_DIR, 'engine-crash-'));
+  const dataDir = await migratedDataDir('engine-crash-');
   cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
   return {
     env: { DATA_DIR: dataDir },

@@ -10,7 +10,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
@@ -19,7 +18,13 @@ import { runCli } from '../../src/cli/run.js';
 import { loadConfig } from '../../src/core/config/config.js';
 import { openDatabase } from '../../src/core/db/database.js';
 import { createServices, type Services } from '../../src/services.js';
-import { createPostgresDatabase, dropPostgresDatabase, ENGINE, templatePath } from '../support/databases.js';
+import { nodeArgv } from '../support/compiled.js';
+import {
+  createPostgresDatabase,
+  dropPostgresDatabase,
+  ENGINE,
+  migratedDataDir,
+} from '../support/databases.js';
 import { baseEnv, REPO_ROOT } from '../support/server-process.js';
 
 export interface CliRun {
@@ -50,9 +55,13 @@ export async function voiceplane(
   return { code, stdout, stderr };
 }
 
-function spawned(args: string[], options: { env?: Record<string, string>; stdin?: string }): Promise<CliRun> {
+async function spawned(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string },
+): Promise<CliRun> {
+  const argv = await nodeArgv('src/cli/main.ts');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [...argv, ...args], {
       cwd: REPO_ROOT,
       env: { ...baseEnv(), ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -91,8 +100,8 @@ export interface CliDatabase {
 
 /**
  * A migrated database without tenants: on PostgreSQL a copy of the suite's template database; on
- * the embedded engine a data directory started from the suite's template dump (a fresh one takes
- * many seconds to migrate).
+ * the embedded engine a copy of the suite's template data directory (a fresh one takes many
+ * seconds to create and migrate).
  */
 export async function cliDatabase(): Promise<CliDatabase> {
   let env: Record<string, string>;
@@ -102,13 +111,7 @@ export async function cliDatabase(): Promise<CliDatabase> {
     env = { DATABASE_URL: url };
     drop = () => dropPostgresDatabase(url);
   } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'voiceplane-cli-'));
-    const database = await openDatabase({
-      databaseUrl: undefined,
-      dataDir: dir,
-      loadDataDir: new Blob([fs.readFileSync(templatePath())]),
-    });
-    await database.close();
+    const dir = await migratedDataDir('voiceplane-cli-', os.tmpdir());
     env = { DATA_DIR: dir };
     drop = async () => fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -4,10 +4,11 @@
  * for the exit code and what an operator sees (bad values, an unreachable database without its
  * password in the message, a port already in use).
  */
+import fs from 'node:fs';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/core/config/config.js';
-import { ENGINE } from '../support/databases.js';
+import { ENGINE, migratedDataDir } from '../support/databases.js';
 import { freePort, startServerProcess } from '../support/server-process.js';
 
 describe('loadConfig', () => {
@@ -238,15 +239,18 @@ describe.skipIf(ENGINE === 'postgres')('the server process', { timeout: 120_000 
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as net.AddressInfo;
+    // A migrated copy: the process gets as far as listening without creating a database first.
+    const dataDir = await migratedDataDir('port-in-use-');
     try {
       const server = await startServerProcess({
-        env: { PORT: String(port), DATABASE_URL: 'memory://' },
+        env: { PORT: String(port), DATA_DIR: dataDir },
         waitForReady: false,
       });
       expect(await server.exited).toBe(1);
       expect(server.stderr).toContain(`PORT ${port} is already in use`);
     } finally {
       blocker.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readDirectoryLock } from '../../src/core/db/lockfile.js';
-import { ENGINE, TMP_DIR } from '../support/databases.js';
+import { ENGINE, migratedDataDir, TMP_DIR } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 
 const run = promisify(execFile);
@@ -31,13 +31,16 @@ async function start(options: Parameters<typeof startServerProcess>[0]): Promise
   return server;
 }
 
-// Started now, so its slow first start overlaps the newcomer tests.
+// Started now, so its start overlaps the newcomer tests; on a migrated copy (the first start on
+// an empty directory is the newcomer's).
 const noSeedServer = skip
   ? Promise.reject(new Error('skipped'))
-  : start({
-      env: { DATA_DIR: path.join(root, 'no-seed'), SEED_DEMO: 'false', ADMIN_TOKEN },
-      entry: 'test/operations/fixtures/slow-server.ts',
-    });
+  : migratedDataDir('no-seed-', root).then((dataDir) =>
+      start({
+        env: { DATA_DIR: dataDir, SEED_DEMO: 'false', ADMIN_TOKEN },
+        entry: 'test/operations/fixtures/slow-server.ts',
+      }),
+    );
 noSeedServer.catch(() => {});
 
 afterAll(async () => {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { acquireDirectoryLock, DirectoryLockedError, readDirectoryLock } from '../../src/core/db/lockfile.js';
+import { nodeArgv } from '../support/compiled.js';
 import { REPO_ROOT } from '../support/server-process.js';
 
 const dirs: string[] = [];
@@ -175,15 +176,15 @@ describe('data directory lock', () => {
   });
 
   it('gives the directory to exactly one of several processes released at once on the same stale lock', async () => {
+    const contender = await nodeArgv('test/operations/fixtures/lock-contender.ts');
     for (let round = 0; round < 3; round++) {
       const dir = dataDir();
       fs.writeFileSync(legacyLock(dir), String(await deadPid()));
       const contenders = Array.from({ length: 6 }, () => {
-        const child = spawn(
-          process.execPath,
-          ['--import', 'tsx', 'test/operations/fixtures/lock-contender.ts', dir],
-          { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
-        );
+        const child = spawn(process.execPath, [...contender, dir], {
+          cwd: REPO_ROOT,
+          stdio: ['pipe', 'pipe', 'inherit'],
+        });
         children.push(child);
         const lines = readline.createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
         const next = async () => String((await lines.next()).value ?? 'exited');

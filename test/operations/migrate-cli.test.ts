@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readMigrations } from '../../src/core/db/migrate.js';
+import { nodeArgv } from '../support/compiled.js';
 import { ENGINE } from '../support/databases.js';
 import { baseEnv, REPO_ROOT } from '../support/server-process.js';
 
@@ -31,11 +32,12 @@ interface Run {
   stderr: string;
 }
 
-function runMigrate(env: Record<string, string>): Promise<Run> {
+async function runMigrate(env: Record<string, string>): Promise<Run> {
+  const argv = await nodeArgv('src/cli/migrate.ts');
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/migrate.ts'],
+      argv,
       { cwd: REPO_ROOT, env: { ...baseEnv(), ...env }, timeout: 120_000 },
       (error, stdout, stderr) => {
         const code = error ? ((error as { code?: number }).code ?? null) : 0;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSecretKey } from '../../src/core/security/secrets.js';
-import { ENGINE, TMP_DIR } from '../support/databases.js';
+import { ENGINE, migratedDataDir } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 
 const ADMIN_TOKEN = 'key-file-admin-token-0123456789';
@@ -25,8 +25,7 @@ describe.skipIf(ENGINE === 'postgres')(
   { timeout: 120_000 },
   () => {
     it('creates DATA_DIR/secrets.key once and keeps using it across restarts', async () => {
-      fs.mkdirSync(TMP_DIR, { recursive: true });
-      dataDir = fs.mkdtempSync(path.join(TMP_DIR, 'keyfile-'));
+      dataDir = await migratedDataDir('keyfile-');
       const env = { DATA_DIR: dataDir, SECRETS_KEY: null, ADMIN_TOKEN, LOG_LEVEL: 'warn' };
       const first = await startServerProcess({ env });
       servers.push(first);

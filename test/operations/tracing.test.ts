@@ -5,9 +5,11 @@
  * background job run is a trace of its own with its queries under it, and nothing identifies a
  * trigger URL's credential.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migratedDataDir } from '../support/databases.js';
 import { type ServerProcess, startServerProcess } from '../support/server-process.js';
 
 const ADMIN_TOKEN = 'tracing-admin-token-0123456789';
@@ -27,6 +29,7 @@ interface ReceivedSpan {
 const spans: ReceivedSpan[] = [];
 let collector: http.Server;
 let server: ServerProcess;
+let dataDir: string | undefined;
 
 const attributeValue = (value: Record<string, unknown>) =>
   value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.boolValue);
@@ -61,9 +64,10 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  dataDir = await migratedDataDir('tracing-');
   server = await startServerProcess({
     env: {
-      DATABASE_URL: 'memory://',
+      DATA_DIR: dataDir,
       ADMIN_TOKEN,
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
       OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -74,6 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   await new Promise<void>((resolve) => collector.close(() => resolve()));
 });
 

@@ -151,3 +151,49 @@ export async function createTestDatabase(): Promise<{
     },
   };
 }
+
+/** The embedded template as a data directory (`<dir>/pgdata`, closed cleanly), beside the tarball. */
+export function templateDataDirPath(): string {
+  return path.join(TMP_DIR, `pglite-datadir-${migrationsHash()}`);
+}
+
+/**
+ * Makes the template data directory when missing: from the tarball when the global setup made one,
+ * otherwise by migrating an empty one. Built under a temporary name, then renamed.
+ */
+export async function ensureTemplateDataDir(): Promise<string> {
+  const template = templateDataDirPath();
+  if (fs.existsSync(template)) return template;
+  fs.mkdirSync(TMP_DIR, { recursive: true });
+  const building = `${template}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+  const tarball = fs.existsSync(templatePath()) ? new Blob([fs.readFileSync(templatePath())]) : undefined;
+  const database = await openDatabase({ databaseUrl: undefined, dataDir: building, loadDataDir: tarball });
+  if (!tarball) await migrate(database);
+  await database.close();
+  // Only the database: the lock files stay out of the copies.
+  for (const entry of fs.readdirSync(building)) {
+    if (entry !== 'pgdata') fs.rmSync(path.join(building, entry), { recursive: true, force: true });
+  }
+  try {
+    fs.renameSync(building, template);
+  } catch (error) {
+    fs.rmSync(building, { recursive: true, force: true });
+    if (!fs.existsSync(template)) throw error;
+  }
+  return template;
+}
+
+/**
+ * A new DATA_DIR holding a migrated embedded database without tenants, for a server or a command
+ * started on it: a copy of the template data directory (a fraction of a second, where a process
+ * on an empty directory spends seconds of CPU creating the database and migrating it). Created in
+ * `parent` (default .tmp/) as `<prefix>XXXXXX`; the caller removes it. Tests of what a first start
+ * on an empty directory does keep an empty one.
+ */
+export async function migratedDataDir(prefix = 'data-', parent = TMP_DIR): Promise<string> {
+  const template = await ensureTemplateDataDir();
+  fs.mkdirSync(parent, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(parent, prefix));
+  fs.cpSync(path.join(template, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
+  return dir;
+}

@@ -1,11 +1,16 @@
-/** Builds the migrated template once per run (PGlite tarball, or a PostgreSQL template database). */
+/**
+ * Once per run: compiles the sources for the processes tests spawn (compiled.ts), and builds the
+ * migrated template (a PGlite tarball and data directory, or a PostgreSQL template database).
+ */
 import fs from 'node:fs';
 import { openDatabase } from '../../src/core/db/database.js';
 import { migrate } from '../../src/core/db/migrate.js';
+import { compiledRoot } from './compiled.js';
 import {
   adminQuery,
   adminQueryWhenUnused,
   ENGINE,
+  ensureTemplateDataDir,
   POSTGRES_URL,
   postgresAnswers,
   runDatabasePrefix,
@@ -29,6 +34,7 @@ async function databaseExists(name: string): Promise<boolean> {
 
 export async function setup() {
   fs.mkdirSync(TMP_DIR, { recursive: true });
+  await compiledRoot();
   if (ENGINE === 'postgres') {
     if (!(await postgresAnswers())) {
       throw new Error(`TEST_DATABASE=postgres but no PostgreSQL answers at ${POSTGRES_URL}`);
@@ -51,7 +57,11 @@ export async function setup() {
     }
     return;
   }
-  if (fs.existsSync(templatePath())) return;
+  if (!fs.existsSync(templatePath())) await buildTemplateTarball();
+  await ensureTemplateDataDir();
+}
+
+async function buildTemplateTarball() {
   const database = await openDatabase({ databaseUrl: 'memory://', dataDir: '' });
   await migrate(database);
   const dump = await database.pglite!.dumpDataDir('gzip');

@@ -1,5 +1,5 @@
 /**
- * Runs the real server (`node --import tsx src/server.ts`) as a child process, for tests that need
+ * Runs the real server (`node src/server.ts` compiled, see compiled.ts) as a child process, for tests that need
  * what `app.inject` cannot show: several processes on one database, signals, lock files, exit
  * codes, what a newcomer sees on stdout.
  *
@@ -11,7 +11,7 @@
  *   DATABASE_URL/REDIS_URL from the caller's shell) merged with `env`. Pass `null` as a value
  *   to remove a variable. Without `PORT`, a free port is picked.
  * - `entry` runs another script instead (e.g. a test fixture that adds a route, then imports
- *   src/server.ts); `waitForReady: false` returns at once (for processes expected to fail:
+ *   src/server.ts), compiled when it is under src/ or test/operations/fixtures/, else with tsx; `waitForReady: false` returns at once (for processes expected to fail:
  *   then `await server.exited`).
  * - `stdout`/`stderr` accumulate as text; `logLines()` parses stdout's JSON log lines;
  *   `waitForOutput(pattern)` waits until stdout or stderr matches.
@@ -21,6 +21,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { nodeArgv } from './compiled.js';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 export const SERVER_ENTRY = path.join(REPO_ROOT, 'src/server.ts');
@@ -126,7 +127,7 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
   if (!env.PORT) env.PORT = String(await freePort());
   const port = Number(env.PORT);
   const entry = path.resolve(REPO_ROOT, options.entry ?? SERVER_ENTRY);
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, await nodeArgv(entry), {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
