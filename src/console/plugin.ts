@@ -33,6 +33,8 @@ import type { TopUpService } from '../top-ups/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { UserService } from '../users/service.js';
 import type { WalletService } from '../wallets/service.js';
+import type { CampaignService } from '../campaigns/service.js';
+import type { SessionService } from '../sessions/service.js';
 import { checkParameters } from '../web/forms.js';
 import { pageErrorHandler } from '../web/page-errors.js';
 import { acceptFormsOnly, checkCsrf, protectPages } from '../web/page-security.js';
@@ -72,6 +74,8 @@ export interface ConsoleServices {
   readonly emails: EmailService;
   readonly events: EventService;
   readonly insights: InsightService;
+  readonly sessions: SessionService;
+  readonly campaigns: CampaignService;
 }
 
 /** A group of pages, registered under /console with only the services it names. */

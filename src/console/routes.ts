@@ -16,6 +16,7 @@ import { planPages } from './pages/plans.js';
 import { signInPages } from './pages/sign-in.js';
 import { subscriptionPages } from './pages/subscriptions.js';
 import { usagePages } from './pages/usage.js';
+import { userFormPages } from './pages/user-forms.js';
 import { userPages } from './pages/users.js';
 import { webhookPages } from './pages/webhooks.js';
 import type { ConsolePages } from './plugin.js';
@@ -36,4 +37,5 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   emailPages,
   brandingPages,
   webhookPages,
+  userFormPages,
 ];
