@@ -14,6 +14,7 @@ import { memberPages } from './pages/members.js';
 import { overviewPages } from './pages/overview.js';
 import { planPages } from './pages/plans.js';
 import { signInPages } from './pages/sign-in.js';
+import { subscriptionFormPages } from './pages/subscription-forms.js';
 import { subscriptionPages } from './pages/subscriptions.js';
 import { usagePages } from './pages/usage.js';
 import { userFormPages } from './pages/user-forms.js';
@@ -38,4 +39,5 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   brandingPages,
   webhookPages,
   userFormPages,
+  subscriptionFormPages,
 ];

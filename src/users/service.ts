@@ -124,9 +124,7 @@ export function createUserService(deps: {
       throw error;
     }
     return { user: created, location };
-  
   }
-
 
   return {
     /** A page with its exact total: counted, or remembered from a count at the same users_version. */

@@ -6,8 +6,8 @@
  * user is the 404 page on every new page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, type TestTenant } from '../support/app.js';
 import { outboxRows, postUser } from '../emails/helpers.js';
+import { createTenant, type TestTenant } from '../support/app.js';
 import { type ConsoleFixture, startConsole } from './helpers.js';
 import { type ConsoleClient, consoleClient, type PageResponse } from './http.js';
 
@@ -32,7 +32,13 @@ afterAll(() => f?.close());
 
 async function usersNamed(email: string) {
   const list = await f.tenant.request('GET', `/api/v1/users?search=${encodeURIComponent(email)}`);
-  return list.body.data as { id: string; email: string; name: string; phone: string | null; status: string }[];
+  return list.body.data as {
+    id: string;
+    email: string;
+    name: string;
+    phone: string | null;
+    status: string;
+  }[];
 }
 
 describe('creating a user', () => {
@@ -105,11 +111,19 @@ describe('creating a user', () => {
     const bad = { name: '', email: 'not an email', phone: '4155550100', password: 'short' };
     const api = await f.tenant.request('POST', '/api/v1/users', bad);
     expect(api.status).toBe(422);
-    const apiFields = (api.body.error.details as { field: string }[]).map((d) => d.field.split('.')[0]).sort();
+    const apiFields = (api.body.error.details as { field: string }[])
+      .map((d) => d.field.split('.')[0])
+      .sort();
     const form = await admin.get('/console/users/new');
-    const page = await admin.post('/console/users', { form_key: formKeyIn(form) ?? '', ...bad, access: 'password' });
+    const page = await admin.post('/console/users', {
+      form_key: formKeyIn(form) ?? '',
+      ...bad,
+      access: 'password',
+    });
     expect(page.status).toBe(422);
-    const pageFields = [...page.body.matchAll(/<p class="error" id="([a-z_]+)-error">/g)].map((m) => m[1]).sort();
+    const pageFields = [...page.body.matchAll(/<p class="error" id="([a-z_]+)-error">/g)]
+      .map((m) => m[1])
+      .sort();
     expect(pageFields).toEqual(apiFields);
     expect(page.body).toContain('like +14155550123');
 
@@ -145,10 +159,16 @@ describe('editing, inviting again and deleting', () => {
     });
     expect(saved.status).toBe(303);
     const read = await f.tenant.request('GET', `/api/v1/users/${user.id}`);
-    expect(read.body.data).toMatchObject({ name: 'Edited Name', email: 'edited@client.example', phone: '+14155550111' });
+    expect(read.body.data).toMatchObject({
+      name: 'Edited Name',
+      email: 'edited@client.example',
+      phone: '+14155550111',
+    });
 
     await postUser(f.tenant, { email: 'someone.else@client.example' });
-    const api = await f.tenant.request('PATCH', `/api/v1/users/${user.id}`, { email: 'someone.else@client.example' });
+    const api = await f.tenant.request('PATCH', `/api/v1/users/${user.id}`, {
+      email: 'someone.else@client.example',
+    });
     expect(api.status).toBe(409);
     const refused = await admin.post(`/console/users/${user.id}/edit`, {
       name: 'Edited Name',
@@ -158,20 +178,34 @@ describe('editing, inviting again and deleting', () => {
     expect(refused.body).toContain(api.body.error.message);
     const badApi = await f.tenant.request('PATCH', `/api/v1/users/${user.id}`, { phone: '12', email: 'x' });
     expect(badApi.status).toBe(422);
-    const badPage = await admin.post(`/console/users/${user.id}/edit`, { name: 'Edited Name', email: 'x', phone: '12' });
+    const badPage = await admin.post(`/console/users/${user.id}/edit`, {
+      name: 'Edited Name',
+      email: 'x',
+      phone: '12',
+    });
     expect(badPage.status).toBe(422);
-    const fields = [...badPage.body.matchAll(/<p class="error" id="([a-z_]+)-error">/g)].map((m) => m[1]).sort();
+    const fields = [...badPage.body.matchAll(/<p class="error" id="([a-z_]+)-error">/g)]
+      .map((m) => m[1])
+      .sort();
     expect(fields).toEqual((badApi.body.error.details as { field: string }[]).map((d) => d.field).sort());
-    expect((await f.tenant.request('GET', `/api/v1/users/${user.id}`)).body.data.email).toBe('edited@client.example');
+    expect((await f.tenant.request('GET', `/api/v1/users/${user.id}`)).body.data.email).toBe(
+      'edited@client.example',
+    );
   });
 
   it('emails a new password link once per form', async () => {
     const user = await postUser(f.tenant, { email: 'link.me@client.example' });
     const page = await admin.get(`/console/users/${user.id}`);
-    const key = /action="\/console\/users\/[^/]+\/invitation"[\s\S]*?name="form_key" value="([^"]+)"/.exec(page.body)?.[1];
+    const key = /action="\/console\/users\/[^/]+\/invitation"[\s\S]*?name="form_key" value="([^"]+)"/.exec(
+      page.body,
+    )?.[1];
     expect(key).toBeDefined();
-    expect((await admin.post(`/console/users/${user.id}/invitation`, { form_key: key ?? '' })).status).toBe(303);
-    expect((await admin.post(`/console/users/${user.id}/invitation`, { form_key: key ?? '' })).status).toBe(303);
+    expect((await admin.post(`/console/users/${user.id}/invitation`, { form_key: key ?? '' })).status).toBe(
+      303,
+    );
+    expect((await admin.post(`/console/users/${user.id}/invitation`, { form_key: key ?? '' })).status).toBe(
+      303,
+    );
     const rows = (await outboxRows(f.t, f.tenant.id)).filter(
       (row) => row.user_id === user.id && row.kind === 'user_invitation',
     );

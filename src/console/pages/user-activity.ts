@@ -47,7 +47,8 @@ export function callsPanel(calls: CallListItem[], total: number): Html {
   return panel(
     'user-calls',
     'Latest calls',
-    total > calls.length && html`<span class="subtle">${calls.length} of ${total.toLocaleString('en-US')}</span>`,
+    total > calls.length &&
+      html`<span class="subtle">${calls.length} of ${total.toLocaleString('en-US')}</span>`,
     calls.length === 0
       ? empty('No call yet.')
       : html`<div class="table-wrap" tabindex="0" role="region" aria-labelledby="user-calls-title"><table>

@@ -11,9 +11,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.js';
-import { CreateUserBody, type CreatedUser, UpdateUserBody } from '../../users/schemas.js';
+import { type CreatedUser, CreateUserBody, UpdateUserBody } from '../../users/schemas.js';
 import { actionButton, field, inputField } from '../../web/components.js';
-import { fieldIssues, type FormFields, formOf, textField, validated } from '../../web/forms.js';
+import { type FormFields, fieldIssues, formOf, textField, validated } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
 import { newFormKey, oncePerFormKey } from '../../web/once.js';
 import { redirectWithFlash } from '../cookies.js';
@@ -57,7 +57,13 @@ function profileFields(values: Values, errors: Record<string, string>): Html {
     })}`;
 }
 
-function newUserPage(request: FastifyRequest, reply: FastifyReply, form: UserForm, canEmail: boolean, status = 200) {
+function newUserPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  form: UserForm,
+  canEmail: boolean,
+  status = 200,
+) {
   const access = form.values.access === 'password' || !canEmail ? 'password' : 'invite';
   const choice = (value: string, label: string, hint: string, disabled = false) =>
     html`<label class="checkbox"><input type="radio" name="access" value="${value}"${access === value ? html` checked` : ''}${disabled ? html` disabled` : ''}> <span><strong>${label}</strong><br><span class="subtle">${hint}</span></span></label>`;
@@ -143,7 +149,12 @@ export const userFormPages = consolePages(
   ['users', 'sessions', 'emails', 'idempotency'],
   async (app, { users, sessions, emails, idempotency }) => {
     app.get('/users/new', { config: { consoleAccess: 'admin' } }, async (request, reply) =>
-      newUserPage(request, reply, { values: {}, errors: {} }, await emails.canEmailUsers(memberTenantId(request))),
+      newUserPage(
+        request,
+        reply,
+        { values: {}, errors: {} },
+        await emails.canEmailUsers(memberTenantId(request)),
+      ),
     );
 
     app.post('/users', async (request, reply) => {
@@ -202,11 +213,17 @@ export const userFormPages = consolePages(
       } catch (error) {
         const errors = wordsFor(error);
         if (Object.keys(errors).length > 0) {
-          return refuse({ errors, formKey, refusal: 'The user was not created: check the fields marked below.' }, 422);
+          return refuse(
+            { errors, formKey, refusal: 'The user was not created: check the fields marked below.' },
+            422,
+          );
         }
         const refused = refusalOf(error);
         if (!refused) throw error;
-        return refuse({ errors: {}, refusal: `The user was not created: ${refused.message}` }, refused.status);
+        return refuse(
+          { errors: {}, refusal: `The user was not created: ${refused.message}` },
+          refused.status,
+        );
       }
       const who = created.name || created.email;
       return redirectWithFlash(
@@ -239,7 +256,11 @@ export const userFormPages = consolePages(
           phone: values.phone ?? null,
         });
         const updated = await users.update(tenantId, user.id, body);
-        return redirectWithFlash(reply, `/console/users/${user.id}`, `${updated.name ?? updated.email} was saved.`);
+        return redirectWithFlash(
+          reply,
+          `/console/users/${user.id}`,
+          `${updated.name ?? updated.email} was saved.`,
+        );
       } catch (error) {
         const errors = wordsFor(error);
         if (Object.keys(errors).length > 0) {

@@ -5,10 +5,10 @@
  * delete.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AddCreditsBody } from '../../credits/schemas.js';
-import { balanceOf, grantCredits, latestCredits } from '../../credits/service.js';
 import { ListAgentsQuery } from '../../agents/schemas.js';
 import { ListPartnerCallsQuery } from '../../calls/schemas.js';
+import { AddCreditsBody } from '../../credits/schemas.js';
+import { balanceOf, grantCredits, latestCredits } from '../../credits/service.js';
 import { ListUsersQuery, type UserListItem } from '../../users/schemas.js';
 import {
   actionButton,
@@ -21,8 +21,8 @@ import {
   statusBadge,
 } from '../../web/components.js';
 import { fieldIssues, formOf, integerField, textField, validated } from '../../web/forms.js';
-import { newFormKey } from '../../web/once.js';
 import { type Html, html } from '../../web/html.js';
+import { newFormKey } from '../../web/once.js';
 import { redirectWithFlash } from '../cookies.js';
 import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
@@ -87,7 +87,10 @@ async function sendUserPage(
     services.subscriptions.list(tenantId, { user_id: userId, page: 1, limit: 10, sort_order: 'desc' }),
     services.topUps.list(tenantId, userId, { page: topUpsPage(request), limit: TOP_UPS_PAGE_SIZE }),
     services.agents.list(tenantId, validated(ListAgentsQuery, { user_id: userId, limit: ACTIVITY_ROWS })),
-    services.calls.listForTenant(tenantId, validated(ListPartnerCallsQuery, { user_id: userId, limit: ACTIVITY_ROWS })),
+    services.calls.listForTenant(
+      tenantId,
+      validated(ListPartnerCallsQuery, { user_id: userId, limit: ACTIVITY_ROWS }),
+    ),
     latestCredits(deps, { tenantId, userId }, ACTIVITY_ROWS),
   ]);
   const planNames = await services.plans.namesOf(
@@ -176,19 +179,28 @@ ${callsPanel(calls.data, calls.pagination.total)}
 </div>
 ${ledgerPanel(ledger)}
 <div class="panel panel-flush">
-  <div class="panel-header"><h2>Subscriptions</h2>${
+  <div class="panel-header"><h2>Subscriptions</h2><div class="page-actions">${
     subscriptions.pagination.has_more &&
     html`<a href="/console/subscriptions?user_id=${user.id}">All ${subscriptions.pagination.total} →</a>`
-  }</div>
+  }${
+    admin &&
+    user.status !== 'blocked' &&
+    html`<a class="button button-small${current ? '' : ' button-primary'}" href="/console/users/${user.id}/subscription">${current ? 'Change plan' : 'Subscribe to a plan'}</a>`
+  }${
+    admin &&
+    current &&
+    !current.cancel_at_period_end &&
+    html`<a class="button button-small" href="/console/subscriptions/${current.id}/cancel">Cancel at period end</a>`
+  }</div></div>
   ${
     subscriptions.data.length === 0
-      ? html`<div class="empty-state"><p>No subscription yet: your app subscribes users through the API (POST /api/v1/subscriptions).</p></div>`
+      ? html`<div class="empty-state"><p>No subscription yet: subscribe the user to one of your plans here, or let your app do it through the API (POST /api/v1/subscriptions).</p></div>`
       : html`<div class="table-wrap"><table>
     <thead><tr><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Current period ends</th><th scope="col">Created</th></tr></thead>
     <tbody>${subscriptions.data.map(
       (s) => html`<tr>
       <td><a href="/console/subscriptions/${s.id}">${planNames.get(s.plan_id) ?? s.plan_id}</a></td>
-      <td>${statusBadge(s.status)}</td>
+      <td>${statusBadge(s.status)}${s.cancel_at_period_end && html` <span class="subtle">ends at period end</span>`}</td>
       <td>${dateTime(s.current_period_end)}</td>
       <td>${dateTime(s.created_at)}</td>
     </tr>`,
@@ -251,7 +263,9 @@ export const userPages = consolePages(USER_PAGE_SERVICES, async (app, services) 
                 })
           }</div>`
         : html`${filters}${usersTable(data)}${pager(pagination, '/console/users', { search, status })}`;
-    const actions = can(request, 'admin') ? html`<a class="button button-primary" href="/console/users/new">New user</a>` : undefined;
+    const actions = can(request, 'admin')
+      ? html`<a class="button button-primary" href="/console/users/new">New user</a>`
+      : undefined;
     return sendPage(request, reply, { title: 'Users', section: 'users', body, actions });
   });
 
@@ -278,7 +292,11 @@ export const userPages = consolePages(USER_PAGE_SERVICES, async (app, services) 
     // As DELETE /api/v1/users/{id}: a repeat (a refreshed form) answers the same tombstone.
     const deleted = await users.remove(tenantId, request.params.id);
     const who = (await users.namesOf(tenantId, [deleted.id])).get(deleted.id);
-    return redirectWithFlash(reply, '/console/users', `${who?.name ?? who?.email ?? 'The user'} was deleted.`);
+    return redirectWithFlash(
+      reply,
+      '/console/users',
+      `${who?.name ?? who?.email ?? 'The user'} was deleted.`,
+    );
   });
 
   app.post<{ Params: { id: string } }>('/users/:id/credits', async (request, reply) => {
