@@ -25,7 +25,8 @@ export type Section =
   | 'emails'
   | 'branding'
   | 'members'
-  | 'account';
+  | 'account'
+  | 'campaigns';
 
 interface NavItem {
   section: Section;
@@ -51,6 +52,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
     items: [
       { section: 'agents', label: 'Agents', href: '/console/agents', role: 'viewer' },
       { section: 'calls', label: 'Calls', href: '/console/calls', role: 'viewer' },
+      { section: 'campaigns', label: 'Campaigns', href: '/console/campaigns', role: 'viewer' },
       { section: 'do-not-call', label: 'Do-not-call list', href: '/console/do-not-call', role: 'viewer' },
     ],
   },

@@ -8,6 +8,7 @@ import { agentPages } from './pages/agents.js';
 import { apiKeyPages } from './pages/api-keys.js';
 import { brandingPages } from './pages/branding.js';
 import { callPages } from './pages/calls.js';
+import { campaignPages } from './pages/campaigns.js';
 import { doNotCallPages } from './pages/do-not-call.js';
 import { emailPages } from './pages/emails.js';
 import { memberPages } from './pages/members.js';
@@ -40,4 +41,5 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   webhookPages,
   userFormPages,
   subscriptionFormPages,
+  campaignPages,
 ];
