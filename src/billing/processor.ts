@@ -181,6 +181,8 @@ export interface PaymentProcessor {
     key: string,
   ): Promise<ProcessorSubscription>;
   cancelSubscription(subscriptionId: string, key: string): Promise<ProcessorSubscription>;
+  /** Ends the subscription when its current period ends (Stripe: `cancel_at_period_end: true`). */
+  cancelAtPeriodEnd(subscriptionId: string, key: string): Promise<ProcessorSubscription>;
   retrieveSubscription(subscriptionId: string): Promise<ProcessorSubscription>;
   /** The customer's subscription created by our operation `operationId`, if any. */
   findSubscriptionByOperation(

@@ -26,7 +26,8 @@ export type Section =
   | 'branding'
   | 'members'
   | 'account'
-  | 'tools-secret';
+  | 'tools-secret'
+  | 'campaigns';
 
 interface NavItem {
   section: Section;
@@ -52,6 +53,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
     items: [
       { section: 'agents', label: 'Agents', href: '/console/agents', role: 'viewer' },
       { section: 'calls', label: 'Calls', href: '/console/calls', role: 'viewer' },
+      { section: 'campaigns', label: 'Campaigns', href: '/console/campaigns', role: 'viewer' },
       { section: 'do-not-call', label: 'Do-not-call list', href: '/console/do-not-call', role: 'viewer' },
     ],
   },

@@ -13,6 +13,7 @@ import type { AgentService } from '../agents/service.js';
 import type { KeyVerifier } from '../api-keys/service.js';
 import type { BrandingService } from '../branding/service.js';
 import type { CallService } from '../calls/service.js';
+import type { CampaignService } from '../campaigns/service.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config/config.js';
 import type { Database } from '../core/db/database.js';
@@ -27,6 +28,7 @@ import type { MemberService } from '../members/service.js';
 import { roleAllows } from '../members/service.js';
 import type { PlanService } from '../plans/service.js';
 import type { RateLimits } from '../rate-limits/service.js';
+import type { SessionService } from '../sessions/service.js';
 import type { SubscriptionService } from '../subscriptions/service.js';
 import type { TenantService } from '../tenants/service.js';
 import type { ToolService } from '../tools/service.js';
@@ -74,6 +76,8 @@ export interface ConsoleServices {
   readonly events: EventService;
   readonly insights: InsightService;
   readonly tools: ToolService;
+  readonly sessions: SessionService;
+  readonly campaigns: CampaignService;
 }
 
 /** A group of pages, registered under /console with only the services it names. */

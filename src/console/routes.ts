@@ -8,15 +8,18 @@ import { agentPages } from './pages/agents.js';
 import { apiKeyPages } from './pages/api-keys.js';
 import { brandingPages } from './pages/branding.js';
 import { callPages } from './pages/calls.js';
+import { campaignPages } from './pages/campaigns.js';
 import { doNotCallPages } from './pages/do-not-call.js';
 import { emailPages } from './pages/emails.js';
 import { memberPages } from './pages/members.js';
 import { overviewPages } from './pages/overview.js';
 import { planPages } from './pages/plans.js';
 import { signInPages } from './pages/sign-in.js';
+import { subscriptionFormPages } from './pages/subscription-forms.js';
 import { subscriptionPages } from './pages/subscriptions.js';
 import { toolsSecretPages } from './pages/tools-secret.js';
 import { usagePages } from './pages/usage.js';
+import { userFormPages } from './pages/user-forms.js';
 import { userPages } from './pages/users.js';
 import { webhookPages } from './pages/webhooks.js';
 import type { ConsolePages } from './plugin.js';
@@ -38,4 +41,7 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   brandingPages,
   webhookPages,
   toolsSecretPages,
+  userFormPages,
+  subscriptionFormPages,
+  campaignPages,
 ];

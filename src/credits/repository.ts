@@ -122,3 +122,16 @@ export async function creditBalance(
     .executeTakeFirst();
   return row?.credit_balance_minutes;
 }
+
+/** The user's latest ledger entries, newest first (the console's user page). */
+export async function latestCreditEntries(db: Executor, tenantId: string, userId: string, limit: number) {
+  return db
+    .selectFrom('credit_ledger')
+    .select(['id', 'minutes', 'reason', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -6,7 +6,7 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { notFound } from '../core/errors.js';
 import { tenantOfUser } from '../users/service.js';
-import { addCreditEntry, creditBalance } from './repository.js';
+import { addCreditEntry, creditBalance, latestCreditEntries } from './repository.js';
 import type { AddCreditsBody, CreditBalance } from './schemas.js';
 
 /** The tenant's live user, or 404 (a user of another tenant is not found either). */
@@ -47,4 +47,13 @@ export async function balanceOf(
   const tenantId = await liveUserOf(deps.db, target.tenantId, target.userId);
   const balance = await creditBalance(deps.db, tenantId, target.userId);
   return { user_id: target.userId, balance_minutes: balance ?? 0 };
+}
+
+/** The user's latest credit movements (grants, period minutes, calls), newest first. */
+export async function latestCredits(
+  deps: { db: Db },
+  target: { tenantId: string; userId: string },
+  limit: number,
+) {
+  return latestCreditEntries(deps.db, target.tenantId, target.userId, limit);
 }

@@ -2,7 +2,7 @@ import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../core/db/database.js';
 import type { EmailStatus } from './schemas.js';
 
-export type EmailKind = 'welcome' | 'password_reset' | 'member_invitation' | 'test';
+export type EmailKind = 'welcome' | 'password_reset' | 'member_invitation' | 'test' | 'user_invitation';
 /** Whose SMTP server sends the row: the tenant's settings or the platform's (PLATFORM_SMTP_URL). */
 export type EmailSender = 'tenant' | 'platform';
 
@@ -81,7 +81,7 @@ export async function claimOutboxEmail(
 }
 
 /** Kinds whose body holds a credential (the reset link, the invitation link): kept only until the email is done. */
-const SECRET_BODY_KINDS: EmailKind[] = ['password_reset', 'member_invitation'];
+const SECRET_BODY_KINDS: EmailKind[] = ['password_reset', 'member_invitation', 'user_invitation'];
 
 /**
  * Ends an attempt: sent, failed, or back to pending with its error (only while still pending). A

@@ -21,6 +21,7 @@ export const OutboxEmail = Type.Object(
       Type.Literal('password_reset'),
       Type.Literal('member_invitation'),
       Type.Literal('test'),
+      Type.Literal('user_invitation'),
     ]),
     to: Type.String(),
     subject: Type.String(),

@@ -201,9 +201,24 @@ export function createEmailService(deps: {
   }
 
   return {
-    /** The user-creation hook: outbox row and delivery job in the user's transaction. */
+    /**
+     * The user-creation hook: outbox row and delivery job in the user's transaction. A user created
+     * without a password (invited from the console) gets the invitation instead.
+     */
     async onUserCreated(tx: Tx, user: UserRow): Promise<void> {
+      if (user.password_hash === null) return;
       await queue(tx, user, 'welcome', {});
+    },
+
+    /** A user's invitation to choose a password, with its link; false without email settings. */
+    async queueUserInvitation(tx: Tx, user: UserRow, link: { invitation_url: string }): Promise<boolean> {
+      return queue(tx, user, 'user_invitation', link);
+    },
+
+    /** Whether the tenant can send its users email (its own SMTP settings). */
+    async canEmailUsers(tenantId: string): Promise<boolean> {
+      const tenant = await findTenant(db, tenantId);
+      return Boolean(tenant?.email_smtp_url && tenant.email_from);
     },
 
     /**

@@ -15,7 +15,6 @@ import { day, minutes, price, rate } from './views.js';
 
 /** The amounts offered with one click; any other amount goes in the field beside them. */
 export const PRESETS = [100, 500, 1000, 2500];
-export const DEFAULT_PRESET = 500;
 export const OTHER = 'other';
 
 export interface BuyForm {
@@ -84,8 +83,41 @@ export function buyForm(options: {
     ${issues.other_minutes && html`<p class="error" id="other_minutes-error">${issues.other_minutes}</p>`}
   </div>
   <p class="payment-note">${paymentNote(plan, options.brand)}</p>
-  <div class="form-actions"><button class="button button-primary" type="submit">Buy minutes</button></div>
+  <div class="form-actions"><button class="button button-primary" type="submit">Review the purchase</button></div>
 </form>`;
+}
+
+/**
+ * The second step: the minutes and their price, said before anything is charged. The button
+ * sends the same choice and the same one-time key with `confirm`, which alone buys.
+ */
+export function confirmBuy(options: {
+  request: FastifyRequest;
+  plan: Plan;
+  brand: Brand;
+  csrf: Html;
+  form: BuyForm;
+  count: number;
+}): Html {
+  const { plan, form, count } = options;
+  const amount = price(topUpAmount(count, plan.topup_rate, plan.currency), plan.currency);
+  const paying = plan.provider === 'processor' ? `Pay ${amount}` : `Buy for ${amount}`;
+  return html`<div class="confirm-buy" role="group" aria-labelledby="confirm-title">
+  <h3 id="confirm-title">Confirm your purchase</h3>
+  <dl class="details">
+    <dt>Minutes</dt><dd><strong>${minutes(count)}</strong></dd>
+    <dt>Price</dt><dd><strong>${amount}</strong> <span class="muted">(${rate(plan.topup_rate, plan.currency)} a minute, ${plan.name} plan)</span></dd>
+  </dl>
+  <p class="payment-note">${paymentNote(plan, options.brand)}</p>
+  <form method="post" action="${href(options.request, '/top-ups')}" class="form-actions">
+    ${options.csrf}<input type="hidden" name="form_key" value="${form.formKey}">
+    <input type="hidden" name="minutes" value="${form.choice}">
+    ${form.choice === OTHER && html`<input type="hidden" name="other_minutes" value="${form.other}">`}
+    <input type="hidden" name="confirm" value="yes">
+    <button class="button button-primary" type="submit">${paying}</button>
+    <a class="button" href="${href(options.request, '/top-ups')}">Change the amount</a>
+  </form>
+</div>`;
 }
 
 /** Why this user cannot buy now, and who can help. */

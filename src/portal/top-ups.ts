@@ -26,8 +26,8 @@ import {
   type BuyForm,
   buyForm,
   cannotBuy,
+  confirmBuy,
   contact,
-  DEFAULT_PRESET,
   OTHER,
   PRESETS,
   topUpTable,
@@ -44,13 +44,16 @@ type Standing = { plan: Plan } | { reason: 'no-plan' | 'past-due' };
 
 interface PageState {
   form?: BuyForm;
+  /** The minutes asked for, awaiting the client's confirmation. */
+  confirming?: number;
   /** A refusal shown above the form (the flash of a redirect is for successes). */
   error?: Html;
   status?: number;
 }
 
+/** Nothing chosen: the client picks the amount, then confirms it with its price. */
 const freshForm = (): BuyForm => ({
-  choice: String(DEFAULT_PRESET),
+  choice: '',
   other: '',
   formKey: newFormKey(),
   issues: {},
@@ -134,9 +137,12 @@ export function topUpPages(services: PortalServices): PortalPage[] {
     <p class="stat-note">${priced ? `With your ${priced.name} plan` : 'Set by your plan'}</p>
   </section>
 </div>`;
-    const buy = priced
-      ? buyForm({ request, plan: priced, brand, csrf: csrfField(reply), form: state.form ?? freshForm() })
-      : cannotBuy('reason' in found ? found.reason : 'no-plan', brand);
+    const form = state.form ?? freshForm();
+    const buy = !priced
+      ? cannotBuy('reason' in found ? found.reason : 'no-plan', brand)
+      : state.confirming !== undefined
+        ? confirmBuy({ request, plan: priced, brand, csrf: csrfField(reply), form, count: state.confirming })
+        : buyForm({ request, plan: priced, brand, csrf: csrfField(reply), form });
     return sendPage(request, reply, {
       title: 'Minutes',
       section: 'top-ups',
@@ -184,7 +190,7 @@ export function topUpPages(services: PortalServices): PortalPage[] {
     if (error.code === 'service_unavailable' || error.code === 'conflict') {
       // The same key again resumes this purchase (never a second charge), so the form keeps it.
       return {
-        message: html`The payment is taking longer than usual and no minutes have been added yet. Press “Buy minutes” again in a moment: you will not be charged twice.`,
+        message: html`The payment is taking longer than usual and no minutes have been added yet. Buy the same amount again in a moment: you will not be charged twice.`,
         status: error.status,
         keepKey: true,
       };
@@ -222,7 +228,7 @@ export function topUpPages(services: PortalServices): PortalPage[] {
           return minutesPage(request, reply, {
             form,
             status: 422,
-            error: html`This form is out of date and nothing was bought. Check the amount and press “Buy minutes” again.`,
+            error: html`This form is out of date and nothing was bought. Check the amount and buy again.`,
           });
         }
         const asked = minutesOf(fields);
@@ -232,6 +238,10 @@ export function topUpPages(services: PortalServices): PortalPage[] {
             status: 422,
             error: html`Nothing was bought: fix the amount marked below.`,
           });
+        }
+        if (textField(fields, 'confirm') !== 'yes') {
+          // The first step only shows the minutes and their price; nothing is charged.
+          return minutesPage(request, reply, { form, confirming: asked.minutes });
         }
         const body = { minutes: asked.minutes };
         let topUp: TopUp;

@@ -11,14 +11,20 @@
  */
 
 import type { Clock } from '../core/clock.js';
-import type { Db, Executor } from '../core/db/database.js';
-import { ApiError } from '../core/errors.js';
+import type { Db, Executor, Tx } from '../core/db/database.js';
+import { ApiError, notFound, unprocessable } from '../core/errors.js';
 import { bearerChallenge, bearerRefused } from '../core/http/auth.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
 import { enqueueJob, type Job, PermanentJobError } from '../core/jobs/runner.js';
 import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/security/passwords.js';
 import type { EmailService } from '../emails/service.js';
-import { findLiveUserByEmail, findUser, replacePasswordHash, setPasswordHash } from '../users/repository.js';
+import {
+  findLiveUserByEmail,
+  findUser,
+  replacePasswordHash,
+  setPasswordHash,
+  type UserRow,
+} from '../users/repository.js';
 import {
   endPasswordResets,
   findActiveSession,
@@ -33,6 +39,8 @@ import type { PasswordResetDone, PasswordResetJobPayload, SessionCreated } from 
 
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;
+/** How long an invited user's link to choose a password works. */
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const PASSWORD_RESET_QUEUE = 'sessions.password_reset';
 
 const SESSION_PREFIX = 'vps_';
@@ -54,7 +62,7 @@ const resetInvalid = () =>
 export function createSessionService(deps: {
   db: Db;
   clock: Clock;
-  emails: Pick<EmailService, 'queuePasswordReset'>;
+  emails: Pick<EmailService, 'queuePasswordReset' | 'queueUserInvitation'>;
   passwordHashMemoryKib: number;
   /**
    * The tenant's client portal (src/branding: its verified custom domain, else its slug on the
@@ -155,6 +163,42 @@ export function createSessionService(deps: {
           created_at: now,
         });
       });
+    },
+
+    /**
+     * An invitation to choose a password, in the transaction that creates (or looks at) the user:
+     * a single-use token valid INVITATION_TTL_MS and its email in the tenant's brand, linking to the
+     * portal's page that sets a password (the reset page: the same token, the same rules). False,
+     * and nothing written, when the tenant has no email settings.
+     */
+    async inviteInTx(tx: Tx, user: UserRow): Promise<boolean> {
+      const token = `${RESET_PREFIX}${randomBase62(40)}`;
+      const now = clock.now();
+      const { portalUrl } = await deps.brandOf(tx, user.tenant_id);
+      const invitationUrl = `${portalUrl}/reset-password#token=${token}`;
+      if (!(await deps.emails.queueUserInvitation(tx, user, { invitation_url: invitationUrl }))) return false;
+      await insertPasswordReset(tx, {
+        id: newId('pwr'),
+        tenant_id: user.tenant_id,
+        user_id: user.id,
+        token_hash: sha256Hex(token),
+        expires_at: new Date(now.getTime() + INVITATION_TTL_MS),
+        used_at: null,
+        created_at: now,
+      });
+      return true;
+    },
+
+    /** A new invitation for a live, unblocked user (the console's "email a link to set the password"). */
+    async invite(tenantId: string, userId: string): Promise<boolean> {
+      const sent = await db.transaction().execute(async (tx) => {
+        const user = await findUser(tx, tenantId, userId);
+        if (!user || user.deleted_at) throw notFound('User');
+        if (user.status === 'blocked') throw unprocessable('The user is blocked.');
+        return this.inviteInTx(tx, user);
+      });
+      if (sent) deps.onQueued();
+      return sent;
     },
 
     /**

@@ -91,6 +91,30 @@ export async function subscriptionRoutes(
     async (request) => ({ data: await subscriptions.get(tenantOf(request), request.params.id) }),
   );
 
+  app.post(
+    '/subscriptions/:id/cancel',
+    {
+      config: { scope: 'subscriptions:write' },
+      schema: {
+        operationId: 'cancelSubscription',
+        summary: 'Cancel a subscription at the end of its period',
+        description:
+          'The user keeps the plan and its minutes until current_period_end, then the subscription is canceled and nothing more is billed (cancel_at_period_end becomes true). ' +
+          'Processor-billed: the processor is told first (503 when it does not answer; retrying is safe). Agency-billed: a downgrade scheduled to follow is canceled too. ' +
+          'A subscription that has not started yet is canceled at once. Repeating the request answers the same subscription; a canceled or inactive one is 422.',
+        tags: ['Subscriptions'],
+        params: SubscriptionIdParam,
+        response: {
+          200: DataEnvelope(Subscription, 'The subscription, now ending at its period’s end.'),
+          ...errorResponses(...PARTNER_ERRORS, 404),
+        },
+      },
+    },
+    async (request) => ({
+      data: await subscriptions.cancelAtPeriodEnd(tenantOf(request), request.params.id),
+    }),
+  );
+
   app.patch(
     '/subscriptions/:id/plan',
     {

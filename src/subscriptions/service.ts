@@ -20,12 +20,14 @@ import { randomBase62, sha256Hex } from '../core/ids.js';
 import { findPlan, type PlanRow } from '../plans/repository.js';
 import { findUser, type UserRow } from '../users/repository.js';
 import { applyAgencyChange } from './agency-billing.js';
+import { createCancellation } from './cancellation.js';
 import { createSubscriptionWriter, toSubscription } from './events.js';
 import {
   checkChangeTarget,
   type DecidedChange,
   decidePlanChange,
   decideSubscribe,
+  planAgencyChange,
   type Refusal,
 } from './plan-change-rules.js';
 import { createProcessorChange, hasCardOnFile, type ProcessorDeps } from './processor-change.js';
@@ -67,6 +69,21 @@ export interface SubscriptionResult {
 }
 
 export type SubscriptionRecorder = AnswerRecorder<SubscriptionResult>;
+
+/**
+ * What subscribing `user_id` to `plan_id` would do, decided by the same rules (and refused the same
+ * way) as `create`, with nothing changed: shown before an agency confirms it.
+ */
+export type SubscribePreview =
+  | { kind: 'create'; plan: PlanRow }
+  | {
+      kind: 'upgrade' | 'downgrade';
+      plan: PlanRow;
+      from: PlanRow;
+      subscription: Subscription;
+      /** Agency-billed: what happens to the periods and minutes (processor: prorated by the processor). */
+      agency?: ReturnType<typeof planAgencyChange>;
+    };
 
 type PlanChangeRequest =
   | { kind: 'create'; userId: string; planId: string }
@@ -116,6 +133,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   const processorChange = createProcessorChange(deps);
   const jobs = createSubscriptionJobs(deps);
   const writer = createSubscriptionWriter(deps.events);
+  const cancellation = createCancellation(deps, writer);
 
   const cardOnFile = (tx: Tx, tenantId: string, userId: string) =>
     hasCardOnFile(tx, deps.processor, tenantId, userId);
@@ -315,6 +333,36 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     ) {
       return execute(tenantId, { kind: 'change', subscriptionId, planId: body.plan_id }, recorder);
     },
+
+    /** What `create` would do (the same refusals), changing nothing. */
+    async preview(tenantId: string, body: CreateSubscriptionBody): Promise<SubscribePreview> {
+      return db.transaction().execute(async (tx) => {
+        const now = clock.now();
+        const request = { kind: 'create' as const, userId: body.user_id, planId: body.plan_id };
+        const change = await decide(tx, tenantId, request, now);
+        if (change.kind === 'create') return { kind: 'create', plan: change.plan };
+        const agency =
+          change.plan.provider === 'agency'
+            ? planAgencyChange({
+                kind: change.kind,
+                subscription: change.subscription,
+                from: change.from,
+                plan: change.plan,
+                now,
+              })
+            : undefined;
+        return {
+          kind: change.kind,
+          plan: change.plan,
+          from: change.from,
+          subscription: toSubscription(change.subscription),
+          ...(agency ? { agency } : {}),
+        };
+      });
+    },
+
+    /** Ends the subscription when its current period ends (./cancellation.ts). */
+    cancelAtPeriodEnd: cancellation.cancelAtPeriodEnd,
 
     advance: jobs.advance,
     reconcile: jobs.reconcile,

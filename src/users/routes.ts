@@ -11,7 +11,14 @@ import {
   PARTNER_ERRORS,
   resourceIdParam,
 } from '../core/http/schemas.js';
-import { CreatedUser, CreateUserBody, DeletedUser, ListUsersQuery, UserListItem } from './schemas.js';
+import {
+  CreatedUser,
+  CreateUserBody,
+  DeletedUser,
+  ListUsersQuery,
+  UpdateUserBody,
+  UserListItem,
+} from './schemas.js';
 import type { UserService } from './service.js';
 
 /** The 201 of POST /users: the created user, where it lives, and whether this is a replay. */
@@ -93,6 +100,27 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
       const { user, location } = await users.create(tenantOf(request), request.body, request.idempotency);
       return reply.code(201).header('location', location).send({ data: user });
     },
+  );
+
+  app.patch(
+    '/users/:id',
+    {
+      config: { scope: 'users:write' },
+      schema: {
+        operationId: 'updateUser',
+        summary: 'Update a user',
+        description:
+          'Changes the name, email or phone of a user of the caller’s tenant; fields left out keep their value, `phone: null` removes the number. An email another live user of the tenant has is 409. Repeating the same request changes nothing more.',
+        tags: ['Users'],
+        params: UserIdParam,
+        body: UpdateUserBody,
+        response: {
+          200: DataEnvelope(UserListItem, 'The user after the change.'),
+          ...errorResponses(...PARTNER_ERRORS, 404, 409),
+        },
+      },
+    },
+    async (request) => ({ data: await users.update(tenantOf(request), request.params.id, request.body) }),
   );
 
   app.delete(

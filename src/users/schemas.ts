@@ -67,6 +67,21 @@ export const CreateUserBody = Type.Object(
 );
 export type CreateUserBody = Static<typeof CreateUserBody>;
 
+export const UpdateUserBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, examples: ['Ada King'] })),
+    email: Type.Optional(Email),
+    phone: Type.Optional(Nullable({ ...Phone, description: 'E.164; null removes the number.' })),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    title: 'UpdateUserRequest',
+    description: 'The fields to change; the others keep their value.',
+  },
+);
+export type UpdateUserBody = Static<typeof UpdateUserBody>;
+
 export const ListUsersQuery = Type.Object({
   ...PageQuery,
   status: Type.Optional(

@@ -22,6 +22,7 @@ import {
   markUserDeleted,
   type UserListRow,
   type UserRow,
+  updateUserProfile,
   updateUserStatus,
 } from './repository.js';
 import type {
@@ -29,6 +30,7 @@ import type {
   CreateUserBody,
   DeletedUser,
   ListUsersQuery,
+  UpdateUserBody,
   UserListItem,
   UserStatus,
 } from './schemas.js';
@@ -48,6 +50,8 @@ export async function tenantOfUser(db: Executor, userId: string): Promise<string
   if (!tenantId) throw notFound('User');
   return tenantId;
 }
+
+const emailTaken = () => new ApiError('conflict', 'A user with this email already exists in the tenant.');
 
 export function toUserListItem(row: UserListRow): UserListItem {
   return {
@@ -72,6 +76,55 @@ export function createUserService(deps: {
 }) {
   const { db, clock, lifecycle } = deps;
   const totals = createListTotals();
+
+  async function createUser(
+    tenantId: string,
+    input: Omit<CreateUserBody, 'password'> & { password?: string },
+    claim: IdempotencyClaim | undefined,
+    invite?: UserCreatedHook,
+  ): Promise<{ user: CreatedUser; location: string }> {
+    const passwordHash =
+      input.password === undefined ? null : await hashPassword(input.password, deps.passwordHashMemoryKib);
+    const now = clock.now();
+    const id = newId('usr');
+    const created: CreatedUser = {
+      id,
+      email: input.email,
+      name: input.name,
+      created_at: now.toISOString(),
+    };
+    const location = `${deps.publicBaseUrl}/api/v1/users/${id}`;
+    try {
+      await db.transaction().execute(async (tx) => {
+        const user = await insertUser(tx, {
+          id,
+          tenant_id: tenantId,
+          email: input.email,
+          name: input.name,
+          phone: input.phone ?? null,
+          status: 'active',
+          password_hash: passwordHash,
+          created_at: now,
+          updated_at: now,
+        });
+        for (const hook of lifecycle.created) await hook(tx, user);
+        if (invite) await invite(tx, user);
+        if (claim) {
+          await deps.idempotency.recordInTx(tx, claim, {
+            status: 201,
+            body: { data: created },
+            headers: { location },
+          });
+        }
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, 'users_tenant_email_live')) {
+        throw emailTaken();
+      }
+      throw error;
+    }
+    return { user: created, location };
+  }
 
   return {
     /** A page with its exact total: counted, or remembered from a count at the same users_version. */
@@ -126,51 +179,38 @@ export function createUserService(deps: {
       return toUserListItem(row);
     },
 
+    /** Changes the user's name, email or phone (PATCH /users/{id} and the console's edit form). */
+    async update(tenantId: string, userId: string, changes: UpdateUserBody): Promise<UserListItem> {
+      try {
+        const updated = await updateUserProfile(db, tenantId, userId, changes, clock.now());
+        if (!updated) throw notFound('User');
+      } catch (error) {
+        if (isUniqueViolation(error, 'users_tenant_email_live')) throw emailTaken();
+        throw error;
+      }
+      return this.get(tenantId, userId);
+    },
+
     /** Creates the user; the answer is recorded for the idempotency claim in the same transaction. */
     async create(
       tenantId: string,
       input: CreateUserBody,
       claim: IdempotencyClaim | undefined,
     ): Promise<{ user: CreatedUser; location: string }> {
-      const passwordHash = await hashPassword(input.password, deps.passwordHashMemoryKib);
-      const now = clock.now();
-      const id = newId('usr');
-      const created: CreatedUser = {
-        id,
-        email: input.email,
-        name: input.name,
-        created_at: now.toISOString(),
-      };
-      const location = `${deps.publicBaseUrl}/api/v1/users/${id}`;
-      try {
-        await db.transaction().execute(async (tx) => {
-          const user = await insertUser(tx, {
-            id,
-            tenant_id: tenantId,
-            email: input.email,
-            name: input.name,
-            phone: input.phone ?? null,
-            status: 'active',
-            password_hash: passwordHash,
-            created_at: now,
-            updated_at: now,
-          });
-          for (const hook of lifecycle.created) await hook(tx, user);
-          if (claim) {
-            await deps.idempotency.recordInTx(tx, claim, {
-              status: 201,
-              body: { data: created },
-              headers: { location },
-            });
-          }
-        });
-      } catch (error) {
-        if (isUniqueViolation(error, 'users_tenant_email_live')) {
-          throw new ApiError('conflict', 'A user with this email already exists in the tenant.');
-        }
-        throw error;
-      }
-      return { user: created, location };
+      return createUser(tenantId, input, claim);
+    },
+
+    /**
+     * Creates a user without a password (the console's invitation): `invite` writes the link to
+     * choose one, in the user's transaction; refusals are those of `create`.
+     */
+    async createInvited(
+      tenantId: string,
+      input: Omit<CreateUserBody, 'password'>,
+      claim: IdempotencyClaim | undefined,
+      invite: UserCreatedHook,
+    ): Promise<{ user: CreatedUser; location: string }> {
+      return createUser(tenantId, input, claim, invite);
     },
 
     /** Soft-deletes the user; repeating it answers the same tombstone. */

@@ -87,17 +87,25 @@ describe.skipIf(!hasChromium)('buying minutes in a browser', () => {
     await page.getByRole('link', { name: 'Buy minutes' }).click();
     await page.getByRole('heading', { name: 'Buy minutes' }).waitFor();
     await expect(page.getByText('charged to your card on file').isVisible()).resolves.toBe(true);
+    // Nothing is chosen for the client.
+    await expect(page.locator('input[name="minutes"]:checked').count()).resolves.toBe(0);
     await check(page, 'top-ups');
 
     await page.getByRole('radio', { name: /Another amount/ }).check();
     await page.getByLabel('Another amount, in minutes').fill('0');
-    await page.getByRole('button', { name: 'Buy minutes' }).click();
+    await page.getByRole('button', { name: 'Review the purchase' }).click();
     await page.getByText('Enter a whole number from 1 to 100,000.').waitFor();
     await check(page, 'top-ups-refused');
 
     await page.getByLabel('Another amount, in minutes').fill('');
     await page.getByRole('radio', { name: /1,000 minutes/ }).check();
-    await page.getByRole('button', { name: 'Buy minutes' }).click();
+    await page.getByRole('button', { name: 'Review the purchase' }).click();
+    // The amount and its price, before anything is charged.
+    await page.getByRole('heading', { name: 'Confirm your purchase' }).waitFor();
+    await expect(page.getByText('$120.00').first().isVisible()).resolves.toBe(true);
+    await expect((await ledgerOf(t, user.id)).topUps).toHaveLength(0);
+    await check(page, 'top-ups-confirm');
+    await page.getByRole('button', { name: 'Pay $120.00' }).click();
     await page
       .getByText('1,000 minutes added ($120.00 charged to your card on file). You now have 1,500 minutes.')
       .waitFor();

@@ -129,7 +129,11 @@ describe('the Minutes page', () => {
     expect(formKeyIn(page.body)).toBeUndefined();
     expect((await client.get(acme.base)).body).toContain('To buy more minutes, contact');
 
-    const forged = await client.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key });
+    const forged = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: '100',
+      form_key: key,
+    });
     expect(forged.status).toBe(422);
     expect(forged.body).toContain('This purchase could not be made, and nothing was charged.');
     expect(await balance(t, user.id)).toBe(0);
@@ -141,7 +145,11 @@ describe('buying minutes', () => {
     const { user, client } = await signedInUser(invoicePlan.id);
     const before = charges();
     const { key } = await openForm(client);
-    const bought = await client.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key });
+    const bought = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: '100',
+      form_key: key,
+    });
     expect(bought.status).toBe(303);
     expect(bought.headers.location).toBe(`${acme.base}/top-ups`);
 
@@ -170,6 +178,7 @@ describe('buying minutes', () => {
     expect(page.body).toContain('charged to your card on file');
     const before = charges();
     const bought = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
       minutes: 'other',
       other_minutes: '250',
       form_key: key,
@@ -185,11 +194,26 @@ describe('buying minutes', () => {
     expect((await ledgerOf(t, user.id)).topUps).toHaveLength(1);
   });
 
+  it('pre-selects no amount, and shows the minutes and the price before charging anything', async () => {
+    const { user, client } = await signedInUser(cardPlan.id);
+    const { page, key } = await openForm(client);
+    expect(page.body).not.toMatch(/name="minutes" value="\d+" checked/);
+    const before = charges();
+    const review = await client.post(`${acme.base}/top-ups`, { minutes: '500', form_key: key });
+    expect(review.status).toBe(200);
+    expect(review.body).toContain('Confirm your purchase');
+    expect(review.body).toMatch(/500 minutes<\/strong>/);
+    expect(review.body).toMatch(/Pay \$\d/);
+    expect(review.body).toContain(`name="form_key" value="${key}"`);
+    expect(charges()).toBe(before);
+    expect((await ledgerOf(t, user.id)).topUps).toHaveLength(0);
+  });
+
   it('charges once when the same form is sent twice at once and again after (double click, refresh)', async () => {
     const { user, client } = await signedInUser(cardPlan.id);
     const { key } = await openForm(client);
     const before = charges();
-    const fields = { minutes: '500', form_key: key };
+    const fields = { minutes: '500', form_key: key, confirm: 'yes' };
     const [first, second] = await Promise.all([
       client.post(`${acme.base}/top-ups`, fields),
       client.post(`${acme.base}/top-ups`, fields),
@@ -204,7 +228,11 @@ describe('buying minutes', () => {
     expect(listed.body.data).toHaveLength(1);
 
     // The same key with another amount buys nothing more and says why.
-    const changed = await client.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key });
+    const changed = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: '100',
+      form_key: key,
+    });
     expect(changed.status).toBe(409);
     expect(changed.body).toContain('This form was already used to buy another amount.');
     expect(charges()).toBe(before + 1);
@@ -215,13 +243,17 @@ describe('buying minutes', () => {
     const { key } = await openForm(client);
     const before = charges();
     loseNextAnswer = true;
-    const lost = await client.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key });
+    const lost = await client.post(`${acme.base}/top-ups`, { confirm: 'yes', minutes: '100', form_key: key });
     expect(lost.status).toBe(503);
     expect(lost.body).toContain('you will not be charged twice');
     expect(formKeyIn(lost.body)).toBe(key);
     expect(await balance(t, user.id)).toBe(100);
 
-    const retried = await client.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key });
+    const retried = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: '100',
+      form_key: key,
+    });
     expect(retried.status).toBe(303);
     expect(charges()).toBe(before + 1);
     expect(await balance(t, user.id)).toBe(200);
@@ -231,7 +263,11 @@ describe('buying minutes', () => {
     const { user, client } = await signedInUser(cardPlan.id, 'pm_card_chargeDeclined');
     const { key } = await openForm(client);
     const before = charges();
-    const declined = await client.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key });
+    const declined = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: '100',
+      form_key: key,
+    });
     expect(declined.status).toBe(422);
     expect(declined.body).toContain(
       'Your card was declined, so nothing was charged and no minutes were added.',
@@ -241,7 +277,11 @@ describe('buying minutes', () => {
     expectUnbranded(declined);
     // A new purchase needs a new key; the declined one answers declined again without a charge.
     expect(formKeyIn(declined.body)).not.toBe(key);
-    const resent = await client.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key });
+    const resent = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: '100',
+      form_key: key,
+    });
     expect(resent.status).toBe(422);
     expect(charges()).toBe(before + 1);
     expect(await balance(t, user.id)).toBe(100);
@@ -280,11 +320,13 @@ describe('what cannot buy', () => {
     expect(lifted.status).toBe(403);
 
     // Grace buys; Alan sends her form key (and her id) with his own token: it is his own purchase.
-    expect((await grace.client.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key })).status).toBe(
-      303,
-    );
+    expect(
+      (await grace.client.post(`${acme.base}/top-ups`, { confirm: 'yes', minutes: '100', form_key: key }))
+        .status,
+    ).toBe(303);
     await openForm(alan.client);
     const own = await alan.client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
       minutes: '100',
       form_key: key,
       user_id: grace.user.id,
@@ -297,7 +339,11 @@ describe('what cannot buy', () => {
     // Signed out: nobody to buy for.
     const anonymous = portalClient(t);
     await anonymous.get(`${acme.base}/sign-in`);
-    const signedOut = await anonymous.post(`${acme.base}/top-ups`, { minutes: '100', form_key: key });
+    const signedOut = await anonymous.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: '100',
+      form_key: key,
+    });
     expect(signedOut.status).toBe(401);
     expect(await balance(t, grace.user.id)).toBe(200);
   });
@@ -308,6 +354,7 @@ describe('what cannot buy', () => {
     const before = charges();
     for (const other of ['0', '100001', '12.5', 'lots']) {
       const refused = await client.post(`${acme.base}/top-ups`, {
+        confirm: 'yes',
         minutes: 'other',
         other_minutes: other,
         form_key: key,
@@ -321,18 +368,27 @@ describe('what cannot buy', () => {
       expect(refused.body).toContain(`value="${other}"`);
       expect(formKeyIn(refused.body)).toBe(key);
     }
-    const empty = await client.post(`${acme.base}/top-ups`, { minutes: 'other', form_key: key });
+    const empty = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: 'other',
+      form_key: key,
+    });
     expect(empty.body).toContain('Enter how many minutes to buy.');
     const both = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
       minutes: '500',
       other_minutes: '750',
       form_key: key,
     });
     expect(both.status).toBe(422);
     expect(both.body).toContain('To buy 750 minutes choose “Another amount”');
-    const unknown = await client.post(`${acme.base}/top-ups`, { minutes: '7', form_key: key });
+    const unknown = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
+      minutes: '7',
+      form_key: key,
+    });
     expect(unknown.body).toContain('Choose how many minutes to buy.');
-    const keyless = await client.post(`${acme.base}/top-ups`, { minutes: '100' });
+    const keyless = await client.post(`${acme.base}/top-ups`, { confirm: 'yes', minutes: '100' });
     expect(keyless.status).toBe(422);
     expect(keyless.body).toContain('This form is out of date and nothing was bought.');
     expect(charges()).toBe(before);
@@ -349,6 +405,7 @@ describe('what cannot buy', () => {
     const { user, client } = await signedInUser(tiny.id);
     const { key } = await openForm(client);
     const refused = await client.post(`${acme.base}/top-ups`, {
+      confirm: 'yes',
       minutes: 'other',
       other_minutes: '20',
       form_key: key,

@@ -56,7 +56,13 @@ export interface paths {
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a user
+         * @description Changes the name, email or phone of a user of the caller’s tenant; fields left out keep their value, `phone: null` removes the number. An email another live user of the tenant has is 409. Repeating the same request changes nothing more.
+         *
+         *     Required scope: `users:write`.
+         */
+        patch: operations["updateUser"];
         trace?: never;
     };
     "/api/v1/plans": {
@@ -147,6 +153,28 @@ export interface paths {
         get: operations["getSubscription"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscriptions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription at the end of its period
+         * @description The user keeps the plan and its minutes until current_period_end, then the subscription is canceled and nothing more is billed (cancel_at_period_end becomes true). Processor-billed: the processor is told first (503 when it does not answer; retrying is safe). Agency-billed: a downgrade scheduled to follow is canceled too. A subscription that has not started yet is canceled at once. Repeating the request answers the same subscription; a canceled or inactive one is 422.
+         *
+         *     Required scope: `subscriptions:write`.
+         */
+        post: operations["cancelSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2623,6 +2651,20 @@ export interface components {
             settings?: components["schemas"]["AgentSettings"];
             config?: components["schemas"]["AgentConfigInput"];
         };
+        /**
+         * UpdateUserRequest
+         * @description The fields to change; the others keep their value.
+         */
+        UpdateUserRequest: {
+            /** @example Ada King */
+            name?: string;
+            /**
+             * Format: email
+             * @example ada@example.com
+             */
+            email?: string;
+            phone?: string | null;
+        };
         /** UpdateWebhookEndpointRequest */
         UpdateWebhookEndpointRequest: {
             /**
@@ -2980,6 +3022,39 @@ export interface operations {
             };
         };
     };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user’s id.
+                 * @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change; the others keep their value. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The user after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["User"];
+                    };
+                };
+            };
+        };
+    };
     listPlans: {
         parameters: {
             query?: {
@@ -3134,6 +3209,34 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The subscription’s id.
+                 * @example sub_4rT9kQ2mXv7bN1cL8pZ0sD3f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, now ending at its period’s end. */
             200: {
                 headers: {
                     [name: string]: unknown;

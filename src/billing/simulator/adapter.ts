@@ -81,6 +81,7 @@ export function createSimulatedProcessor(options: {
     createSubscription: 0,
     changePrice: 0,
     cancelSubscription: 0,
+    cancelAtPeriodEnd: 0,
     retrieveSubscription: 0,
     findSubscriptionByOperation: 0,
     chargeCustomer: 0,
@@ -254,6 +255,13 @@ export function createSimulatedProcessor(options: {
     async cancelSubscription(subscriptionId, key) {
       const sub = await once('cancelSubscription', key, { subscriptionId }, () =>
         engine.cancelSubscription(subscriptionId),
+      );
+      return toProcessorSubscription(sub);
+    },
+    async cancelAtPeriodEnd(subscriptionId, key) {
+      const params = { cancel_at_period_end: true };
+      const sub = await once('cancelAtPeriodEnd', key, { id: subscriptionId, ...params }, () =>
+        engine.updateSubscription(subscriptionId, params),
       );
       return toProcessorSubscription(sub);
     },

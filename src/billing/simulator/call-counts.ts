@@ -7,6 +7,7 @@ export type CallCounts = Record<
   | 'createSubscription'
   | 'changePrice'
   | 'cancelSubscription'
+  | 'cancelAtPeriodEnd'
   | 'retrieveSubscription'
   | 'findSubscriptionByOperation'
   | 'chargeCustomer'

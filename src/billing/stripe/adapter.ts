@@ -251,6 +251,12 @@ export function createStripeProcessor(
       const sub = await call(() => stripe.subscriptions.cancel(subscriptionId, {}, { idempotencyKey: key }));
       return toProcessorSubscription(sub);
     },
+    async cancelAtPeriodEnd(subscriptionId, key) {
+      const sub = await call(() =>
+        stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }, { idempotencyKey: key }),
+      );
+      return toProcessorSubscription(sub);
+    },
     async retrieveSubscription(subscriptionId) {
       return toProcessorSubscription(await call(() => stripe.subscriptions.retrieve(subscriptionId)));
     },

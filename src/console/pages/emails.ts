@@ -25,6 +25,7 @@ const KIND_LABELS: Record<string, string> = {
   password_reset: 'Password reset',
   member_invitation: 'Member invitation',
   test: 'Test',
+  user_invitation: 'User invitation',
 };
 
 interface SettingsForm {

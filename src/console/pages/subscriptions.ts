@@ -2,7 +2,7 @@ import { ListSubscriptionsQuery, PUBLIC_STATUSES } from '../../subscriptions/sch
 import { dateTime, emptyState, field, pager, select, statusBadge } from '../../web/components.js';
 import { validated } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
-import { memberTenantId, sendPage } from '../layout.js';
+import { can, memberTenantId, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
 
 const PAGE_SIZE = 25;
@@ -116,10 +116,16 @@ ${pager(pagination, '/console/subscriptions', { status, user_id: userId, plan_id
       plans.namesOf(tenantId, [s.plan_id]),
     ]);
     const planName = planNames.get(s.plan_id) ?? s.plan_id;
+    const live = ['trialing', 'active', 'past_due', 'unpaid', 'paused'].includes(s.status);
+    const actions =
+      can(request, 'admin') && live && !s.cancel_at_period_end
+        ? html`<a class="button" href="/console/subscriptions/${s.id}/cancel">Cancel at period end</a>`
+        : undefined;
     return sendPage(request, reply, {
       title: `Subscription to ${planName}`,
       section: 'subscriptions',
       parent: { href: '/console/subscriptions', label: 'Subscriptions' },
+      actions,
       body: html`<div class="stats">
   <div class="stat"><p class="stat-label">Status</p><p class="stat-value">${statusBadge(s.status)}</p>${s.cancel_at_period_end && html`<p class="stat-note">Ends at the end of the period</p>`}</div>
   <div class="stat"><p class="stat-label">Plan</p><p class="stat-value"><a href="/console/plans/${s.plan_id}">${planName}</a></p></div>

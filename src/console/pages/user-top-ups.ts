@@ -30,6 +30,8 @@ import type { TopUpForm, TopUpStanding } from './user-top-up-views.js';
 
 /** What the user pages (and these top-up forms on them) use. */
 export const USER_PAGE_SERVICES = [
+  'agents',
+  'calls',
   'clock',
   'database',
   'idempotency',

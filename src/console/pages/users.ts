@@ -5,8 +5,10 @@
  * delete.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ListAgentsQuery } from '../../agents/schemas.js';
+import { ListPartnerCallsQuery } from '../../calls/schemas.js';
 import { AddCreditsBody } from '../../credits/schemas.js';
-import { balanceOf, grantCredits } from '../../credits/service.js';
+import { balanceOf, grantCredits, latestCredits } from '../../credits/service.js';
 import { ListUsersQuery, type UserListItem } from '../../users/schemas.js';
 import {
   actionButton,
@@ -20,14 +22,18 @@ import {
 } from '../../web/components.js';
 import { fieldIssues, formOf, integerField, textField, validated } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
+import { newFormKey } from '../../web/once.js';
 import { redirectWithFlash } from '../cookies.js';
 import { can, csrfField, memberTenantId, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
+import { agentsPanel, callsPanel, ledgerPanel } from './user-activity.js';
 import { type TopUpForm, topUpList, topUpPanel } from './user-top-up-views.js';
 import { postTopUp, topUpStanding, USER_PAGE_SERVICES, type UserPageServices } from './user-top-ups.js';
 
 const PAGE_SIZE = 25;
 const TOP_UPS_PAGE_SIZE = 10;
+/** Agents, calls and credit movements shown on a user's page (the latest). */
+const ACTIVITY_ROWS = 10;
 
 function usersTable(users: UserListItem[]): Html {
   return html`<div class="panel panel-flush"><div class="table-wrap"><table>
@@ -76,10 +82,16 @@ async function sendUserPage(
   const tenantId = memberTenantId(request);
   const deps = { db: services.database.db, clock: services.clock };
   const user = await services.users.get(tenantId, userId);
-  const [balance, subscriptions, topUps] = await Promise.all([
+  const [balance, subscriptions, topUps, agents, calls, ledger] = await Promise.all([
     balanceOf(deps, { tenantId, userId }),
     services.subscriptions.list(tenantId, { user_id: userId, page: 1, limit: 10, sort_order: 'desc' }),
     services.topUps.list(tenantId, userId, { page: topUpsPage(request), limit: TOP_UPS_PAGE_SIZE }),
+    services.agents.list(tenantId, validated(ListAgentsQuery, { user_id: userId, limit: ACTIVITY_ROWS })),
+    services.calls.listForTenant(
+      tenantId,
+      validated(ListPartnerCallsQuery, { user_id: userId, limit: ACTIVITY_ROWS }),
+    ),
+    latestCredits(deps, { tenantId, userId }, ACTIVITY_ROWS),
   ]);
   const planNames = await services.plans.namesOf(
     tenantId,
@@ -90,7 +102,11 @@ async function sendUserPage(
   const name = user.name ?? user.email;
   const actions =
     admin &&
-    html`${
+    html`<a class="button" href="/console/users/${user.id}/edit">Edit</a>${actionButton({
+      action: `/console/users/${user.id}/invitation`,
+      label: 'Email a password link',
+      csrf: html`${csrf}<input type="hidden" name="form_key" value="${newFormKey()}">`,
+    })}${
       user.status === 'blocked'
         ? actionButton({ action: `/console/users/${user.id}/unblock`, label: 'Unblock', csrf })
         : actionButton({
@@ -99,13 +115,7 @@ async function sendUserPage(
             csrf,
             confirm: `Block ${name}? They can no longer sign in or place calls until unblocked.`,
           })
-    }${actionButton({
-      action: `/console/users/${user.id}/delete`,
-      label: 'Delete user',
-      csrf,
-      tone: 'danger',
-      confirm: `Delete ${name}? Their subscriptions are canceled and their sessions end. This cannot be undone.`,
-    })}`;
+    }<a class="button button-danger" href="/console/users/${user.id}/delete">Delete user</a>`;
   const creditForm =
     admin &&
     html`<form method="post" action="/console/users/${user.id}/credits" class="panel" novalidate>
@@ -163,20 +173,34 @@ async function sendUserPage(
 </div>
 ${topUpForm}
 ${topUpList(user.id, topUps)}
+<div class="grid grid-2">
+${agentsPanel(agents.data, agents.pagination.total)}
+${callsPanel(calls.data, calls.pagination.total)}
+</div>
+${ledgerPanel(ledger)}
 <div class="panel panel-flush">
-  <div class="panel-header"><h2>Subscriptions</h2>${
+  <div class="panel-header"><h2>Subscriptions</h2><div class="page-actions">${
     subscriptions.pagination.has_more &&
     html`<a href="/console/subscriptions?user_id=${user.id}">All ${subscriptions.pagination.total} →</a>`
-  }</div>
+  }${
+    admin &&
+    user.status !== 'blocked' &&
+    html`<a class="button button-small${current ? '' : ' button-primary'}" href="/console/users/${user.id}/subscription">${current ? 'Change plan' : 'Subscribe to a plan'}</a>`
+  }${
+    admin &&
+    current &&
+    !current.cancel_at_period_end &&
+    html`<a class="button button-small" href="/console/subscriptions/${current.id}/cancel">Cancel at period end</a>`
+  }</div></div>
   ${
     subscriptions.data.length === 0
-      ? html`<div class="empty-state"><p>No subscription yet: your app subscribes users through the API (POST /api/v1/subscriptions).</p></div>`
+      ? html`<div class="empty-state"><p>No subscription yet: subscribe the user to one of your plans here, or let your app do it through the API (POST /api/v1/subscriptions).</p></div>`
       : html`<div class="table-wrap"><table>
     <thead><tr><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Current period ends</th><th scope="col">Created</th></tr></thead>
     <tbody>${subscriptions.data.map(
       (s) => html`<tr>
       <td><a href="/console/subscriptions/${s.id}">${planNames.get(s.plan_id) ?? s.plan_id}</a></td>
-      <td>${statusBadge(s.status)}</td>
+      <td>${statusBadge(s.status)}${s.cancel_at_period_end && html` <span class="subtle">ends at period end</span>`}</td>
       <td>${dateTime(s.current_period_end)}</td>
       <td>${dateTime(s.created_at)}</td>
     </tr>`,
@@ -232,12 +256,17 @@ export const userPages = consolePages(USER_PAGE_SERVICES, async (app, services) 
                 })
               : emptyState({
                   title: 'No users yet',
-                  text: 'Your app creates users through the API (POST /api/v1/users); they appear here as they sign up.',
-                  action: html`<a class="button" href="/console/api-keys">Get an API key</a>`,
+                  text: 'Create your first client here, or let your app create them through the API (POST /api/v1/users).',
+                  action: can(request, 'admin')
+                    ? html`<a class="button button-primary" href="/console/users/new">New user</a>`
+                    : undefined,
                 })
           }</div>`
         : html`${filters}${usersTable(data)}${pager(pagination, '/console/users', { search, status })}`;
-    return sendPage(request, reply, { title: 'Users', section: 'users', body });
+    const actions = can(request, 'admin')
+      ? html`<a class="button button-primary" href="/console/users/new">New user</a>`
+      : undefined;
+    return sendPage(request, reply, { title: 'Users', section: 'users', body, actions });
   });
 
   app.get<{ Params: { id: string } }>('/users/:id', async (request, reply) =>
@@ -260,9 +289,14 @@ export const userPages = consolePages(USER_PAGE_SERVICES, async (app, services) 
 
   app.post<{ Params: { id: string } }>('/users/:id/delete', async (request, reply) => {
     const tenantId = memberTenantId(request);
-    const user = await users.get(tenantId, request.params.id);
-    await users.remove(tenantId, user.id);
-    return redirectWithFlash(reply, '/console/users', `${user.name ?? user.email} was deleted.`);
+    // As DELETE /api/v1/users/{id}: a repeat (a refreshed form) answers the same tombstone.
+    const deleted = await users.remove(tenantId, request.params.id);
+    const who = (await users.namesOf(tenantId, [deleted.id])).get(deleted.id);
+    return redirectWithFlash(
+      reply,
+      '/console/users',
+      `${who?.name ?? who?.email ?? 'The user'} was deleted.`,
+    );
   });
 
   app.post<{ Params: { id: string } }>('/users/:id/credits', async (request, reply) => {
