@@ -63,7 +63,7 @@ function duration(seconds: number | null): string {
 const isFinal = (call: { status: string }) => FINAL_STATUSES.some((status) => status === call.status);
 
 function callTable(calls: CallListItem[], agentNames: Map<string, string>): Html {
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap" role="region" aria-label="Calls" tabindex="0"><table>
   <thead><tr>
     <th scope="col">Called</th><th scope="col">Status</th><th scope="col">Agent</th><th scope="col">From</th>
     <th scope="col">Created</th><th scope="col" class="numeric">Duration</th><th scope="col" class="numeric">Billed min</th>

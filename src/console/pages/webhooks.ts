@@ -17,6 +17,7 @@ import {
   dateTime,
   emptyState,
   inputField,
+  namedIssue,
   pager,
   secretOnce,
   statusBadge,
@@ -59,7 +60,7 @@ function endpointFields(form: EndpointForm): Html {
           html`<label class="checkbox"><input type="checkbox" name="events" value="${type}"${chosen.has(type) ? html` checked` : ''}> <code>${type}</code></label>`,
       )}
     </div>
-    ${form.errors?.events && html`<p class="error">${form.errors.events}</p>`}
+    ${form.errors?.events && html`<p class="error">${namedIssue('Events', form.errors.events)}</p>`}
   </fieldset>
 </div>`;
 }
@@ -143,7 +144,7 @@ ${options.secret && html`<p><a class="button button-primary" href="${base}">I ha
           title: 'No deliveries yet',
           text: 'Each event this endpoint subscribes to is delivered here, with its attempts.',
         })
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" role="region" aria-label="Deliveries" tabindex="0"><table>
     <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col" class="numeric">Attempts</th><th scope="col" class="numeric">Last response</th><th scope="col">Last attempt</th><th scope="col">Next attempt</th>${admin && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
     <tbody>${deliveries.data.map(
       (delivery) => html`<tr>
@@ -187,7 +188,7 @@ ${
       body:
         list.data.length === 0
           ? html`<section class="panel">${emptyState({ title: 'No webhook endpoints', text: 'Add an endpoint to receive signed events: calls, users, subscriptions, credits.', action: newButton })}</section>`
-          : html`<section class="panel panel-flush"><div class="table-wrap"><table>
+          : html`<section class="panel panel-flush"><div class="table-wrap" role="region" aria-label="Webhook endpoints" tabindex="0"><table>
   <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Failing since</th><th scope="col">Created</th></tr></thead>
   <tbody>${list.data.map(
     (endpoint) => html`<tr>
