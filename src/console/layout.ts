@@ -80,6 +80,7 @@ export function documentPage(options: { title: string; body: Html; bodyClass: st
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · voiceplane console</title>
+<link rel="icon" type="image/svg+xml" href="${assetUrl('favicon.svg')}">
 <link rel="stylesheet" href="${assetUrl('styles.css')}">
 <script src="${assetUrl('console.js')}" defer></script>
 </head>

@@ -23,7 +23,10 @@ export async function checkWebhookUrl(
   const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
     if (url.protocol === 'http:' && (await isPrivateTarget(url.hostname, options))) {
-      return { ok: false, issue: `must be an https URL on a public address, not http:// on a local one (${DEVELOPMENT}).` };
+      return {
+        ok: false,
+        issue: `must be an https URL on a public address, not http:// on a local one (${DEVELOPMENT}).`,
+      };
     }
     return {
       ok: false,
@@ -33,7 +36,8 @@ export async function checkWebhookUrl(
   if (url.username || url.password) return { ok: false, issue: 'must not carry credentials.' };
   const host = await checkHost(url.hostname, options);
   if (host.ok) return { ok: true, url, addresses: host.addresses };
-  if (host.reason === 'forbidden') return { ok: false, issue: `${host.issue.replace(/\.$/, '')} (${DEVELOPMENT}).` };
+  if (host.reason === 'forbidden')
+    return { ok: false, issue: `${host.issue.replace(/\.$/, '')} (${DEVELOPMENT}).` };
   return host;
 }
 

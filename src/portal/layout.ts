@@ -40,7 +40,11 @@ function documentPage(options: {
 <meta name="robots" content="noindex">
 <title>${title}</title>
 <link rel="stylesheet" href="${assetUrl(assetsBase, 'styles.css')}">
-${state && html`<link rel="stylesheet" href="${state.base}/brand.css?v=${brandStylesheetVersion(state.brand)}">`}
+${
+  state &&
+  html`<link rel="stylesheet" href="${state.base}/brand.css?v=${brandStylesheetVersion(state.brand)}">
+<link rel="icon" type="image/svg+xml" href="${state.base}/favicon.svg?v=${brandStylesheetVersion(state.brand)}">`
+}
 ${(options.scripts ?? []).map((name) => html`<script src="${assetUrl(assetsBase, name)}" defer></script>`)}
 </head>
 <body class="${options.bodyClass}">

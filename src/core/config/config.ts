@@ -334,10 +334,15 @@ function readCnameTarget(env: Env, host: string, port: number): string {
   const raw = env.PUBLIC_CNAME_TARGET?.trim().toLowerCase().replace(/\.$/, '');
   if (raw) {
     if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(raw)) {
-      throw new ConfigError('PUBLIC_CNAME_TARGET', `must be a DNS name such as portals.example.com, got "${raw}"`);
+      throw new ConfigError(
+        'PUBLIC_CNAME_TARGET',
+        `must be a DNS name such as portals.example.com, got "${raw}"`,
+      );
     }
     return raw;
   }
-  const base = readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const base =
+    readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ??
+    `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return new URL(base).hostname.replace(/^\[(.*)\]$/, '$1');
 }
