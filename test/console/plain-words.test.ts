@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config/config.js';
+import { createTenant } from '../support/app.js';
 import { type ConsoleFixture, startConsole } from './helpers.js';
 import { consoleClient } from './http.js';
 
@@ -105,5 +106,40 @@ describe('icons', () => {
     expect(portalIcon.statusCode).toBe(200);
     expect(portalIcon.body).toContain('fill="#0e7490"');
     expect(portalIcon.body).toContain('>S</text>');
+  });
+});
+
+describe('the webhook endpoints list', () => {
+  it('says plainly whether an endpoint answers, and since when it fails', async () => {
+    const created = await f.tenant.request('POST', '/api/v1/webhook-endpoints', {
+      url: 'https://93.184.215.14/hooks',
+      events: ['*'],
+    });
+    expect(created.status, created.raw).toBe(201);
+    const id = created.body.data.id as string;
+    const client = await signedInClient();
+    const healthy = await client.get('/console/webhooks');
+    expect(healthy.body).toContain('Healthy');
+    expect(healthy.body).toContain('Answering: no delivery is failing.');
+    expect(healthy.body).not.toContain('Failing since');
+
+    await f.t.services.database.db
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: new Date('2026-11-20T08:00:00Z') })
+      .where('id', '=', id)
+      .execute();
+    const failing = await client.get('/console/webhooks');
+    expect(failing.body).toMatch(
+      /Failing<\/span><br><span class="subtle">Failing since <time[^>]*>2026-11-20 08:00 UTC/,
+    );
+    const detail = await client.get(`/console/webhooks/${id}`);
+    expect(detail.body).toContain('Failing since');
+
+    const other = await createTenant(f.t, { name: 'Other Agency' });
+    const theirs = await other.request('POST', '/api/v1/webhook-endpoints', {
+      url: 'https://93.184.215.14/theirs',
+      events: ['*'],
+    });
+    expect((await client.get(`/console/webhooks/${theirs.body.data.id}`)).status).toBe(404);
   });
 });
