@@ -82,3 +82,15 @@ for (const output of document.querySelectorAll('output[data-top-up-price]')) {
     output.textContent = `${minutes.toLocaleString('en-US')} minute${minutes === 1 ? '' : 's'} cost ${amount} at ${each} a minute`;
   });
 }
+// The narrow screens' Menu (a <details>): Escape closes it and gives the focus back to its button;
+// a click outside it closes it too.
+for (const menu of document.querySelectorAll('details[data-menu]')) {
+  menu.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || !menu.open) return;
+    menu.open = false;
+    menu.querySelector('summary')?.focus();
+  });
+  document.addEventListener('click', (event) => {
+    if (menu.open && !menu.contains(event.target)) menu.open = false;
+  });
+}

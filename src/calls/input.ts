@@ -4,7 +4,7 @@
  * `name or full name is required`. Whatever is not phone, email or a name alias is the context.
  */
 import { ApiError } from '../core/errors.js';
-import { Email, PHONE_PATTERN } from '../core/http/schemas.js';
+import { Email, PHONE_ISSUE, PHONE_PATTERN } from '../core/http/schemas.js';
 import { checkAgainst, checkStorable } from '../core/http/validation.js';
 
 export const NAME_REQUIRED = 'name or full name is required';
@@ -51,7 +51,7 @@ export function parseTriggerBody(body: Record<string, unknown>): TriggerInput {
   const phone = body.phone;
   if (phone === undefined || phone === null) throw bad('phone is required.');
   if (typeof phone !== 'string' || !PHONE.test(phone)) {
-    throw bad('phone must be an E.164 number with country code, such as +14155550123.');
+    throw bad(`phone ${PHONE_ISSUE}`);
   }
 
   let email: string | null = null;

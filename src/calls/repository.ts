@@ -337,7 +337,7 @@ export interface CallFilter {
   createdBefore?: Date;
 }
 
-function filteredCalls(db: Executor, filter: CallFilter) {
+export function filteredCalls(db: Executor, filter: CallFilter) {
   let query = db.selectFrom('calls');
   if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
   if (filter.agentId !== undefined) query = query.where('agent_id', '=', filter.agentId);

@@ -5,6 +5,7 @@ import { loadAssets } from '../web/assets.js';
 const assets = loadAssets('console', {
   'styles.css': 'text/css; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 });
 
 export function assetUrl(name: string): string {

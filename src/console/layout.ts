@@ -84,6 +84,7 @@ export function documentPage(options: { title: string; body: Html; bodyClass: st
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · voiceplane console</title>
+<link rel="icon" type="image/svg+xml" href="${assetUrl('favicon.svg')}">
 <link rel="stylesheet" href="${assetUrl('styles.css')}">
 <script src="${assetUrl('console.js')}" defer></script>
 </head>
@@ -93,10 +94,9 @@ ${options.body}
 </html>`;
 }
 
-function navigation(session: ConsoleSession, active: Section | undefined): Html {
-  return html`<nav class="sidebar" aria-label="Console">
-  <a class="brand" href="/console"><span class="brand-mark" aria-hidden="true">◆</span> ${session.tenantName}</a>
-  ${NAV.map(
+/** The sections the member's role may see, grouped as in the sidebar. */
+function navigationGroups(session: ConsoleSession, active: Section | undefined): Html {
+  return html`${NAV.map(
     (group) => html`<p class="nav-heading">${group.heading}</p>
   <ul class="nav-list">
     ${group.items
@@ -106,8 +106,27 @@ function navigation(session: ConsoleSession, active: Section | undefined): Html 
           html`<li><a href="${item.href}"${item.section === active ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
       )}
   </ul>`,
-  )}
+  )}`;
+}
+
+function navigation(session: ConsoleSession, active: Section | undefined): Html {
+  return html`<nav class="sidebar" aria-label="Console">
+  <a class="brand" href="/console"><span class="brand-mark" aria-hidden="true">◆</span> ${session.tenantName}</a>
+  ${navigationGroups(session, active)}
 </nav>`;
+}
+
+/**
+ * On a narrow screen the sidebar gives way to a Menu button in the top bar: a native disclosure
+ * (`<details>`), so it opens without scripts; console.js only closes it on Escape or a click
+ * elsewhere.
+ */
+function narrowMenu(session: ConsoleSession, active: Section | undefined): Html {
+  return html`<details class="menu" data-menu>
+    <summary class="button menu-button"><span class="menu-icon" aria-hidden="true"></span>Menu</summary>
+    <nav class="menu-panel" aria-label="Console menu">${navigationGroups(session, active)}</nav>
+  </details>
+  <a class="topbar-brand" href="/console"><span class="brand-mark" aria-hidden="true">◆</span> ${session.tenantName}</a>`;
 }
 
 export function flashBanner(flash: Flash | undefined): Html {
@@ -138,6 +157,7 @@ export function sendPage(request: FastifyRequest, reply: FastifyReply, options: 
 ${navigation(session, options.section)}
 <div class="workspace">
   <header class="topbar">
+    ${narrowMenu(session, options.section)}
     <span class="topbar-tenant">${session.tenantName}</span>
     <div class="member-menu">
       <span class="member-email">${session.email}</span>

@@ -22,6 +22,12 @@ export async function checkWebhookUrl(
   }
   const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
+    if (url.protocol === 'http:' && (await isPrivateTarget(url.hostname, options))) {
+      return {
+        ok: false,
+        issue: `must be an https URL on a public address, not http:// on a local one (${DEVELOPMENT}).`,
+      };
+    }
     return {
       ok: false,
       issue: options.allowPrivate ? 'must be an http or https URL.' : 'must be an https URL.',
@@ -29,5 +35,17 @@ export async function checkWebhookUrl(
   }
   if (url.username || url.password) return { ok: false, issue: 'must not carry credentials.' };
   const host = await checkHost(url.hostname, options);
-  return host.ok ? { ok: true, url, addresses: host.addresses } : host;
+  if (host.ok) return { ok: true, url, addresses: host.addresses };
+  if (host.reason === 'forbidden')
+    return { ok: false, issue: `${host.issue.replace(/\.$/, '')} (${DEVELOPMENT}).` };
+  return host;
+}
+
+/** Where a developer testing against their own machine learns how to allow it. */
+const DEVELOPMENT =
+  'for development against your own machine, start the server with WEBHOOK_ALLOW_PRIVATE=true, which accepts http:// and private addresses';
+
+async function isPrivateTarget(hostname: string, options: { allowPrivate: boolean; resolve: HostResolver }) {
+  const host = await checkHost(hostname, options).catch(() => undefined);
+  return host !== undefined && !host.ok && host.reason === 'forbidden';
 }

@@ -247,7 +247,7 @@ export function agentPages(services: PortalServices): PortalPage[] {
                 title: 'No agents yet',
                 text: `${brand.name} sets up your agents. Once they do, you can change what they say and publish it here.`,
               })}</div>`
-            : html`<section class="panel panel-flush" aria-label="Your agents"><div class="table-wrap"><table>
+            : html`<section class="panel panel-flush" aria-label="Your agents"><div class="table-wrap" role="region" aria-label="Your agents" tabindex="0"><table>
   <thead><tr><th scope="col">Agent</th><th scope="col">Calls use</th><th scope="col">Caller ID</th><th scope="col">Created</th></tr></thead>
   <tbody>
   ${result.data.map(

@@ -68,6 +68,19 @@ export function brandStylesheet(brand: Brand): string {
   return `:root{--accent:${tokens.accent};--on-accent:${tokens.onAccent};--accent-ink:${tokens.ink};}\n`;
 }
 
+/** The portal's icon: the brand's initial on its colour (a logo URL may not be square or small). */
+export function brandFavicon(brand: Brand): string {
+  const tokens = accentTokens(brand.primaryColor);
+  const initial = escapeXml(Array.from(brand.name.trim())[0]?.toUpperCase() ?? '');
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="8" fill="${tokens.accent}"/><text x="16" y="22" text-anchor="middle" font-family="system-ui, sans-serif" font-size="18" font-weight="700" fill="${tokens.onAccent}">${initial}</text></svg>`;
+}
+
+const escapeXml = (text: string) =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
+
 /** A short version for the stylesheet's URL, so a new colour is fetched at once. */
 export function brandStylesheetVersion(brand: Brand): string {
   return crypto.createHash('sha256').update(brandStylesheet(brand)).digest('hex').slice(0, 10);

@@ -40,7 +40,11 @@ function documentPage(options: {
 <meta name="robots" content="noindex">
 <title>${title}</title>
 <link rel="stylesheet" href="${assetUrl(assetsBase, 'styles.css')}">
-${state && html`<link rel="stylesheet" href="${state.base}/brand.css?v=${brandStylesheetVersion(state.brand)}">`}
+${
+  state &&
+  html`<link rel="stylesheet" href="${state.base}/brand.css?v=${brandStylesheetVersion(state.brand)}">
+<link rel="icon" type="image/svg+xml" href="${state.base}/favicon.svg?v=${brandStylesheetVersion(state.brand)}">`
+}
 ${(options.scripts ?? []).map((name) => html`<script src="${assetUrl(assetsBase, name)}" defer></script>`)}
 </head>
 <body class="${options.bodyClass}">
@@ -81,6 +85,15 @@ export function moreMinutesNote(brand: Brand): Html {
     : html`To buy more minutes, contact ${brand.name}.`;
 }
 
+function navigationList(request: FastifyRequest, active: Section | undefined): Html {
+  return html`<ul>
+  ${NAV.map(
+    (item) =>
+      html`<li><a href="${href(request, item.path)}"${item.section === active ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
+  )}
+</ul>`;
+}
+
 export interface PageOptions {
   title: string;
   section?: Section;
@@ -103,18 +116,15 @@ export function sendPage(request: FastifyRequest, reply: FastifyReply, options: 
 <header class="portal-header">
   <div class="portal-header-inner">
     <a class="portal-brand" href="${state.base}">${brandMark(state.brand, 'small')}</a>
-    <nav class="portal-nav" aria-label="Portal">
-      <ul>
-        ${NAV.map(
-          (item) =>
-            html`<li><a href="${href(request, item.path)}"${item.section === options.section ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
-        )}
-      </ul>
-    </nav>
+    <nav class="portal-nav" aria-label="Portal">${navigationList(request, options.section)}</nav>
     <div class="portal-account">
       <span class="portal-user">${user.email}</span>
       <form method="post" action="${state.base}/sign-out">${csrfField(reply)}<button class="button button-quiet" type="submit">Sign out</button></form>
     </div>
+    <details class="menu">
+      <summary class="button menu-button"><span class="menu-icon" aria-hidden="true"></span>Menu</summary>
+      <nav class="menu-panel" aria-label="Portal menu">${navigationList(request, options.section)}</nav>
+    </details>
   </div>
 </header>
 <main id="main" class="portal-main">

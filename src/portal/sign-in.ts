@@ -9,7 +9,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError } from '../core/errors.js';
 import { formOf, textField } from '../web/forms.js';
 import { html } from '../web/html.js';
-import { brandStylesheet } from './brand-style.js';
+import { brandFavicon, brandStylesheet } from './brand-style.js';
 import type { PortalServices } from './context.js';
 import { cookieOptions, type Flash, portalOf, SESSION_COOKIE, safeNext, setFlash } from './context.js';
 import { cardPage, csrfField, flashBanner } from './layout.js';
@@ -58,6 +58,17 @@ export function signInPages(services: PortalServices): PortalPage[] {
           .type('text/css; charset=utf-8')
           .header('cache-control', 'public, max-age=86400')
           .send(brandStylesheet(portalOf(request).brand));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/favicon.svg',
+      public: true,
+      async handler(request, reply) {
+        return reply
+          .type('image/svg+xml')
+          .header('cache-control', 'public, max-age=86400')
+          .send(brandFavicon(portalOf(request).brand));
       },
     },
     {

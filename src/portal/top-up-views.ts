@@ -8,7 +8,7 @@ import type { Brand } from '../branding/service.js';
 import type { Plan } from '../plans/schemas.js';
 import { topUpAmount } from '../top-ups/pricing.js';
 import { MAX_TOP_UP_MINUTES, MIN_TOP_UP_MINUTES, type TopUp } from '../top-ups/schemas.js';
-import { emptyState, pager } from '../web/components.js';
+import { emptyState, namedIssue, pager } from '../web/components.js';
 import { type Html, html } from '../web/html.js';
 import { href } from './context.js';
 import { day, minutes, price, rate } from './views.js';
@@ -72,7 +72,7 @@ export function buyForm(options: {
         <span class="choice-price">${each} a minute</span>
       </label>
     </div>
-    ${issues.minutes && html`<p class="error" id="minutes-error">${issues.minutes}</p>`}
+    ${issues.minutes && html`<p class="error" id="minutes-error">${namedIssue('Minutes', issues.minutes)}</p>`}
   </fieldset>
   <div class="field other-amount">
     <label for="other_minutes">Another amount, in minutes</label>
@@ -80,7 +80,7 @@ export function buyForm(options: {
       issues.other_minutes ? html` aria-invalid="true"` : ''
     }>
     <p class="hint" id="other_minutes-hint">Choose “Another amount” above, then enter ${MIN_TOP_UP_MINUTES} to ${MAX_TOP_UP_MINUTES.toLocaleString('en-US')} minutes at ${each} a minute.</p>
-    ${issues.other_minutes && html`<p class="error" id="other_minutes-error">${issues.other_minutes}</p>`}
+    ${issues.other_minutes && html`<p class="error" id="other_minutes-error">${namedIssue('Another amount', issues.other_minutes)}</p>`}
   </div>
   <p class="payment-note">${paymentNote(plan, options.brand)}</p>
   <div class="form-actions"><button class="button button-primary" type="submit">Review the purchase</button></div>

@@ -43,7 +43,7 @@ export function callTable(
   calls: CallListItem[],
   agentNames: Map<string, string>,
 ): Html {
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap" role="region" aria-label="Calls" tabindex="0"><table>
   <thead><tr>
     <th scope="col">Called</th><th scope="col">Outcome</th><th scope="col" class="hide-narrow">Agent</th>
     <th scope="col" class="hide-narrow">Placed</th><th scope="col" class="numeric">Duration</th><th scope="col" class="numeric">Billed</th>

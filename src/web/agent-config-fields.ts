@@ -6,7 +6,7 @@
  * scrolls in its own labelled, focusable region. Read back by src/web/agent-config-read.ts.
  */
 import { BLANK_ROWS, ROW_LIMITS } from './agent-config-read.js';
-import { field, inputField } from './components.js';
+import { field, inputField, namedIssue } from './components.js';
 import { type Html, html } from './html.js';
 
 /** The configuration as the editor shows it (an agent's draft, or a refused form read back). */
@@ -102,7 +102,7 @@ function cellInput(options: {
     options.value === undefined ? '' : String(options.value)
   }"${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${
     error ? html` aria-invalid="true" aria-describedby="${options.id}-error"` : ''
-  } ${options.attributes ?? ''}>${error && html`<p class="error" id="${options.id}-error">${error}</p>`}`;
+  } ${options.attributes ?? ''}>${error && html`<p class="error" id="${options.id}-error">${namedIssue(options.label, error)}</p>`}`;
 }
 
 function rowCount(filled: number, limit: number): number {
@@ -205,7 +205,7 @@ function analysisEditor(values: ConfigValues['analysis'], issues: ControlIssues)
       <td class="cell-narrow">${cellInput({ id: id('name'), label: `Field ${i + 1}: name`, value: row?.name, issues, placeholder: 'appointment_booked' })}</td>
       <td class="cell-type">${hiddenLabel(id('type'), `Field ${i + 1}: type`)}<select id="${id('type')}" name="${id('type')}"${issues[id('type')] ? html` aria-invalid="true"` : ''}>
         ${ANALYSIS_TYPES.map((type) => html`<option value="${type}"${(row?.type ?? 'string') === type ? html` selected` : ''}>${type}</option>`)}
-      </select>${issues[id('type')] && html`<p class="error">${issues[id('type')]}</p>`}</td>
+      </select>${issues[id('type')] && html`<p class="error">${namedIssue(`Field ${i + 1}: type`, issues[id('type')])}</p>`}</td>
       <td>${cellInput({ id: id('description'), label: `Field ${i + 1}: description`, value: row?.description, issues, placeholder: 'Whether an appointment was booked' })}</td>
       <td class="cell-narrow">${cellInput({ id: id('values'), label: `Field ${i + 1}: values, for enum`, value: row?.values?.join(', '), issues, placeholder: 'yes, no, maybe' })}</td>
     </tr>`;
@@ -278,7 +278,7 @@ export function configFields(config: ConfigValues, choices: ConfigChoices, issue
       <div class="choice-row" role="radiogroup" aria-labelledby="voicemail-label">
         ${radio('none', 'Don’t detect voicemail')}${radio('hang_up', 'Hang up')}${radio('leave_message', 'Leave a message')}
       </div>
-      ${issues.voicemail_action && html`<p class="error">${issues.voicemail_action}</p>`}
+      ${issues.voicemail_action && html`<p class="error">${namedIssue('When voicemail answers', issues.voicemail_action)}</p>`}
     </div>
     ${field({
       id: 'voicemail_message',

@@ -14,13 +14,22 @@ export interface FieldOptions {
   wide?: boolean;
 }
 
+/**
+ * A refusal that names its field in words: the API's issues are fragments after the field's name
+ * ("must be at least 8 characters long."), so the label goes in front ("New password must be …");
+ * a whole sentence (capitalised) is kept as it is.
+ */
+export function namedIssue(label: string, issue: string): string {
+  return /^[a-z]/.test(issue) ? `${label} ${issue}` : issue;
+}
+
 /** A label, its control, a hint and the error that refused it (linked for screen readers). */
 export function field(options: FieldOptions): Html {
   return html`<div class="field${options.wide ? ' field-wide' : ''}">
   <label for="${options.id}">${options.label}</label>
   ${options.control}
   ${options.hint && html`<p class="hint" id="${options.id}-hint">${options.hint}</p>`}
-  ${options.error && html`<p class="error" id="${options.id}-error">${options.error}</p>`}
+  ${options.error && html`<p class="error" id="${options.id}-error">${namedIssue(options.label, options.error)}</p>`}
 </div>`;
 }
 

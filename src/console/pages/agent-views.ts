@@ -9,7 +9,7 @@ import type { AgentSettings } from '../../agents/settings.js';
 import { ApiError, type FieldIssue } from '../../core/errors.js';
 import type { UserListItem } from '../../users/schemas.js';
 import type { ConfigValues } from '../../web/agent-config-fields.js';
-import { dateTime, emptyState, field, inputField, statusBadge } from '../../web/components.js';
+import { dateTime, emptyState, field, inputField, namedIssue, statusBadge } from '../../web/components.js';
 import { type FormFields, integerField, listField, textField } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
 import { newFormKey } from '../../web/once.js';
@@ -162,7 +162,7 @@ export function settingsFields(settings: Record<string, any>, issues: Issues): H
 <fieldset class="field field-wide settings-group">
   <legend>Calling hours</legend>
   <p class="hint">When calls may start, in the time zone’s local time. Leave all blank to call at any time.</p>
-  ${hoursError && html`<p class="error">${hoursError}</p>`}
+  ${hoursError && html`<p class="error">${namedIssue('Calling hours', hoursError)}</p>`}
   <div class="form-grid">
     ${inputField({
       id: 'calling_hours_timezone',
@@ -181,7 +181,7 @@ export function settingsFields(settings: Record<string, any>, issues: Issues): H
             }> ${day}</label>`,
         )}
       </div>
-      ${daysError && html`<p class="error">${daysError}</p>`}
+      ${daysError && html`<p class="error">${namedIssue('Days', daysError)}</p>`}
     </div>
     ${inputField({
       id: 'calling_hours_start',
@@ -203,7 +203,7 @@ export function settingsFields(settings: Record<string, any>, issues: Issues): H
 <fieldset class="field field-wide settings-group">
   <legend>Retry</legend>
   <p class="hint">Dial again after no answer or a failure. Leave blank for a single attempt.</p>
-  ${issues.retry && html`<p class="error">${issues.retry}</p>`}
+  ${issues.retry && html`<p class="error">${namedIssue('Retry', issues.retry)}</p>`}
   <div class="form-grid">
     ${inputField({
       id: 'retry_max_attempts',
@@ -252,7 +252,7 @@ export function publishedBadge(agent: Agent): Html {
 }
 
 export function agentTable(agents: Agent[]): Html {
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap" role="region" aria-label="Agents" tabindex="0"><table>
   <thead><tr>
     <th scope="col">Name</th><th scope="col">Owner</th><th scope="col">Phone number</th>
     <th scope="col">Published</th><th scope="col">Created</th>

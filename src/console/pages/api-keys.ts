@@ -13,6 +13,7 @@ import {
   emptyState,
   field,
   inputField,
+  namedIssue,
   pager,
   secretOnce,
   select,
@@ -105,7 +106,7 @@ function createForm(reply: FastifyReply, state: FormState): Html {
         )}
       </div>
       <p class="hint">Grant only what the integration needs; a request outside its scopes is refused with 403.</p>
-      ${errors.scopes && html`<p class="error" id="scopes-error">${errors.scopes}</p>`}
+      ${errors.scopes && html`<p class="error" id="scopes-error">${namedIssue('Scopes', errors.scopes)}</p>`}
     </fieldset>
   </div>
   <div class="form-actions">
@@ -151,7 +152,7 @@ export const apiKeyPages = consolePages(
               text: 'Your backend calls the voiceplane API with an API key. Create one with the scopes it needs; its secret is shown once.',
               action: admin ? newKey : undefined,
             })}</div>`
-          : html`<div class="panel panel-flush"><div class="table-wrap"><table>
+          : html`<div class="panel panel-flush"><div class="table-wrap" role="region" aria-label="API keys" tabindex="0"><table>
   <thead><tr>
     <th scope="col">Name</th><th scope="col">Env</th><th scope="col">Scopes</th><th scope="col">Status</th>
     <th scope="col" class="hide-narrow">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th>

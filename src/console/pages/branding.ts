@@ -7,6 +7,7 @@
  * The console's Content Security Policy loads images only from this origin (and data:), so the
  * logo is shown as a link, not previewed; the color swatch and the portal preview are inline SVG.
  */
+import { isIP } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AddDomainBody, type Branding, type Domain, UpdateBrandingBody } from '../../branding/schemas.js';
 import { ApiError } from '../../core/errors.js';
@@ -187,7 +188,11 @@ function domainCard(reply: FastifyReply, domain: Domain, admin: boolean): Html {
 }
 
 export const brandingPages = consolePages(['branding', 'config'], async (app, { branding, config }) => {
-  const platformHost = new URL(config.publicBaseUrl).host;
+  const target = config.publicCnameTarget;
+  // A CNAME names a host; a platform reached by its bare IP address can only be given an A record.
+  const pointAt = isIP(target)
+    ? html`create an ${isIP(target) === 6 ? 'AAAA' : 'A'} record for it with the address <code>${target}</code>`
+    : html`create a CNAME record for it whose target is <code>${target}</code>`;
 
   async function brandingPage(request: FastifyRequest, reply: FastifyReply, state: PageState = {}) {
     const session = request.consoleSession;
@@ -205,7 +210,7 @@ export const brandingPages = consolePages(['branding', 'config'], async (app, { 
   </form>`;
     const domainsPanel = html`<section class="panel" aria-labelledby="domains-title">
   <h2 id="domains-title">Custom domains</h2>
-  <p class="muted">Serve the portal on your own domain: add it, point it at <code>${platformHost}</code> (a CNAME record), create the TXT record shown, then verify it. Until then your clients sign in at the platform’s address.</p>
+  <p class="muted">Serve the portal on your own domain: add it, ${pointAt} at your DNS provider, create the TXT record shown, then verify it. Until then your clients sign in at the platform’s address.</p>
   ${addForm}
   ${
     domains.length === 0 &&

@@ -4,6 +4,8 @@
  * `/console/calls/{id}/live` (console.js `data-refresh`) until the fragment carries `data-final`;
  * without scripts a reload shows the current state.
  */
+import { Readable } from 'node:stream';
+import { callsCsv } from '../../calls/export.js';
 import {
   CALL_STATUSES,
   type CallDetail,
@@ -63,7 +65,7 @@ function duration(seconds: number | null): string {
 const isFinal = (call: { status: string }) => FINAL_STATUSES.some((status) => status === call.status);
 
 function callTable(calls: CallListItem[], agentNames: Map<string, string>): Html {
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap" role="region" aria-label="Calls" tabindex="0"><table>
   <thead><tr>
     <th scope="col">Called</th><th scope="col">Status</th><th scope="col">Agent</th><th scope="col">From</th>
     <th scope="col">Created</th><th scope="col" class="numeric">Duration</th><th scope="col" class="numeric">Billed min</th>
@@ -164,41 +166,81 @@ export function outcomeRegion(call: CallDetail): Html {
 </div>`;
 }
 
-export const callPages = consolePages(['calls', 'agents'], async (app, { calls, agents }) => {
-  app.get<{ Querystring: ListQuery }>('/calls', async (request, reply) => {
-    const tenantId = memberTenantId(request);
-    const q = request.query;
-    const page = q.page && /^\d{1,9}$/.test(q.page) && Number(q.page) > 0 ? Number(q.page) : 1;
-    const filters = {
-      agent_id: q.agent_id?.trim() || undefined,
-      user_id: q.user_id?.trim() || undefined,
-      status: q.status?.trim() || undefined,
-      created_after: timestampOf(q.created_after),
-      created_before: timestampOf(q.created_before),
-    };
-    // The tenant's agents name the rows and fill the agent filter (one indexed page, no query per row).
-    const agentPage = await agents.list(tenantId, {
-      page: 1,
-      limit: 100,
-      sort_by: 'name',
-      sort_order: 'asc',
-    });
-    const agentNames = new Map(agentPage.data.map((agent) => [agent.id, agent.name]));
-    let issues: Record<string, string> = {};
-    let result: Awaited<ReturnType<typeof calls.listForTenant>> | undefined;
-    try {
+/** The list's filters as the API names them; blank ones left out. */
+function filtersOf(q: ListQuery) {
+  return {
+    agent_id: q.agent_id?.trim() || undefined,
+    user_id: q.user_id?.trim() || undefined,
+    status: q.status?.trim() || undefined,
+    created_after: timestampOf(q.created_after),
+    created_before: timestampOf(q.created_before),
+  };
+}
+
+/** The filters' query string (for the export link): what the member typed, blanks left out. */
+function filterQuery(q: ListQuery): string {
+  const params = new URLSearchParams();
+  for (const name of ['agent_id', 'user_id', 'status', 'created_after', 'created_before'] as const) {
+    const value = q[name]?.trim();
+    if (value) params.set(name, value);
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+export const callPages = consolePages(
+  ['calls', 'agents', 'database'],
+  async (app, { calls, agents, database }) => {
+    app.get<{ Querystring: ListQuery }>('/calls.csv', async (request, reply) => {
+      const filters = filtersOf(request.query);
       const query = validated(ListPartnerCallsQuery, {
-        page,
+        page: 1,
         limit: PAGE_SIZE,
         ...Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined)),
       });
-      result = await calls.listForTenant(tenantId, query);
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 422) throw error;
-      issues = fieldIssues(error);
-    }
-    const filtered = Object.values(filters).some((value) => value !== undefined);
-    const form = html`<form method="get" action="/console/calls" class="filters panel call-filters" aria-label="Filter calls">
+      const rows = callsCsv(database.db, {
+        tenantId: memberTenantId(request),
+        agentId: query.agent_id,
+        userId: query.user_id,
+        status: query.status,
+        createdAfter: query.created_after ? new Date(query.created_after) : undefined,
+        createdBefore: query.created_before ? new Date(query.created_before) : undefined,
+      });
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('content-disposition', 'attachment; filename="calls.csv"')
+        .send(Readable.from(rows));
+    });
+
+    app.get<{ Querystring: ListQuery }>('/calls', async (request, reply) => {
+      const tenantId = memberTenantId(request);
+      const q = request.query;
+      const page = q.page && /^\d{1,9}$/.test(q.page) && Number(q.page) > 0 ? Number(q.page) : 1;
+      const filters = filtersOf(q);
+      // The tenant's agents name the rows and fill the agent filter (one indexed page, no query per row).
+      const agentPage = await agents.list(tenantId, {
+        page: 1,
+        limit: 100,
+        sort_by: 'name',
+        sort_order: 'asc',
+      });
+      const agentNames = new Map(agentPage.data.map((agent) => [agent.id, agent.name]));
+      let issues: Record<string, string> = {};
+      let result: Awaited<ReturnType<typeof calls.listForTenant>> | undefined;
+      try {
+        const query = validated(ListPartnerCallsQuery, {
+          page,
+          limit: PAGE_SIZE,
+          ...Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined)),
+        });
+        result = await calls.listForTenant(tenantId, query);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 422) throw error;
+        issues = fieldIssues(error);
+      }
+      const filtered = Object.values(filters).some((value) => value !== undefined);
+      const form = html`<form method="get" action="/console/calls" class="filters panel call-filters" aria-label="Filter calls">
   ${field({
     id: 'agent_id',
     label: 'Agent',
@@ -234,46 +276,51 @@ export const callPages = consolePages(['calls', 'agents'], async (app, { calls, 
     ${filtered && html`<a class="button button-quiet" href="/console/calls">Clear</a>`}
   </div>
 </form>`;
-    let list: Html;
-    if (!result) {
-      list = html`<div class="panel">${emptyState({ title: 'Check the filters', text: 'Some filters are not valid: see the messages above.' })}</div>`;
-    } else if (result.pagination.total === 0) {
-      list = html`<div class="panel">${
-        filtered
-          ? emptyState({
-              title: 'No calls match',
-              text: 'No call matches these filters. Widen them or clear them.',
-            })
-          : emptyState({
-              title: 'No calls yet',
-              text: 'Calls appear here once an agent places them: through its webhook, the API, or a test call from the agent’s page.',
-              action: html`<a class="button" href="/console/agents">Go to agents</a>`,
-            })
-      }</div>`;
-    } else {
-      list = html`<section class="panel panel-flush" aria-label="Calls">
+      let list: Html;
+      if (!result) {
+        list = html`<div class="panel">${emptyState({ title: 'Check the filters', text: 'Some filters are not valid: see the messages above.' })}</div>`;
+      } else if (result.pagination.total === 0) {
+        list = html`<div class="panel">${
+          filtered
+            ? emptyState({
+                title: 'No calls match',
+                text: 'No call matches these filters. Widen them or clear them.',
+              })
+            : emptyState({
+                title: 'No calls yet',
+                text: 'Calls appear here once an agent places them: through its webhook, the API, or a test call from the agent’s page.',
+                action: html`<a class="button" href="/console/agents">Go to agents</a>`,
+              })
+        }</div>`;
+      } else {
+        list = html`<section class="panel panel-flush" aria-label="Calls">
   ${callTable(result.data, agentNames)}
   ${pager(result.pagination, '/console/calls', { ...q, page: undefined })}
 </section>`;
-    }
-    return sendPage(request, reply, {
-      title: 'Calls',
-      section: 'calls',
-      status: result ? 200 : 422,
-      body: html`${form}${list}`,
+      }
+      return sendPage(request, reply, {
+        title: 'Calls',
+        section: 'calls',
+        actions:
+          result && result.pagination.total > 0
+            ? html`<a class="button" href="/console/calls.csv${filterQuery(q)}" download>Export CSV</a>`
+            : undefined,
+        status: result ? 200 : 422,
+        body: html`${form}${list}`,
+      });
     });
-  });
 
-  app.get<{ Params: { id: string } }>('/calls/:id', async (request, reply) => {
-    const tenantId = memberTenantId(request);
-    const call = await calls.getForTenant(tenantId, request.params.id);
-    const agent = await agents.get(tenantId, call.agent_id).catch(() => undefined);
-    const final = isFinal(call);
-    const region = final
-      ? html`<div id="call-live">${liveRegion(call)}</div>`
-      : html`<div id="call-live" data-refresh="/console/calls/${call.id}/live" data-refresh-every="1000" aria-live="polite">${liveRegion(call)}</div>`;
-    const context = Object.keys(call.context).length > 0 ? JSON.stringify(call.context, null, 2) : undefined;
-    const body = html`<div class="grid grid-2 call-grid">
+    app.get<{ Params: { id: string } }>('/calls/:id', async (request, reply) => {
+      const tenantId = memberTenantId(request);
+      const call = await calls.getForTenant(tenantId, request.params.id);
+      const agent = await agents.get(tenantId, call.agent_id).catch(() => undefined);
+      const final = isFinal(call);
+      const region = final
+        ? html`<div id="call-live">${liveRegion(call)}</div>`
+        : html`<div id="call-live" data-refresh="/console/calls/${call.id}/live" data-refresh-every="1000" aria-live="polite">${liveRegion(call)}</div>`;
+      const context =
+        Object.keys(call.context).length > 0 ? JSON.stringify(call.context, null, 2) : undefined;
+      const body = html`<div class="grid grid-2 call-grid">
 <section class="panel" aria-labelledby="live-title">
   <h2 id="live-title">Progress</h2>
   ${region}
@@ -307,27 +354,28 @@ ${
     <dt>Context</dt><dd>${context ? html`<pre class="context">${context}</pre>` : html`<span class="subtle">None</span>`}</dd>
   </dl>
 </section>`;
-    return sendPage(request, reply, {
-      title: `Call to ${call.to}`,
-      section: 'calls',
-      parent: { href: '/console/calls', label: 'Calls' },
-      body,
+      return sendPage(request, reply, {
+        title: `Call to ${call.to}`,
+        section: 'calls',
+        parent: { href: '/console/calls', label: 'Calls' },
+        body,
+      });
     });
-  });
 
-  app.get<{ Params: { id: string } }>('/calls/:id/live', async (request, reply) => {
-    const call = await calls.getForTenant(memberTenantId(request), request.params.id);
-    return reply
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .send(liveRegion(call).value);
-  });
+    app.get<{ Params: { id: string } }>('/calls/:id/live', async (request, reply) => {
+      const call = await calls.getForTenant(memberTenantId(request), request.params.id);
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(liveRegion(call).value);
+    });
 
-  app.get<{ Params: { id: string } }>('/calls/:id/outcome', async (request, reply) => {
-    const call = await calls.getForTenant(memberTenantId(request), request.params.id);
-    return reply
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .send(outcomeRegion(call).value);
-  });
-});
+    app.get<{ Params: { id: string } }>('/calls/:id/outcome', async (request, reply) => {
+      const call = await calls.getForTenant(memberTenantId(request), request.params.id);
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(outcomeRegion(call).value);
+    });
+  },
+);

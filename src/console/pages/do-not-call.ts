@@ -88,7 +88,7 @@ export const doNotCallPages = consolePages(['doNotCall'], async (app, { doNotCal
       }</div>`;
     } else if (result) {
       list = html`<section class="panel panel-flush" aria-label="Listed numbers">
-  <div class="table-wrap"><table>
+  <div class="table-wrap" role="region" aria-label="Listed numbers" tabindex="0"><table>
     <thead><tr><th scope="col">Phone number</th><th scope="col">Reason</th><th scope="col">Added</th>${admin && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
     <tbody>
     ${result.data.map(

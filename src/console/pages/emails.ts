@@ -99,7 +99,7 @@ export const emailPages = consolePages(['emails', 'tenants'], async (app, { emai
           title: 'No emails yet',
           text: 'Welcome, password-reset, invitation and test emails appear here with their delivery state.',
         })
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" role="region" aria-label="Emails sent" tabindex="0"><table>
     <thead><tr><th scope="col">Kind</th><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Status</th><th scope="col" class="numeric">Attempts</th><th scope="col">Created</th><th scope="col">Last error</th></tr></thead>
     <tbody>${outbox.data.map(
       (email) => html`<tr>

@@ -49,7 +49,7 @@ function membersTable(request: FastifyRequest, reply: FastifyReply, members: Mem
   const me = request.consoleSession?.memberId;
   return html`<section class="panel panel-flush" aria-labelledby="members-title">
   <div class="panel-header"><h2 id="members-title">Team</h2><span class="subtle">${members.length} ${members.length === 1 ? 'member' : 'members'}</span></div>
-  <div class="table-wrap"><table>
+  <div class="table-wrap" role="region" aria-label="Team" tabindex="0"><table>
     <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Joined</th>${owner && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
     <tbody>
     ${members.map(
@@ -92,7 +92,7 @@ function invitationsTable(request: FastifyRequest, reply: FastifyReply, invitati
             ? 'Invite a colleague above: they choose their own password.'
             : 'Owners invite new members.',
         })
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" role="region" aria-label="Pending invitations" tabindex="0"><table>
     <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Sent</th><th scope="col">Expires</th>${owner && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
     <tbody>${invitations.map(
       (invitation) => html`<tr>

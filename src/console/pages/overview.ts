@@ -1,6 +1,7 @@
 /** The overview: the agency's business at a glance, and the first steps when it is new. */
 import type { DailyCalls } from '../../insights/repository.js';
 import type { TenantOverview } from '../../insights/service.js';
+import { barChart } from '../../web/charts.js';
 import { type Html, html } from '../../web/html.js';
 import { can, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
@@ -14,42 +15,21 @@ function stat(label: string, value: string, note?: string): Html {
   }</div>`;
 }
 
-const CHART = { width: 720, height: 220, top: 16, bottom: 28, left: 36, right: 8 };
-
-/** Calls per day as bars (completed darker), drawn on the server: no script, no library. */
+/** Calls per day as stacked bars: completed, then the other outcomes. */
 export function callsChart(days: DailyCalls[]): Html {
-  const plotHeight = CHART.height - CHART.top - CHART.bottom;
-  const plotWidth = CHART.width - CHART.left - CHART.right;
-  const max = Math.max(1, ...days.map((d) => d.calls));
-  const step = niceStep(max);
-  const top = Math.ceil(max / step) * step;
-  const slot = plotWidth / days.length;
-  const barWidth = Math.max(4, slot * 0.62);
-  const y = (value: number) => CHART.top + plotHeight - (value / top) * plotHeight;
-  const ticks = Array.from({ length: Math.floor(top / step) + 1 }, (_, i) => i * step);
   const total = days.reduce((sum, d) => sum + d.calls, 0);
-  return html`<svg class="chart" viewBox="0 0 ${CHART.width} ${CHART.height}" role="img" aria-label="Calls per day for the last ${days.length} days: ${number(total)} in all">
-  ${ticks.map(
-    (
-      tick,
-    ) => html`<line class="axis" x1="${CHART.left}" x2="${CHART.width - CHART.right}" y1="${y(tick)}" y2="${y(tick)}"></line>
-  <text x="${CHART.left - 6}" y="${y(tick) + 4}" text-anchor="end">${number(tick)}</text>`,
-  )}
-  ${days.map((d, i) => {
-    const x = CHART.left + i * slot + (slot - barWidth) / 2;
-    return html`<g><title>${d.day}: ${number(d.calls)} calls, ${number(d.completed)} completed, ${number(d.minutes)} min</title>
-    <rect class="bar-muted" x="${x}" y="${y(d.calls)}" width="${barWidth}" height="${y(0) - y(d.calls)}" rx="2"></rect>
-    <rect class="bar" x="${x}" y="${y(d.completed)}" width="${barWidth}" height="${y(0) - y(d.completed)}" rx="2"></rect>
-    <text x="${x + barWidth / 2}" y="${CHART.height - 8}" text-anchor="middle">${d.day.slice(8)}</text></g>`;
-  })}
-</svg>`;
-}
-
-function niceStep(max: number): number {
-  const rough = max / 4;
-  const magnitude = 10 ** Math.floor(Math.log10(Math.max(1, rough)));
-  for (const factor of [1, 2, 5, 10]) if (factor * magnitude >= rough) return factor * magnitude;
-  return 10 * magnitude;
+  return barChart({
+    label: `Calls per day for the last ${days.length} days: ${number(total)} in all`,
+    series: [
+      { label: 'completed', className: 'series-1' },
+      { label: 'other outcomes', className: 'series-2' },
+    ],
+    points: days.map((d) => ({
+      label: d.day.slice(8),
+      title: `${d.day}: ${number(d.calls)} calls, ${number(d.completed)} completed, ${number(d.minutes)} min`,
+      values: [d.completed, d.calls - d.completed],
+    })),
+  });
 }
 
 function firstSteps(request: Parameters<typeof can>[0]): Html {
@@ -96,14 +76,11 @@ export function overviewBody(overview: TenantOverview, started: Html): Html {
 </div>
 ${started}
 <section class="panel" aria-labelledby="calls-per-day">
-  <div class="chart-header">
-    <h2 id="calls-per-day">Calls per day</h2>
-    <p class="chart-legend subtle"><span class="legend-swatch legend-completed"></span> completed <span class="legend-swatch legend-other"></span> other outcomes</p>
-  </div>
+  <h2 id="calls-per-day">Calls per day</h2>
   ${callsChart(days)}
   <details class="chart-table">
     <summary>Show as a table</summary>
-    <div class="table-wrap"><table>
+    <div class="table-wrap" role="region" aria-label="Calls per day" tabindex="0"><table>
       <thead><tr><th scope="col">Day (UTC)</th><th scope="col" class="numeric">Calls</th><th scope="col" class="numeric">Completed</th><th scope="col" class="numeric">Minutes</th></tr></thead>
       <tbody>${[...days]
         .reverse()

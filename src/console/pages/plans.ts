@@ -168,7 +168,7 @@ export const planPages = consolePages(['plans', 'tenants'], async (app, services
   })}
   <button class="button" type="submit">Apply</button>
 </form>`;
-    const table = html`<div class="panel panel-flush"><div class="table-wrap"><table>
+    const table = html`<div class="panel panel-flush"><div class="table-wrap" role="region" aria-label="Plans" tabindex="0"><table>
   <thead><tr>
     <th scope="col">Name</th><th scope="col">Billed by</th><th scope="col" class="numeric">Monthly</th>
     <th scope="col" class="numeric">Annual</th><th scope="col" class="numeric">Included minutes</th>

@@ -88,7 +88,7 @@ ${userId && html`<p class="subtle">Subscriptions of ${userNames.get(userId)?.ema
                   action: html`<a class="button" href="/console/plans">Go to plans</a>`,
                 })
           }</div>`
-        : html`${filters}<div class="panel panel-flush"><div class="table-wrap"><table>
+        : html`${filters}<div class="panel panel-flush"><div class="table-wrap" role="region" aria-label="Subscriptions" tabindex="0"><table>
   <thead><tr>
     <th scope="col">User</th><th scope="col">Plan</th><th scope="col">Status</th>
     <th scope="col">Billed by</th><th scope="col">Period ends</th><th scope="col">Created</th>

@@ -23,7 +23,7 @@ const money = (amount: number, currency: string | null) => (currency ? formatMon
 
 function usageTable(report: TenantUsage): Html {
   const { minutes, calls } = report;
-  return html`<div class="table-wrap"><table class="table-compact">
+  return html`<div class="table-wrap" role="region" aria-label="Usage" tabindex="0"><table class="table-compact">
   <caption class="subtle">Minutes from the credit ledger; amounts in each user’s plan currency.</caption>
   <thead><tr>
     <th scope="col">User</th><th scope="col" class="numeric">Included</th><th scope="col" class="numeric">Used</th>
@@ -73,7 +73,7 @@ function marginPanel(report: TenantUsage): Html {
   ${
     report.currencies.length === 0
       ? html`<p class="muted">Nothing was billed this month.</p>`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" role="region" aria-label="Billed this month" tabindex="0"><table>
   <thead><tr><th scope="col">Currency</th><th scope="col" class="numeric">Top-ups</th><th scope="col" class="numeric">Overage</th>
     <th scope="col" class="numeric">Retail billed</th><th scope="col" class="numeric">Wholesale cost</th><th scope="col" class="numeric">Margin</th></tr></thead>
   <tbody>${report.currencies.map(line)}</tbody>
@@ -97,7 +97,7 @@ export function unsettledPanel(report: TenantUsage): Html {
   <h2 id="unsettled-title">Overage not paid</h2>
   <p class="muted">Unpaid: the card on file was declined and the invoice stays open at the card processor until the
   client pays it (it counts in the overage billed). Failed: the processor refused to bill it (not counted).</p>
-  <div class="table-wrap"><table class="table-compact">
+  <div class="table-wrap" role="region" aria-label="Overage not paid" tabindex="0"><table class="table-compact">
   <thead><tr><th scope="col">User</th><th scope="col">Period</th><th scope="col" class="numeric">Amount</th>
     <th scope="col">Status</th><th scope="col">Reason</th></tr></thead>
   <tbody>${report.unsettled.map(line)}</tbody>

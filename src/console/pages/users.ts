@@ -36,7 +36,7 @@ const TOP_UPS_PAGE_SIZE = 10;
 const ACTIVITY_ROWS = 10;
 
 function usersTable(users: UserListItem[]): Html {
-  return html`<div class="panel panel-flush"><div class="table-wrap"><table>
+  return html`<div class="panel panel-flush"><div class="table-wrap" role="region" aria-label="Users" tabindex="0"><table>
   <thead><tr>
     <th scope="col">User</th><th scope="col">Status</th>
     <th scope="col">Plan</th><th scope="col" class="hide-narrow">Created</th>
@@ -195,7 +195,7 @@ ${ledgerPanel(ledger)}
   ${
     subscriptions.data.length === 0
       ? html`<div class="empty-state"><p>No subscription yet: subscribe the user to one of your plans here, or let your app do it through the API (POST /api/v1/subscriptions).</p></div>`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" role="region" aria-label="Subscriptions" tabindex="0"><table>
     <thead><tr><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Current period ends</th><th scope="col">Created</th></tr></thead>
     <tbody>${subscriptions.data.map(
       (s) => html`<tr>

@@ -17,6 +17,7 @@ import {
   dateTime,
   emptyState,
   inputField,
+  namedIssue,
   pager,
   secretOnce,
   statusBadge,
@@ -33,9 +34,19 @@ const pageOf = (query: Page) => Math.max(1, Number.parseInt(query.page ?? '1', 1
 /** The endpoint's state in words: on, off by a member, or off after failing for 3 days. */
 function stateBadge(endpoint: WebhookEndpoint): Html {
   if (endpoint.enabled && endpoint.failing_since) return badge('Failing', 'warning');
-  if (endpoint.enabled) return badge('Enabled', 'success');
+  if (endpoint.enabled) return badge('Healthy', 'success');
   if (endpoint.failing_since) return badge('Disabled after 3 days of failures', 'danger');
   return badge('Disabled');
+}
+
+/** Whether the endpoint answers, plainly, and since when it has not. */
+function healthText(endpoint: WebhookEndpoint): Html {
+  if (endpoint.failing_since) {
+    return html`${stateBadge(endpoint)}<br><span class="subtle">Failing since ${dateTime(endpoint.failing_since)}</span>`;
+  }
+  return html`${stateBadge(endpoint)}<br><span class="subtle">${
+    endpoint.enabled ? 'Answering: no delivery is failing.' : 'Turned off by a member: nothing is sent.'
+  }</span>`;
 }
 
 const eventsText = (events: string[]) => (events.includes('*') ? 'All events' : events.join(', '));
@@ -59,7 +70,7 @@ function endpointFields(form: EndpointForm): Html {
           html`<label class="checkbox"><input type="checkbox" name="events" value="${type}"${chosen.has(type) ? html` checked` : ''}> <code>${type}</code></label>`,
       )}
     </div>
-    ${form.errors?.events && html`<p class="error">${form.errors.events}</p>`}
+    ${form.errors?.events && html`<p class="error">${namedIssue('Events', form.errors.events)}</p>`}
   </fieldset>
 </div>`;
 }
@@ -126,7 +137,7 @@ ${options.secret && html`<p><a class="button button-primary" href="${base}">I ha
   <dl class="details">
     <dt>URL</dt><dd><code>${endpoint.url}</code></dd>
     <dt>Events</dt><dd>${eventsText(endpoint.events)}</dd>
-    <dt>Failing since</dt><dd>${endpoint.failing_since ? dateTime(endpoint.failing_since) : html`<span class="subtle">Answering</span>`}</dd>
+    <dt>Health</dt><dd>${healthText(endpoint)}</dd>
     <dt>Created</dt><dd>${dateTime(endpoint.created_at)}</dd>
   </dl>
   ${
@@ -143,7 +154,7 @@ ${options.secret && html`<p><a class="button button-primary" href="${base}">I ha
           title: 'No deliveries yet',
           text: 'Each event this endpoint subscribes to is delivered here, with its attempts.',
         })
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" role="region" aria-label="Deliveries" tabindex="0"><table>
     <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col" class="numeric">Attempts</th><th scope="col" class="numeric">Last response</th><th scope="col">Last attempt</th><th scope="col">Next attempt</th>${admin && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
     <tbody>${deliveries.data.map(
       (delivery) => html`<tr>
@@ -187,14 +198,13 @@ ${
       body:
         list.data.length === 0
           ? html`<section class="panel">${emptyState({ title: 'No webhook endpoints', text: 'Add an endpoint to receive signed events: calls, users, subscriptions, credits.', action: newButton })}</section>`
-          : html`<section class="panel panel-flush"><div class="table-wrap"><table>
-  <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Failing since</th><th scope="col">Created</th></tr></thead>
+          : html`<section class="panel panel-flush"><div class="table-wrap" role="region" aria-label="Webhook endpoints" tabindex="0"><table>
+  <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Health</th><th scope="col">Created</th></tr></thead>
   <tbody>${list.data.map(
     (endpoint) => html`<tr>
     <td><a href="/console/webhooks/${endpoint.id}">${endpoint.url}</a>${endpoint.description && html`<br><span class="subtle">${endpoint.description}</span>`}</td>
     <td>${eventsText(endpoint.events)}</td>
-    <td>${stateBadge(endpoint)}</td>
-    <td>${dateTime(endpoint.failing_since)}</td>
+    <td>${healthText(endpoint)}</td>
     <td>${dateTime(endpoint.created_at)}</td>
   </tr>`,
   )}</tbody>

@@ -30,6 +30,8 @@ export interface Config {
   metricsToken: string | undefined;
   apiKeyPrefix: string;
   publicBaseUrl: string;
+  /** The host name a custom portal domain's CNAME points at (PUBLIC_CNAME_TARGET; docs/white-label.md). */
+  publicCnameTarget: string;
   processor: 'simulated' | 'stripe';
   stripeSecretKey: string | undefined;
   stripeApiBase: string | undefined;
@@ -282,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
       readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ??
       `http://${host.includes(':') ? `[${host}]` : host}:${port}`
     ).replace(/\/+$/, ''),
+    publicCnameTarget: readCnameTarget(env, host, port),
     processor,
     stripeSecretKey,
     stripeApiBase: readUrl(env, 'STRIPE_API_BASE', ['http:', 'https:']),
@@ -321,4 +324,25 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
   };
+}
+
+/**
+ * What a custom domain's CNAME record points at: PUBLIC_CNAME_TARGET (a DNS name), else the host
+ * name of PUBLIC_BASE_URL (without its port: a DNS record names no port).
+ */
+function readCnameTarget(env: Env, host: string, port: number): string {
+  const raw = env.PUBLIC_CNAME_TARGET?.trim().toLowerCase().replace(/\.$/, '');
+  if (raw) {
+    if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(raw)) {
+      throw new ConfigError(
+        'PUBLIC_CNAME_TARGET',
+        `must be a DNS name such as portals.example.com, got "${raw}"`,
+      );
+    }
+    return raw;
+  }
+  const base =
+    readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ??
+    `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return new URL(base).hostname.replace(/^\[(.*)\]$/, '$1');
 }

@@ -11,6 +11,8 @@ export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-
 
 /** E.164 (docs/design-choices.md). */
 export const PHONE_PATTERN = '^\\+[1-9][0-9]{6,14}$';
+/** What a refused phone number is told: what E.164 looks like, with an example. */
+export const PHONE_ISSUE = 'must be in E.164 format: + then the country code and number, e.g. +14155550123.';
 export const Phone = Type.String({ pattern: PHONE_PATTERN, examples: ['+14155550123'] });
 export const Email = Type.String({ format: 'email', maxLength: 254, examples: ['ada@example.com'] });
 

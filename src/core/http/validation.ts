@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ApiError, type FieldIssue, validationFailed } from '../errors.js';
+import { PHONE_ISSUE, PHONE_PATTERN } from './schemas.js';
 
 function createAjv(): Ajv {
   const ajv = new Ajv({
@@ -197,7 +198,7 @@ function issueOf(error: ErrorObject): string {
         ? 'must be a valid email address.'
         : `must be a valid ${error.params.format}.`;
     case 'pattern':
-      return 'has an invalid format.';
+      return error.params.pattern === PHONE_PATTERN ? PHONE_ISSUE : 'has an invalid format.';
     case 'minLength':
       return `must be at least ${error.params.limit} characters long.`;
     case 'maxLength':
