@@ -58,6 +58,8 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 90_000,
+    // Compressed simulated time for every server and CLI the tests start (docs/engines.md).
+    env: { SIMULATED_REALTIME: 'false' },
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default'],

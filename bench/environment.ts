@@ -49,6 +49,7 @@ export function serviceEnv(
     MALLOC_MMAP_THRESHOLD_: String(RECOMMENDED_MMAP_THRESHOLD),
     // call_pipeline: calls are over as soon as the simulated carrier answers them.
     SIMULATED_CALL_SECONDS: '0',
+    SIMULATED_REALTIME: 'false',
     // event_delivery: the receiver is a server in the bench process, on 127.0.0.1.
     WEBHOOK_ALLOW_PRIVATE: 'true',
     ...extra,

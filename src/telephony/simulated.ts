@@ -3,9 +3,9 @@
  * do not answer, 9999 fail, 8888 reach voicemail, 7777 are transferred (simulated-conversation.ts);
  * every other number answers and talks for SIMULATED_CALL_SECONDS. An answered call gets a
  * scripted conversation (transcript, analysis, a recording served at an unguessable URL,
- * simulated-recordings.ts) written with the dial. Without SIMULATED_REALTIME the call is over as
- * soon as it is answered (its end is stamped answered_at + duration, simulated time); with it,
- * the call really lasts.
+ * simulated-recordings.ts) written with the dial. The call really lasts (SIMULATED_REALTIME, the
+ * default); with SIMULATED_REALTIME=false (tests, benchmarks) it is over as soon as it is answered
+ * and its end is stamped answered_at + duration, compressed time.
  *
  * Like a real engine it keeps its own record of each call attempt it placed, in
  * `telephony_simulated_dials` (call id, attempt), and answers `findDial` from it. The record lives

@@ -31,7 +31,11 @@ export function useDispatchDatabase(): DispatchFixture {
     fixture.database = await openDatabase({ databaseUrl: fixture.url, dataDir: '', poolSize: 10 });
     await migrate(fixture.database);
     fixture.services = createServices({
-      config: loadConfig({ PASSWORD_HASH_MEMORY_KIB: '1024', LOG_LEVEL: 'silent' }),
+      config: loadConfig({
+        PASSWORD_HASH_MEMORY_KIB: '1024',
+        LOG_LEVEL: 'silent',
+        SIMULATED_REALTIME: 'false',
+      }),
       database: fixture.database,
     });
   });

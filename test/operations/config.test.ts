@@ -254,3 +254,10 @@ describe.skipIf(ENGINE === 'postgres')('the server process', { timeout: 120_000 
     }
   });
 });
+
+describe('the simulated carrier', () => {
+  it('keeps real time unless told to compress it, so a demo call is never shown ended ahead of time', () => {
+    expect(loadConfig({}).simulatedRealtime).toBe(true);
+    expect(loadConfig({ SIMULATED_REALTIME: 'false' }).simulatedRealtime).toBe(false);
+  });
+});

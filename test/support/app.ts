@@ -71,6 +71,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     PUBLIC_BASE_URL: 'http://voiceplane.test',
     // Tests hash many passwords: keep Argon2id cheap here (production default is 19456 KiB).
     PASSWORD_HASH_MEMORY_KIB: '1024',
+    // Compressed simulated time: calls end as soon as they are answered (docs/engines.md).
+    SIMULATED_REALTIME: 'false',
     // The tests' SMTP servers listen on 127.0.0.1; test/emails/smtp-guard.test.ts turns the guard on.
     SMTP_ALLOW_PRIVATE: 'true',
     ...options.env,

@@ -93,6 +93,7 @@ export function baseEnv(): Record<string, string> {
     LOG_LEVEL: 'info',
     SEED_DEMO: 'false',
     PASSWORD_HASH_MEMORY_KIB: '1024',
+    SIMULATED_REALTIME: 'false',
     NODE_ENV: 'test',
     // Required with a PostgreSQL DATABASE_URL (and then also used by embedded ones).
     SECRETS_KEY: TEST_SECRETS_KEY,

@@ -292,7 +292,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...engines,
     agents: readAgentCatalog(env, telephony, engines.retell?.voiceId),
     simulatedCallSeconds: readInteger(env, 'SIMULATED_CALL_SECONDS', 30, 0, 86400),
-    simulatedRealtime: readBoolean(env, 'SIMULATED_REALTIME', false),
+    simulatedRealtime: readBoolean(env, 'SIMULATED_REALTIME', true),
     seedDemo: readBoolean(env, 'SEED_DEMO', true),
     webhookAllowPrivate: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     smtpAllowPrivate: readBoolean(env, 'SMTP_ALLOW_PRIVATE', false),
