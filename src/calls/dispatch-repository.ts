@@ -21,16 +21,13 @@
 import type { AgentSettings } from '../agents/settings.js';
 import { type Db, type Executor, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
-import { enqueueJob } from '../core/jobs/runner.js';
-import { STILL_RUNNING_TEXT } from '../core/jobs/statements.js';
-import type { EnqueueOptions } from '../core/jobs/types.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
 import type { AnsweredBy, CallAnalysis, EngineUsage } from '../telephony/outcomes.js';
 import { APPEND_WALLET_CALL_DEBITS } from '../wallets/repository.js';
 import { TELL_CAMPAIGNS_OF_ENDED_CALLS } from './campaign-ends.js';
 import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';
 
-const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
+export const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
 /** The columns dialing does not change, read from the statement's snapshot of the call. */
 const UNCHANGED_COLUMN_LIST = CALL_COLUMNS.filter(
   (column) => column !== 'status' && column !== 'attempts' && column !== 'scheduled_for',
@@ -66,7 +63,7 @@ export interface DispatchRow extends CallRow {
  * it. A woken call that still cannot start (the other cap is full) parks again; a slot lost that
  * way is found by the parked job's backstop (pipeline.ts).
  */
-const wakeWaiting = (now: string) => `
+export const wakeWaiting = (now: string) => `
   waiting AS (
     SELECT w.id FROM (SELECT agent_id, count(*) AS n FROM freed GROUP BY agent_id) f
     JOIN agents a ON a.id = f.agent_id AND a.settings -> 'max_concurrent_calls' IS NOT NULL
@@ -155,7 +152,7 @@ export async function startDialing(
  * one statement: each sub-select is a sub-plan run when the select list needs it, and the list is
  * evaluated left to right, so the agents are locked before the tenants.
  */
-async function lockCapsOfCalls(tx: Executor, callIds: string[]): Promise<void> {
+export async function lockCapsOfCalls(tx: Executor, callIds: string[]): Promise<void> {
   await runPrepared(tx, {
     name: 'calls_lock_caps_of_calls',
     text: `
@@ -372,74 +369,4 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
   });
   const ended = new Set(rows.map((row) => row.id));
   return finishes.map((f) => ended.delete(f.callId));
-}
-
-/**
- * The call's own dispatch job, when still running (a report that overtook the end of the dispatch
- * that placed the call), is queued again for the retry instead of a new one (a job of the same key
- * queued or running would refuse it; its acknowledgement then finds it queued and leaves it).
- */
-async function rearmRunningJob(tx: Executor, job: EnqueueOptions): Promise<boolean> {
-  const rows = await runPrepared<{ id: number }>(tx, {
-    name: 'calls_rearm_running_dispatch',
-    text: `
-      UPDATE jobs SET status = 'queued', run_at = $2, attempts = greatest(attempts - 1, 0), locked_by = NULL, locked_until = NULL
-      WHERE singleton_key = $1 AND ${STILL_RUNNING_TEXT}
-      RETURNING id`,
-    values: [job.singletonKey, job.runAt],
-  });
-  return rows.length > 0;
-}
-
-/**
- * An unanswered call with attempts left goes back to `queued` until `scheduledFor` (an event on
- * the same call), its slot wakes a waiting call, and its own dispatch job (`jobId`, running now)
- * is parked until then, all in one transaction. False when the call was no longer dialing.
- */
-export async function requeueForRetry(
-  db: Db,
-  step: CallStep & { jobId: number | null; scheduledFor: Date },
-  engine: string,
-  /** A new dispatch job for the retry, when no running one is there to park (a voice engine's report). */
-  redispatch?: EnqueueOptions,
-): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
-    await lockCapsOfCalls(tx, [step.callId]);
-    const rows = await runPrepared<{ id: string }>(tx, {
-      name: 'calls_requeue_for_retry',
-      text: `
-        WITH requeued AS (
-          UPDATE calls c SET status = 'queued', scheduled_for = $3, updated_at = $4, engine_call_id = NULL
-          WHERE c.tenant_id = $1 AND c.id = $2 AND c.status IN ('dialing', 'in_progress')
-          RETURNING ${QUALIFIED_CALL_COLUMN_LIST}
-        ), requeued_event AS (
-          INSERT INTO call_events (tenant_id, call_id, status, at, detail)
-          SELECT tenant_id, id, 'queued', $4::timestamptz,
-                 jsonb_build_object('reason', 'no_answer', 'attempt', attempts + 1, 'scheduled_for', $6::text)
-          FROM requeued
-          RETURNING id, call_id, status, at, detail
-        ), ${recordCallEvents({ calls: 'requeued', type: "'call.queued'", newEvents: 'requeued_event', engine: '$7::text' })},
-        freed AS (
-          SELECT agent_id, tenant_id FROM requeued
-        ), ${wakeWaiting('$4::timestamptz')},
-        parked AS (
-          UPDATE jobs SET status = 'queued', run_at = $3, attempts = attempts - 1, locked_by = NULL, locked_until = NULL
-          WHERE id = $5 AND ${STILL_RUNNING_TEXT} AND EXISTS (SELECT 1 FROM requeued)
-        )
-        SELECT id FROM requeued`,
-      // The event shows the time as the API does (ISO 8601 with milliseconds, UTC).
-      values: [
-        step.tenantId,
-        step.callId,
-        step.scheduledFor,
-        step.at,
-        step.jobId,
-        step.scheduledFor.toISOString(),
-        engine,
-      ],
-    });
-    if (rows.length !== 1) return false;
-    if (redispatch && !(await rearmRunningJob(tx, redispatch))) await enqueueJob(tx, redispatch);
-    return true;
-  });
 }

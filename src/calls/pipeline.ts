@@ -41,12 +41,12 @@ import {
   type DispatchRow,
   finishCallsAndDebit,
   markInProgress,
-  requeueForRetry,
   startDialing,
 } from './dispatch-repository.js';
 import { recordEngineCall, scheduleEngineCheck } from './engine-dials.js';
 import { carrierAnalysis, endDetailsOf } from './outcome-repository.js';
 import { type CallRow, findCall } from './repository.js';
+import { requeueForRetry } from './retry-repository.js';
 import { FINAL_STATUSES } from './schemas.js';
 
 export const PROGRESS_QUEUE = 'calls.progress';
@@ -109,10 +109,7 @@ export function createCallPipeline(deps: {
       ),
   );
 
-  /**
-   * The finish of a call; `progress`: the carrier's report that ended it, whose analysis (the
-   * simulator's) is stored with the end and sent as `call.analyzed` just after the end's event.
-   */
+  /** A call's finish; the analysis of the carrier's ending report (the simulator's) goes with it. */
   function finishOf(
     call: Pick<CallRow, 'tenant_id' | 'id'>,
     ending: CallEnding,
