@@ -9,6 +9,7 @@
  */
 import pg from 'pg';
 import { JOBS_DUE_OR_RUNNING } from './database.js';
+import { type DatabaseWorkPer, databaseWorkPer, readDatabaseWork, STATS_FLUSH_MS } from './database-work.js';
 import { type LoadResult, type RequestShape, runLoad } from './load.js';
 import { ratioBetween } from './report.js';
 import type { CompoundResult, ScenarioRun } from './scenario-types.js';
@@ -39,6 +40,13 @@ interface Step {
   /** Dials per second after the last trigger while a backlog was left (dispatch alone). */
   drain_dials_per_s: number | null;
   non2xx: number;
+  /** The service's CPU ms per call from the first trigger until every job it caused had run. */
+  cpu_ms_per_call: number | null;
+  /**
+   * What the database did per call of the window, from the first trigger until every job it
+   * caused had run (database-work.ts): commits, statements, WAL records and bytes.
+   */
+  database_per_call: DatabaseWorkPer | null;
   met: boolean;
 }
 
@@ -100,6 +108,9 @@ async function measureRate(
   // webhook_trigger leaves ~30,000 dispatch jobs, ~70 s of dispatch at ~450 calls/s.
   const deadline = Date.now() + 180_000;
   while ((await backlog(client)) > 0 && Date.now() < deadline) await sleep(500);
+  await sleep(STATS_FLUSH_MS);
+  const workBefore = await readDatabaseWork(client);
+  const cpuBefore = run.cpuSeconds?.();
   const since = new Date();
   const load = await runLoad({
     baseUrl: run.baseUrl,
@@ -124,6 +135,12 @@ async function measureRate(
   const drained = queued === 0;
   const lag = await lagSince(client, since);
   const drainDials = await drainRate(client, since, new Date(ended));
+  // The window's calls are all past dispatch only once no job is due (their ends, their wakes).
+  const settled = Date.now() + 60_000;
+  while ((await backlog(client)) > 0 && Date.now() < settled) await sleep(250);
+  const cpuAfter = run.cpuSeconds?.();
+  await sleep(STATS_FLUSH_MS);
+  const work = databaseWorkPer(workBefore, await readDatabaseWork(client), lag.calls);
   const [p50, p99] = lag.lag ?? [null, null];
   const round = (ms: number | null) => (ms === null ? null : Math.round(ms));
   // Every trigger offered accepted within the window (one second of slack for the last answers):
@@ -143,6 +160,11 @@ async function measureRate(
     dispatch_rps: lag.dial_seconds ? Math.round(lag.dialled / lag.dial_seconds) : null,
     drain_dials_per_s: drainDials,
     non2xx: load.non2xx,
+    cpu_ms_per_call:
+      cpuBefore !== undefined && cpuAfter !== undefined && lag.calls > 0
+        ? Math.round(((cpuAfter - cpuBefore) * 1_000_000) / lag.calls) / 1000
+        : null,
+    database_per_call: work,
     met:
       drained &&
       load.non2xx === 0 &&
@@ -156,7 +178,11 @@ async function measureRate(
     `    ${rate} triggers/s offered, ${achieved}/s accepted: dispatch lag p50 ${step.lag_p50_ms} ms, p99 ${step.lag_p99_ms} ms, ` +
       `${step.dispatch_rps ?? '–'} dials/s (after the last trigger: ${step.drain_dials_per_s ?? '–'}/s), ` +
       `${drained ? `drained ${step.drain_s} s after the last trigger` : `NOT drained (${queued} still queued)`}` +
-      `${step.met ? '' : ' — missed'}`,
+      `${step.met ? '' : ' — missed'}` +
+      (work
+        ? `; per call: ${work.commits} commits, ${work.statements ?? '?'} statements, ${work.wal_records} WAL records (${work.wal_bytes} B)`
+        : '') +
+      `; ${load.cpu_ms_per_request ?? '?'} CPU ms/req (${step.cpu_ms_per_call ?? '?'} per call with its dispatch)`,
   );
   return { step, load };
 }
@@ -174,14 +200,20 @@ export async function runCallPipeline(
   let lowest: { step: Step; load: LoadResult } | undefined;
   try {
     run.log('');
-    for (const fraction of FRACTIONS) {
+    for (const rate of run.options.callRates ?? []) {
+      const tried = await measureRate(run, client, trigger, rate, seconds);
+      steps.push(tried.step);
+      lowest ??= tried;
+      if (tried.step.met && (!best || rate > best.step.offered_rps)) best = tried;
+    }
+    for (const fraction of run.options.callRates ? [] : FRACTIONS) {
       const tried = await measureRate(run, client, trigger, Math.ceil(baseRps * fraction), seconds);
       steps.push(tried.step);
       lowest ??= tried;
       if (!tried.step.met) break;
       best = tried;
     }
-    for (const fraction of best ? [] : FALLBACK_FRACTIONS) {
+    for (const fraction of best || run.options.callRates ? [] : FALLBACK_FRACTIONS) {
       const tried = await measureRate(run, client, trigger, Math.ceil(baseRps * fraction), seconds);
       steps.push(tried.step);
       lowest = tried;

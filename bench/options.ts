@@ -46,6 +46,8 @@ export interface BenchOptions {
   out: string | undefined;
   /** Keep the database (PostgreSQL) or data directory (embedded) after the run. */
   keep: boolean;
+  /** call_pipeline's rates (triggers/s), each tried in turn, instead of fractions of baseline_db_write. */
+  callRates: number[] | undefined;
   /** True when every scenario runs with the standard settings (the run may update latest*.json). */
   standard: boolean;
 }
@@ -64,7 +66,9 @@ const HELP = `npm run bench -- [options]
   --env NAME=value                   extra environment for the service (repeatable)
   --out FILE                         JSON output (default: bench/results/latest.json / latest-embedded.json
                                      for a full standard run, bench/results/partial*.json otherwise)
-  --keep                             keep the benchmark database / data directory`;
+  --keep                             keep the benchmark database / data directory
+  --call-rates R1,R2                 call_pipeline: these rates (triggers/s), each tried in turn, instead of
+                                     fractions of baseline_db_write (compares CPU and WAL per call between runs)`;
 
 function positiveNumber(name: string, raw: string | undefined, min: number): number {
   const value = Number(raw);
@@ -89,6 +93,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     openLoop: 'paced',
     out: undefined,
     keep: false,
+    callRates: undefined,
     standard: true,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -160,6 +165,10 @@ export function parseOptions(argv: string[]): BenchOptions {
         break;
       case '--keep':
         options.keep = true;
+        break;
+      case '--call-rates':
+        options.callRates = (next() ?? '').split(',').map((rate) => positiveNumber('call-rates', rate, 1));
+        options.standard = false;
         break;
       default:
         throw new Error(`unknown option ${arg}\n\n${HELP}`);

@@ -178,7 +178,7 @@ export async function startProcess(options: {
     log.end();
   };
 
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 180_000);
   for (;;) {
     if (exited) {
       await stop();
@@ -194,7 +194,7 @@ export async function startProcess(options: {
     if (Date.now() > deadline) {
       await stop();
       throw new Error(
-        `${options.name} was not ready within ${(options.timeoutMs ?? 60_000) / 1000} s:\n${tail()}`,
+        `${options.name} was not ready within ${(options.timeoutMs ?? 180_000) / 1000} s:\n${tail()}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

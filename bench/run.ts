@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_DATABASE_TIMEOUTS } from '../src/core/config/config.js';
 import { heapLimitArgv } from '../src/core/config/memory.js';
 import { openDatabase } from '../src/core/db/database.js';
 import { migrate } from '../src/core/db/migrate.js';
@@ -65,6 +66,8 @@ async function runStorage(
     databaseUrl: storage === 'postgres' ? location : undefined,
     dataDir: location,
     poolSize: 4,
+    // Seeding statements run for seconds each, longer on a loaded machine: no statement timeout.
+    timeouts: { ...DEFAULT_DATABASE_TIMEOUTS, statementMs: 0, queryMs: 0 },
   });
   let fixture: BenchFixture;
   try {

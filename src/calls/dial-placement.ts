@@ -114,11 +114,13 @@ export function createDialPlacement(deps: DialPlacementDeps) {
       const result = await send(job, call, key);
       return result && { result, adopted: false };
     };
-    if (await claimDial({ ...key, at: clock.now() })) return sent();
+    // The statement that moved the call to dialing claimed its first request (startDialing).
+    if (call.claimed || (await claimDial({ ...key, at: clock.now() }))) return sent();
     const dial = await findEngineDial(db, key);
     if (!dial) {
       // Released: the request before was refused, and this run is the queue's retry of it.
-      if (await claimDial({ ...key, at: clock.now() })) return sent();
+      // The statement that moved the call to dialing claimed its first request (startDialing).
+      if (call.claimed || (await claimDial({ ...key, at: clock.now() }))) return sent();
       throw notYet('another run claimed the dial', 1_000);
     }
     if (dial.engine_call_id !== null)

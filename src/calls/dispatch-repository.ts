@@ -21,16 +21,13 @@
 import type { AgentSettings } from '../agents/settings.js';
 import { type Db, type Executor, runPrepared } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
-import { enqueueJob } from '../core/jobs/runner.js';
-import { STILL_RUNNING_TEXT } from '../core/jobs/statements.js';
-import type { EnqueueOptions } from '../core/jobs/types.js';
 import { APPEND_CREDIT_ENTRIES } from '../credits/repository.js';
-import type { AnsweredBy, EngineUsage } from '../telephony/outcomes.js';
+import type { AnsweredBy, CallAnalysis, EngineUsage } from '../telephony/outcomes.js';
 import { APPEND_WALLET_CALL_DEBITS } from '../wallets/repository.js';
 import { TELL_CAMPAIGNS_OF_ENDED_CALLS } from './campaign-ends.js';
 import { CALL_COLUMNS, type CallRow, recordCallEvents } from './repository.js';
 
-const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
+export const QUALIFIED_CALL_COLUMN_LIST = CALL_COLUMNS.map((column) => `c.${column}`).join(', ');
 /** The columns dialing does not change, read from the statement's snapshot of the call. */
 const UNCHANGED_COLUMN_LIST = CALL_COLUMNS.filter(
   (column) => column !== 'status' && column !== 'attempts' && column !== 'scheduled_for',
@@ -53,6 +50,11 @@ export interface DispatchRow extends CallRow {
   listed: boolean;
   /** This statement moved it queued → dialing. */
   moved: boolean;
+  /**
+   * This statement also claimed the attempt's request to the engine (engine-dials.ts): the claim
+   * commits with the move to dialing, so the first run sends without a claim statement of its own.
+   */
+  claimed: boolean;
 }
 
 /**
@@ -61,7 +63,7 @@ export interface DispatchRow extends CallRow {
  * it. A woken call that still cannot start (the other cap is full) parks again; a slot lost that
  * way is found by the parked job's backstop (pipeline.ts).
  */
-const wakeWaiting = (now: string) => `
+export const wakeWaiting = (now: string) => `
   waiting AS (
     SELECT w.id FROM (SELECT agent_id, count(*) AS n FROM freed GROUP BY agent_id) f
     JOIN agents a ON a.id = f.agent_id AND a.settings -> 'max_concurrent_calls' IS NOT NULL
@@ -83,8 +85,10 @@ const wakeWaiting = (now: string) => `
   )`;
 
 /**
- * queued → dialing for a batch of calls in one statement, and each call as it now is with its
- * agent's settings and its tenant's cap. Unless `force`, only calls with nothing to wait for move
+ * queued → dialing for a batch of calls in one statement, each moved call's request to `engine`
+ * claimed in `engine_dials` in the same statement (engine-dials.ts: the claim says the request
+ * is sent or about to be; a run that crashes before sending leaves a claim its retry resolves by
+ * asking the engine), and each call as it now is with its agent's settings and its tenant's cap. Unless `force`, only calls with nothing to wait for move
  * (no cap, no calling hours, not scheduled later); the others come back unmoved for the pipeline
  * to decide (under locks, or in the agent's time zone) and start with `force`. A number on the
  * tenant's do-not-call list never moves, forced or not (`listed`): the list is read by the
@@ -93,6 +97,7 @@ const wakeWaiting = (now: string) => `
 export async function startDialing(
   db: Executor,
   steps: CallStep[],
+  engine: string,
   force = false,
 ): Promise<(DispatchRow | undefined)[]> {
   const rows = await runPrepared<DispatchRow>(db, {
@@ -118,20 +123,26 @@ export async function startDialing(
       ), dialing_event AS (
         INSERT INTO call_events (tenant_id, call_id, status, at, detail)
         SELECT tenant_id, id, 'dialing', updated_at, jsonb_build_object('attempt', attempts) FROM moved
+      ), claimed AS (
+        INSERT INTO engine_dials (call_id, attempt, tenant_id, engine, requested_at)
+        SELECT id, attempts, tenant_id, $5::text, updated_at FROM moved
+        ON CONFLICT (call_id, attempt) DO NOTHING
+        RETURNING call_id
       )
       SELECT ${UNCHANGED_COLUMN_LIST}, g.settings, g.tenant_cap, g.listed, m.id IS NOT NULL AS moved,
+             cl.call_id IS NOT NULL AS claimed,
              CASE WHEN m.id IS NULL THEN g.status ELSE 'dialing' END AS status,
              coalesce(m.attempts, g.attempts) AS attempts,
              CASE WHEN m.id IS NULL THEN g.scheduled_for END AS scheduled_for
-      FROM target g LEFT JOIN moved m ON m.id = g.id`,
-    values: [steps.map((s) => s.tenantId), steps.map((s) => s.callId), steps.map((s) => s.at), force],
+      FROM target g LEFT JOIN moved m ON m.id = g.id LEFT JOIN claimed cl ON cl.call_id = g.id`,
+    values: [steps.map((s) => s.tenantId), steps.map((s) => s.callId), steps.map((s) => s.at), force, engine],
   });
   const byId = new Map(rows.map((row) => [row.id, row]));
-  // A call named twice in one batch moved once: only its first step answers as moved.
+  // A call named twice in one batch moved (and claimed) once: only its first step answers so.
   return steps.map((s) => {
     const row = byId.get(s.callId);
     if (row?.tenant_id !== s.tenantId) return undefined;
-    byId.set(s.callId, { ...row, moved: false });
+    byId.set(s.callId, { ...row, moved: false, claimed: false });
     return row;
   });
 }
@@ -141,7 +152,7 @@ export async function startDialing(
  * one statement: each sub-select is a sub-plan run when the select list needs it, and the list is
  * evaluated left to right, so the agents are locked before the tenants.
  */
-async function lockCapsOfCalls(tx: Executor, callIds: string[]): Promise<void> {
+export async function lockCapsOfCalls(tx: Executor, callIds: string[]): Promise<void> {
   await runPrepared(tx, {
     name: 'calls_lock_caps_of_calls',
     text: `
@@ -214,11 +225,30 @@ export interface CallFinish extends CallStep {
   /** Minutes to debit from the call's owner (0: none). */
   minutes: number;
   ledgerId: string;
+  /**
+   * The call's analysis, when the carrier gave it with the end (the simulator's): stored by the
+   * same statement with `call.analyzed` stamped `at` (after the finish's own `at`, so the event
+   * follows the end's), unless the call already has one.
+   */
+  analysis?: { value: CallAnalysis; at: Date };
 }
 
 /**
+ * The ended calls as their end event shows them: stamped with the finish's time, and without the
+ * analysis this statement stored (that one is `call.analyzed`'s, which follows).
+ */
+const ENDED_AS_ENDING = CALL_COLUMNS.map((column) =>
+  column === 'updated_at'
+    ? 'at AS updated_at'
+    : column === 'analysis'
+      ? 'CASE WHEN analyzed_now THEN NULL ELSE analysis END AS analysis'
+      : column,
+).join(', ');
+
+/**
  * Moves a batch of calls that are not final yet into their final states with their
- * `ended_reason`, `billed_minutes` and timeline event and, in the same statement, debits each
+ * `ended_reason`, `billed_minutes` and timeline event (and the carrier's analysis given with the
+ * end, with `call.analyzed`) and, in the same statement, debits each
  * completed call's minutes from its owner through APPEND_CREDIT_ENTRIES (credits/repository.ts),
  * with the reference `call:<id>` so a debit happens at most once (an owner's debits in one batch
  * change the balance once, by their sum), debits the tenant's wholesale wallet the same minutes
@@ -270,26 +300,36 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
         WITH input AS (
           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::integer[], $6::text[],
                                $7::timestamptz[], $8::integer[], $9::text[], $11::text[], $12::text[], $13::text[],
-                               $14::text[], $15::text[], $16::text[], $17::float8[], $18::float8[])
+                               $14::text[], $15::text[], $16::text[], $17::float8[], $18::float8[],
+                               $19::jsonb[], $20::timestamptz[])
             AS i(tenant_id, id, status, ended_at, duration_seconds, failure_reason, at, minutes, ledger_id,
                  ended_reason, transcript, recording_url, wallet_ledger_id, answered_by, transferred_to,
-                 engine_cost_usd, engine_duration_seconds)
+                 engine_cost_usd, engine_duration_seconds, analysis, analyzed_at)
         ), ended AS (
           UPDATE calls c SET status = i.status, ended_at = i.ended_at, duration_seconds = i.duration_seconds,
-                 failure_reason = i.failure_reason, updated_at = i.at, ended_reason = coalesce(i.ended_reason, i.status),
+                 failure_reason = i.failure_reason, ended_reason = coalesce(i.ended_reason, i.status),
+                 analysis = CASE WHEN c.analysis IS NULL THEN i.analysis ELSE c.analysis END,
+                 updated_at = CASE WHEN c.analysis IS NULL AND i.analysis IS NOT NULL THEN i.analyzed_at ELSE i.at END,
                  billed_minutes = i.minutes, scheduled_for = NULL,
                  transcript = coalesce(i.transcript, c.transcript), recording_url = coalesce(i.recording_url, c.recording_url),
                  answered_by = coalesce(i.answered_by, c.answered_by), transferred_to = coalesce(i.transferred_to, c.transferred_to),
                  engine_cost_usd = coalesce(i.engine_cost_usd, c.engine_cost_usd), engine_duration_seconds = coalesce(i.engine_duration_seconds, c.engine_duration_seconds)
           FROM input i
           WHERE c.tenant_id = i.tenant_id AND c.id = i.id AND c.status IN ('queued', 'dialing', 'in_progress')
-          RETURNING ${QUALIFIED_CALL_COLUMN_LIST}, i.minutes, i.ledger_id, i.wallet_ledger_id, i.at
+          RETURNING ${QUALIFIED_CALL_COLUMN_LIST}, i.minutes, i.ledger_id, i.wallet_ledger_id, i.at,
+                    -- analyzed_at is after at: the call's time is analyzed_at only when the analysis was stored.
+                    (i.analysis IS NOT NULL AND c.updated_at = i.analyzed_at) AS analyzed_now
+        ), ended_as_ending AS (
+          SELECT ${ENDED_AS_ENDING} FROM ended
+        ), analyzed AS (
+          SELECT * FROM ended WHERE analyzed_now
         ), ended_event AS (
           INSERT INTO call_events (tenant_id, call_id, status, at, detail)
           SELECT tenant_id, id, status, ended_at, jsonb_strip_nulls(jsonb_build_object(
                    'duration_seconds', duration_seconds, 'failure_reason', failure_reason, 'billed_minutes', minutes)) FROM ended
           RETURNING id, call_id, status, at, detail
-        ), ${recordCallEvents({ calls: 'ended', type: "'call.' || c.status", newEvents: 'ended_event', engine: '$10::text' })},
+        ), ${recordCallEvents({ calls: 'ended_as_ending', type: "'call.' || c.status", newEvents: 'ended_event', engine: '$10::text' })},
+        ${recordCallEvents({ calls: 'analyzed', type: "'call.analyzed'", newEvents: 'ended_event', engine: '$10::text', prefix: 'analyzed_' })},
         freed AS (
           SELECT agent_id, tenant_id FROM ended
         ), ${wakeWaiting('(SELECT max(at) FROM input)')},
@@ -323,78 +363,10 @@ async function finishLocked(tx: Executor, finishes: CallFinish[], engine: string
       finishes.map((f) => f.ending.transferredTo ?? null),
       finishes.map((f) => f.ending.usage?.costUsd ?? null),
       finishes.map((f) => f.ending.usage?.durationSeconds ?? null),
+      finishes.map((f) => (f.analysis ? JSON.stringify(f.analysis.value) : null)),
+      finishes.map((f) => f.analysis?.at ?? null),
     ],
   });
   const ended = new Set(rows.map((row) => row.id));
   return finishes.map((f) => ended.delete(f.callId));
-}
-
-/**
- * The call's own dispatch job, when still running (a report that overtook the end of the dispatch
- * that placed the call), is queued again for the retry instead of a new one (a job of the same key
- * queued or running would refuse it; its acknowledgement then finds it queued and leaves it).
- */
-async function rearmRunningJob(tx: Executor, job: EnqueueOptions): Promise<boolean> {
-  const rows = await runPrepared<{ id: number }>(tx, {
-    name: 'calls_rearm_running_dispatch',
-    text: `
-      UPDATE jobs SET status = 'queued', run_at = $2, attempts = greatest(attempts - 1, 0), locked_by = NULL, locked_until = NULL
-      WHERE singleton_key = $1 AND ${STILL_RUNNING_TEXT}
-      RETURNING id`,
-    values: [job.singletonKey, job.runAt],
-  });
-  return rows.length > 0;
-}
-
-/**
- * An unanswered call with attempts left goes back to `queued` until `scheduledFor` (an event on
- * the same call), its slot wakes a waiting call, and its own dispatch job (`jobId`, running now)
- * is parked until then, all in one transaction. False when the call was no longer dialing.
- */
-export async function requeueForRetry(
-  db: Db,
-  step: CallStep & { jobId: number | null; scheduledFor: Date },
-  engine: string,
-  /** A new dispatch job for the retry, when no running one is there to park (a voice engine's report). */
-  redispatch?: EnqueueOptions,
-): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
-    await lockCapsOfCalls(tx, [step.callId]);
-    const rows = await runPrepared<{ id: string }>(tx, {
-      name: 'calls_requeue_for_retry',
-      text: `
-        WITH requeued AS (
-          UPDATE calls c SET status = 'queued', scheduled_for = $3, updated_at = $4, engine_call_id = NULL
-          WHERE c.tenant_id = $1 AND c.id = $2 AND c.status IN ('dialing', 'in_progress')
-          RETURNING ${QUALIFIED_CALL_COLUMN_LIST}
-        ), requeued_event AS (
-          INSERT INTO call_events (tenant_id, call_id, status, at, detail)
-          SELECT tenant_id, id, 'queued', $4::timestamptz,
-                 jsonb_build_object('reason', 'no_answer', 'attempt', attempts + 1, 'scheduled_for', $6::text)
-          FROM requeued
-          RETURNING id, call_id, status, at, detail
-        ), ${recordCallEvents({ calls: 'requeued', type: "'call.queued'", newEvents: 'requeued_event', engine: '$7::text' })},
-        freed AS (
-          SELECT agent_id, tenant_id FROM requeued
-        ), ${wakeWaiting('$4::timestamptz')},
-        parked AS (
-          UPDATE jobs SET status = 'queued', run_at = $3, attempts = attempts - 1, locked_by = NULL, locked_until = NULL
-          WHERE id = $5 AND ${STILL_RUNNING_TEXT} AND EXISTS (SELECT 1 FROM requeued)
-        )
-        SELECT id FROM requeued`,
-      // The event shows the time as the API does (ISO 8601 with milliseconds, UTC).
-      values: [
-        step.tenantId,
-        step.callId,
-        step.scheduledFor,
-        step.at,
-        step.jobId,
-        step.scheduledFor.toISOString(),
-        engine,
-      ],
-    });
-    if (rows.length !== 1) return false;
-    if (redispatch && !(await rearmRunningJob(tx, redispatch))) await enqueueJob(tx, redispatch);
-    return true;
-  });
 }

@@ -33,7 +33,6 @@ import {
   type CallFinish,
   finishCallsAndDebit,
   markInProgress,
-  requeueForRetry,
 } from './dispatch-repository.js';
 import {
   dialRequestOf,
@@ -45,6 +44,7 @@ import {
 import { findOutcomeConfig, type OutcomeConfig, recordAnalysis } from './outcome-repository.js';
 import { MAX_CALL_MS, minutesFor } from './pipeline.js';
 import { CALL_COLUMNS, type CallRow, dispatchKeyOf } from './repository.js';
+import { requeueForRetry } from './retry-repository.js';
 import { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './service.js';
 
 /**

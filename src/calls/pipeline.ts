@@ -20,7 +20,7 @@
  */
 
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db/database.js';
+import type { Db, Executor } from '../core/db/database.js';
 import { newId } from '../core/ids.js';
 import { coalesce } from '../core/jobs/batching.js';
 import { enqueueJob, type Job, RetryJobError } from '../core/jobs/runner.js';
@@ -41,12 +41,12 @@ import {
   type DispatchRow,
   finishCallsAndDebit,
   markInProgress,
-  requeueForRetry,
   startDialing,
 } from './dispatch-repository.js';
 import { recordEngineCall, scheduleEngineCheck } from './engine-dials.js';
-import { type AnalysisRecord, carrierAnalysis, endDetailsOf, recordAnalyses } from './outcome-repository.js';
+import { carrierAnalysis, endDetailsOf } from './outcome-repository.js';
 import { type CallRow, findCall } from './repository.js';
+import { requeueForRetry } from './retry-repository.js';
 import { FINAL_STATUSES } from './schemas.js';
 
 export const PROGRESS_QUEUE = 'calls.progress';
@@ -89,10 +89,12 @@ export function createCallPipeline(deps: {
   onCallEnded?: (status: CallEnding['status']) => void;
 }) {
   const { db, clock } = deps;
-  const toDialing = coalesce((steps: CallStep[]) => startDialing(db, steps));
+  const toDialing = coalesce((steps: CallStep[]) => startDialing(db, steps, deps.telephony.name));
   /** The call the forced start answers, when it moved or was found listed (the caller ends it). */
   const startedOrListed = (row: DispatchRow | undefined) => (row?.moved || row?.listed ? row : undefined);
-  const admittedNow = async (step: CallStep) => startedOrListed((await startDialing(db, [step], true))[0]);
+  const forceStart = async (executor: Executor, step: CallStep) =>
+    startedOrListed((await startDialing(executor, [step], deps.telephony.name, true))[0]);
+  const admittedNow = (step: CallStep) => forceStart(db, step);
   const toInProgress = coalesce((steps: (CallStep & { startedAt: Date })[]) =>
     markInProgress(db, steps, deps.telephony.name),
   );
@@ -107,21 +109,33 @@ export function createCallPipeline(deps: {
       ),
   );
 
-  function finishOf(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): CallFinish {
+  /** A call's finish; the analysis of the carrier's ending report (the simulator's) goes with it. */
+  function finishOf(
+    call: Pick<CallRow, 'tenant_id' | 'id'>,
+    ending: CallEnding,
+    progress?: CallProgress,
+  ): CallFinish {
     const minutes = ending.status === 'completed' ? minutesFor(ending.durationSeconds ?? 0) : 0;
+    const at = clock.now();
+    const analysis = progress?.state === 'completed' ? progress.details?.analysis : undefined;
     return {
       tenantId: call.tenant_id,
       callId: call.id,
-      at: clock.now(),
+      at,
       ending,
       minutes,
       ledgerId: newId('cred'),
+      ...(analysis ? { analysis: { value: carrierAnalysis(analysis), at: new Date(at.getTime() + 1) } } : {}),
     };
   }
 
   /** Ends a call that is not final yet, debiting a completed one; false when it already was final. */
-  async function end(call: Pick<CallRow, 'tenant_id' | 'id'>, ending: CallEnding): Promise<boolean> {
-    return ended(ending, await finish(finishOf(call, ending)));
+  async function end(
+    call: Pick<CallRow, 'tenant_id' | 'id'>,
+    ending: CallEnding,
+    progress?: CallProgress,
+  ): Promise<boolean> {
+    return ended(ending, await finish(finishOf(call, ending, progress)));
   }
 
   function ended(ending: CallEnding, moved: boolean): boolean {
@@ -159,20 +173,6 @@ export function createCallPipeline(deps: {
     }
   }
 
-  /** The carrier's analysis of a call it ended (the simulator's), stored with `call.analyzed`. */
-  const recordAnalysis = coalesce((records: AnalysisRecord[]) =>
-    recordAnalyses(db, records, deps.telephony.name),
-  );
-  const analyzeEnd = (call: CallRow, progress: CallProgress | undefined) =>
-    progress?.state === 'completed' && progress.details?.analysis
-      ? recordAnalysis({
-          tenantId: call.tenant_id,
-          callId: call.id,
-          at: clock.now(),
-          analysis: carrierAnalysis(progress.details.analysis),
-        })
-      : undefined;
-
   const { placeAttempt } = createDialPlacement({ db, clock, engine: deps, ask, end });
 
   /** Acts on the carrier's report (`known`: already asked), asking it when not given. */
@@ -182,7 +182,7 @@ export function createCallPipeline(deps: {
     if (!progress) return;
     const ending = endingOf(progress);
     if (ending) {
-      if (await end(call, ending)) await analyzeEnd(call, progress);
+      await end(call, ending, progress);
     } else if (progress.state !== 'in_progress') {
       return;
     } else if (job.queue === PROGRESS_QUEUE) {
@@ -265,7 +265,7 @@ export function createCallPipeline(deps: {
         await parkDispatchJob(tx, job.id, call.id, new Date(now.getTime() + CAP_BACKSTOP_MS));
         return undefined;
       }
-      return startedOrListed((await startDialing(tx, [step], true))[0]);
+      return forceStart(tx, step);
     });
   }
 
@@ -376,8 +376,7 @@ export function createCallPipeline(deps: {
     const first = await deps.telephony.progress(call.id, call.tenant_id).catch(() => undefined);
     const ending = first && endingOf(first);
     if (ending) {
-      if (ended(ending, await answerAndFinish({ answer, finish: finishOf(call, ending) })))
-        await analyzeEnd(call, first);
+      ended(ending, await answerAndFinish({ answer, finish: finishOf(call, ending, first) }));
       return;
     }
     await toInProgress(answer);

@@ -260,8 +260,11 @@ export function recordCallEvents(options: {
   engine: string;
   /** False for calls the statement itself creates: they have no earlier timeline to read. */
   earlierTimeline?: boolean;
+  /** Names the CTEs (`<prefix>event`, …): a statement recording two kinds of call events gives each its own. */
+  prefix?: string;
 }): string {
   const { calls, type, newEvents, engine } = options;
+  const prefix = options.prefix ?? 'call_';
   const earlier =
     options.earlierTimeline === false
       ? ''
@@ -269,7 +272,7 @@ export function recordCallEvents(options: {
                      UNION ALL
                      `;
   return `
-  call_event AS (
+  ${prefix}event AS (
     SELECT c.tenant_id, ${type} AS type, c.updated_at AS created_at,
            jsonb_build_object('object', jsonb_build_object(
              'id', c.id, 'agent_id', c.agent_id, 'agent_version', c.agent_version, 'user_id', c.user_id,
@@ -288,7 +291,7 @@ export function recordCallEvents(options: {
                                                    'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.id)
                FROM (${earlier}SELECT id, status, at, detail FROM ${newEvents} WHERE call_id = c.id) e), '[]'::jsonb))) AS data
     FROM ${calls} c
-  ), ${recordEventsFrom('call_event', 'call_')}`;
+  ), ${recordEventsFrom(`${prefix}event`, prefix)}`;
 }
 
 export async function findCall(db: Executor, tenantId: string, callId: string): Promise<CallRow | undefined> {

@@ -1,10 +1,12 @@
 /**
- * The recurring maintenance jobs: purges of expired idempotency keys, finished jobs, old events
- * and ended console sessions, and the vacuum of the busiest tables where autovacuum does not run.
+ * The recurring maintenance jobs: purges of expired idempotency keys, finished jobs, old events,
+ * ended console sessions and the dial claims of long-ended calls, and the vacuum of the busiest
+ * tables where autovacuum does not run.
  * Each run queues the next; `scheduleMaintenance` starts the chains at boot.
  */
 
 import { Type } from '@sinclair/typebox';
+import { ENGINE_DIAL_RETENTION_MS, purgeResolvedEngineDials } from '../calls/dial-retention.js';
 import type { Clock } from '../core/clock.js';
 import type { Database, Executor } from '../core/db/database.js';
 import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from '../core/db/table-maintenance.js';
@@ -20,6 +22,7 @@ export const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
 export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
 export const EVENT_PURGE_QUEUE = 'maintenance.purge_events';
 export const MEMBER_PURGE_QUEUE = 'maintenance.purge_member_sessions';
+export const ENGINE_DIAL_PURGE_QUEUE = 'maintenance.purge_engine_dials';
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** A purge that stopped with more to delete comes back this soon, leaving the workers room between runs. */
 const PURGE_AGAIN_MS = 60 * 1000;
@@ -66,7 +69,14 @@ function recurring(db: Executor, queue: string, run: () => Promise<Date>): JobDe
 /** Schedules the recurring maintenance jobs (idempotent across processes). */
 export async function scheduleMaintenance(services: { database: Database; clock: Clock }): Promise<void> {
   const { db } = services.database;
-  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE, MEMBER_PURGE_QUEUE, VACUUM_QUEUE]) {
+  for (const queue of [
+    PURGE_QUEUE,
+    JOB_PURGE_QUEUE,
+    EVENT_PURGE_QUEUE,
+    MEMBER_PURGE_QUEUE,
+    VACUUM_QUEUE,
+    ENGINE_DIAL_PURGE_QUEUE,
+  ]) {
     await scheduleRecurring(db, queue, 'a', services.clock.now());
   }
 }
@@ -99,6 +109,10 @@ export function maintenanceJobs(deps: {
     recurring(db, MEMBER_PURGE_QUEUE, async () =>
       untilNext((await purgeEndedMemberRecords(db, { now: clock.now() })).more),
     ),
+    recurring(db, ENGINE_DIAL_PURGE_QUEUE, async () => {
+      const cutoff = new Date(clock.now().getTime() - ENGINE_DIAL_RETENTION_MS);
+      return untilNext((await purgeResolvedEngineDials(db, { cutoff })).more);
+    }),
     recurring(db, VACUUM_QUEUE, async () => {
       await maintainTables(database, (table, err) =>
         deps.logger?.warn({ err, table }, 'vacuum of a table failed (autovacuum does not run here)'),

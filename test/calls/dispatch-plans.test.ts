@@ -44,10 +44,10 @@ const steps = (n: number) =>
 
 describe('dispatch statements behind a backlog', () => {
   it('queued → dialing reads the batch by primary key, not the queue', async () => {
-    const statement = await statementOf((db) => startDialing(db, steps(5)));
+    const statement = await statementOf((db) => startDialing(db, steps(5), 'simulated'));
     const plan = await genericPlan(
       statement.sql,
-      ['text[]', 'text[]', 'timestamptz[]', 'boolean'],
+      ['text[]', 'text[]', 'timestamptz[]', 'boolean', 'text'],
       statement.parameters,
     );
     expect(plan).toContain('calls_pkey');
