@@ -47,15 +47,18 @@ import { maintenanceJobs } from './maintenance/jobs.js';
 import { createMemberService, type MemberService } from './members/service.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { createMetricsService, type MetricsService } from './metrics/service.js';
+import { createOperatorReports, type OperatorReports } from './operator-reports/service.js';
 import { overageJobs } from './overage/jobs.js';
 import { createOverageInvoicing, settleOverageInTx } from './overage/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
+import { createPlatformBrandService, type PlatformBrandService } from './platform-brand/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
 import { createMemoryStore } from './rate-limits/token-bucket.js';
 import { sessionJobs } from './sessions/jobs.js';
 import { revokeUserSessions } from './sessions/repository.js';
 import { createSessionService, type SessionService } from './sessions/service.js';
+import { createStaffService, type StaffService } from './staff/service.js';
 import { subscriptionJobs } from './subscriptions/jobs.js';
 import { createSubscriptionService, type SubscriptionService } from './subscriptions/service.js';
 import { createTelephony } from './telephony/index.js';
@@ -144,6 +147,10 @@ export interface Services {
   /** Durable job handlers by queue name, as the job runner runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
   readonly jobRunner: JobRunner;
+  /** The operator console's staff, the platform's own brand, and its reports across tenants. */
+  readonly staff: StaffService;
+  readonly platformBrand: PlatformBrandService;
+  readonly operatorReports: OperatorReports;
   /** Releases what the services hold open (SMTP and Redis connections); the database is the caller's. */
   close(): Promise<void>;
 }
@@ -305,6 +312,8 @@ export function createServices(options: ServiceOptions): Services {
     onQueued: doorbell.ring,
   });
 
+  const platformBrand = createPlatformBrandService({ db, clock, defaults: config.platformBrand });
+  const staff = createStaffService({ db, clock, secrets, config, brand: platformBrand });
   const jobs = jobTable([
     ...callJobs({ pipeline, engineReports }),
     ...campaignJobs(campaignScheduler),
@@ -376,6 +385,9 @@ export function createServices(options: ServiceOptions): Services {
     metricsService: createMetricsService({ db, clock, metrics, queues: Object.keys(jobs.handlers) }),
     jobHandlers: jobs.handlers,
     jobRunner,
+    staff,
+    platformBrand,
+    operatorReports: createOperatorReports({ db, clock }),
     async close() {
       eventDelivery.close();
       await mailSender.close();
