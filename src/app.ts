@@ -110,6 +110,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     publicBaseUrl: config.publicBaseUrl,
     keyPrefix: config.apiKeyPrefix,
     scopes: SCOPES,
+    platformName: () => services.platformBrand.cached().name,
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -51,7 +51,11 @@ import { createOperatorReports, type OperatorReports } from './operator-reports/
 import { overageJobs } from './overage/jobs.js';
 import { createOverageInvoicing, settleOverageInTx } from './overage/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
-import { createPlatformBrandService, type PlatformBrandService } from './platform-brand/service.js';
+import {
+  brandSlug,
+  createPlatformBrandService,
+  type PlatformBrandService,
+} from './platform-brand/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
 import { createMemoryStore } from './rate-limits/token-bucket.js';
@@ -147,8 +151,7 @@ export interface Services {
   /** Durable job handlers by queue name, as the job runner runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
   readonly jobRunner: JobRunner;
-  /** The operator console's staff, the platform's own brand, and its reports across tenants. */
-  readonly staff: StaffService;
+  readonly staff: StaffService; // the operator console's staff, brand and reports:
   readonly platformBrand: PlatformBrandService;
   readonly operatorReports: OperatorReports;
   /** Releases what the services hold open (SMTP and Redis connections); the database is the caller's. */
@@ -216,7 +219,9 @@ export function createServices(options: ServiceOptions): Services {
     processorAccounts,
   });
   const plans = createPlanService({ db, clock });
+  const platformBrand = createPlatformBrandService({ db, clock, defaults: config.platformBrand });
   const branding = createBrandingService({
+    platformSlug: () => brandSlug(platformBrand.cached().name),
     db,
     clock,
     publicBaseUrl: config.publicBaseUrl,
@@ -312,8 +317,6 @@ export function createServices(options: ServiceOptions): Services {
     onQueued: doorbell.ring,
   });
 
-  const platformBrand = createPlatformBrandService({ db, clock, defaults: config.platformBrand });
-  const staff = createStaffService({ db, clock, secrets, config, brand: platformBrand });
   const jobs = jobTable([
     ...callJobs({ pipeline, engineReports }),
     ...campaignJobs(campaignScheduler),
@@ -385,7 +388,7 @@ export function createServices(options: ServiceOptions): Services {
     metricsService: createMetricsService({ db, clock, metrics, queues: Object.keys(jobs.handlers) }),
     jobHandlers: jobs.handlers,
     jobRunner,
-    staff,
+    staff: createStaffService({ db, clock, secrets, config, brand: platformBrand }),
     platformBrand,
     operatorReports: createOperatorReports({ db, clock }),
     async close() {

@@ -78,6 +78,7 @@ function issuesOf(input: UpdatePlatformBrandBody) {
 export function createPlatformBrandService(deps: { db: Db; clock: Clock; defaults: PlatformBrandConfig }) {
   const { db, clock, defaults } = deps;
   let cache: { brand: PlatformBrand; until: number } | undefined;
+  let refreshing: Promise<unknown> | undefined;
 
   const merge = (row: Selectable<PlatformBrandTable> | undefined): PlatformBrand => ({
     name: row?.name ?? defaults.name,
@@ -100,8 +101,21 @@ export function createPlatformBrandService(deps: { db: Db; clock: Clock; default
       logoUrl: defaults.logoUrl,
       color: defaults.color,
     }),
-    /** The last brand read in this process (the environment's until one was), for code that cannot wait. */
-    cached: (): PlatformBrand => cache?.brand ?? merge(undefined),
+    /**
+     * The last brand read in this process (the environment's until one was), for code that cannot
+     * wait; a stale one starts a fresh read in the background for the next caller.
+     */
+    cached(): PlatformBrand {
+      if (!cache || cache.until <= clock.now().getTime()) {
+        if (!refreshing)
+          refreshing = current()
+            .catch(() => undefined)
+            .finally(() => {
+              refreshing = undefined;
+            });
+      }
+      return cache?.brand ?? merge(undefined);
+    },
 
     /** What the operator stored over the environment (null: the default is in use). */
     async overrides(): Promise<UpdatePlatformBrandBody> {
