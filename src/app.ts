@@ -32,6 +32,9 @@ import { registerRequestTracing } from './core/observability/tracing.js';
 import { doNotCallRoutes } from './do-not-call/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { metricsRoutes, registerRequestMetrics } from './metrics/routes.js';
+import { operatorConsoleSurface } from './operator/console/plugin.js';
+import { OPERATOR_CONSOLE_PAGES } from './operator/console/routes.js';
+import { suspensionNotAvailable } from './operator/console/suspension.js';
 import { operatorRoutes } from './operator/routes.js';
 import { planRoutes } from './plans/routes.js';
 import { portalSurface } from './portal/plugin.js';
@@ -107,6 +110,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     publicBaseUrl: config.publicBaseUrl,
     keyPrefix: config.apiKeyPrefix,
     scopes: SCOPES,
+    platformName: () => services.platformBrand.cached().name,
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -164,6 +168,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   // The agency console: server-rendered pages for the tenant's members (cookie sessions, CSRF).
   await app.register(consoleSurface, { prefix: '/console', services, pages: CONSOLE_PAGES });
+  // The operator console (docs/operator-console.md): the operator's staff, on the same web kit.
+  await app.register(operatorConsoleSurface, {
+    prefix: '/operator',
+    services: { ...services, suspension: suspensionNotAvailable },
+    pages: OPERATOR_CONSOLE_PAGES,
+  });
   // The client portal (docs/portal.md): /portal/{slug} here, /portal on a tenant's verified domain.
   await app.register(portalSurface, { prefix: '/portal', services });
 

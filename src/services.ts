@@ -47,15 +47,22 @@ import { maintenanceJobs } from './maintenance/jobs.js';
 import { createMemberService, type MemberService } from './members/service.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { createMetricsService, type MetricsService } from './metrics/service.js';
+import { createOperatorReports, type OperatorReports } from './operator-reports/service.js';
 import { overageJobs } from './overage/jobs.js';
 import { createOverageInvoicing, settleOverageInTx } from './overage/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
+import {
+  brandSlug,
+  createPlatformBrandService,
+  type PlatformBrandService,
+} from './platform-brand/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
 import { createMemoryStore } from './rate-limits/token-bucket.js';
 import { sessionJobs } from './sessions/jobs.js';
 import { revokeUserSessions } from './sessions/repository.js';
 import { createSessionService, type SessionService } from './sessions/service.js';
+import { createStaffService, type StaffService } from './staff/service.js';
 import { subscriptionJobs } from './subscriptions/jobs.js';
 import { createSubscriptionService, type SubscriptionService } from './subscriptions/service.js';
 import { createTelephony } from './telephony/index.js';
@@ -144,6 +151,9 @@ export interface Services {
   /** Durable job handlers by queue name, as the job runner runs them. */
   readonly jobHandlers: Readonly<Record<string, JobHandler>>;
   readonly jobRunner: JobRunner;
+  readonly staff: StaffService; // the operator console's staff, brand and reports:
+  readonly platformBrand: PlatformBrandService;
+  readonly operatorReports: OperatorReports;
   /** Releases what the services hold open (SMTP and Redis connections); the database is the caller's. */
   close(): Promise<void>;
 }
@@ -209,7 +219,9 @@ export function createServices(options: ServiceOptions): Services {
     processorAccounts,
   });
   const plans = createPlanService({ db, clock });
+  const platformBrand = createPlatformBrandService({ db, clock, defaults: config.platformBrand });
   const branding = createBrandingService({
+    platformSlug: () => brandSlug(platformBrand.cached().name),
     db,
     clock,
     publicBaseUrl: config.publicBaseUrl,
@@ -376,6 +388,9 @@ export function createServices(options: ServiceOptions): Services {
     metricsService: createMetricsService({ db, clock, metrics, queues: Object.keys(jobs.handlers) }),
     jobHandlers: jobs.handlers,
     jobRunner,
+    staff: createStaffService({ db, clock, secrets, config, brand: platformBrand }),
+    platformBrand,
+    operatorReports: createOperatorReports({ db, clock }),
     async close() {
       eventDelivery.close();
       await mailSender.close();

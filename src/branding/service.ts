@@ -54,7 +54,13 @@ const BRAND_CACHE_ENTRIES = 10_000;
 const TXT_TIMEOUT_MS = 5_000;
 
 export const VERIFICATION_PREFIX = '_voiceplane';
-const verificationValue = (token: string) => `voiceplane-verification=${token}`;
+/** The TXT record that proves a domain: its name and value carry the platform's slug (`_acme.…`, `acme-verification=…`). */
+const verificationRecord = (slug: string, hostname: string, token: string) => ({
+  name: `_${slug}.${hostname}`,
+  value: `${slug}-verification=${token}`,
+});
+/** Records issued before the operator renamed the platform: `_voiceplane.…`, still accepted. */
+const LEGACY_SLUG = VERIFICATION_PREFIX.slice(1);
 
 /** A hostname as a domain is stored: lowercase, no trailing dot; undefined when it is not a DNS name. */
 export function normalizeHostname(input: string): string | undefined {
@@ -91,7 +97,10 @@ export function createBrandingService(deps: {
   clock: Clock;
   publicBaseUrl: string;
   resolveTxt?: TxtResolver;
+  /** The platform's name as a DNS label (the operator's brand); `voiceplane` by default. */
+  platformSlug?: () => string;
 }) {
+  const platformSlug = deps.platformSlug ?? (() => LEGACY_SLUG);
   const { db, clock } = deps;
   const resolveTxt = deps.resolveTxt ?? systemResolveTxt;
   const platformHost = hostnameOf(new URL(deps.publicBaseUrl).host);
@@ -158,8 +167,7 @@ export function createBrandingService(deps: {
       status: row.verified_at ? 'verified' : 'pending',
       verification: {
         type: 'TXT',
-        name: `${VERIFICATION_PREFIX}.${row.hostname}`,
-        value: verificationValue(row.verification_token),
+        ...verificationRecord(platformSlug(), row.hostname, row.verification_token),
       },
       verified_at: row.verified_at?.toISOString() ?? null,
       checked_at: row.checked_at?.toISOString() ?? null,
@@ -170,8 +178,14 @@ export function createBrandingService(deps: {
 
   /** What the TXT lookup found wrong, or undefined when the record is there. */
   async function verificationProblem(row: DomainRow): Promise<string | undefined> {
-    const name = `${VERIFICATION_PREFIX}.${row.hostname}`;
-    const expected = verificationValue(row.verification_token);
+    const slug = platformSlug();
+    const problem = await recordProblem(verificationRecord(slug, row.hostname, row.verification_token));
+    if (!problem || slug === LEGACY_SLUG) return problem;
+    const legacy = await recordProblem(verificationRecord(LEGACY_SLUG, row.hostname, row.verification_token));
+    return legacy ? problem : undefined;
+  }
+
+  async function recordProblem({ name, value: expected }: { name: string; value: string }) {
     let records: string[][];
     let timer: NodeJS.Timeout | undefined;
     try {

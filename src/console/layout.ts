@@ -77,13 +77,18 @@ const NAV: { heading: string; items: NavItem[] }[] = [
 ];
 
 /** A whole HTML document; `bodyClass` picks the shell (console) or the centred card (sign-in). */
-export function documentPage(options: { title: string; body: Html; bodyClass: string }): Html {
+export function documentPage(options: {
+  title: string;
+  body: Html;
+  bodyClass: string;
+  platformName: string;
+}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} · voiceplane console</title>
+<title>${options.title} · ${options.platformName} console</title>
 <link rel="icon" type="image/svg+xml" href="${assetUrl('favicon.svg')}">
 <link rel="stylesheet" href="${assetUrl('styles.css')}">
 <script src="${assetUrl('console.js')}" defer></script>
@@ -180,7 +185,14 @@ ${navigation(session, options.section)}
     .code(options.status ?? 200)
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .send(documentPage({ title: options.title, body, bodyClass: 'console' }).value);
+    .send(
+      documentPage({
+        title: options.title,
+        body,
+        bodyClass: 'console',
+        platformName: request.consolePlatformBrand.name,
+      }).value,
+    );
 }
 
 /** The hidden CSRF field every console form carries (one token per request, memoised). */
@@ -223,7 +235,7 @@ const CARD_PAGE = 'card-page';
 
 export function cardPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
   const page = html`<main id="main" class="card-layout">
-  <p class="card-brand"><span class="brand-mark" aria-hidden="true">◆</span> voiceplane</p>
+  <p class="card-brand"><span class="brand-mark" aria-hidden="true">◆</span> ${reply.request.consolePlatformBrand.name}</p>
   <div class="card">
     <h1>${title}</h1>
     ${body}
@@ -233,7 +245,14 @@ export function cardPage(reply: FastifyReply, status: number, title: string, bod
     .code(status)
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .send(documentPage({ title, body: page, bodyClass: CARD_PAGE }).value);
+    .send(
+      documentPage({
+        title,
+        body: page,
+        bodyClass: CARD_PAGE,
+        platformName: reply.request.consolePlatformBrand.name,
+      }).value,
+    );
 }
 
 /** An error as a page: inside the console for a signed-in member, a card otherwise. */

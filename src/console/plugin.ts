@@ -27,6 +27,7 @@ import type { Role } from '../members/schemas.js';
 import type { MemberService } from '../members/service.js';
 import { roleAllows } from '../members/service.js';
 import type { PlanService } from '../plans/service.js';
+import type { PlatformBrand, PlatformBrandService } from '../platform-brand/service.js';
 import type { RateLimits } from '../rate-limits/service.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SubscriptionService } from '../subscriptions/service.js';
@@ -48,6 +49,10 @@ export type ConsoleAccess = 'public' | 'second-factor' | Role;
 declare module 'fastify' {
   interface FastifyContextConfig {
     consoleAccess?: ConsoleAccess;
+  }
+  interface FastifyRequest {
+    /** The platform's brand (the operator's), as the console's title and sign-in name it. */
+    readonly consolePlatformBrand: PlatformBrand;
   }
 }
 
@@ -78,6 +83,7 @@ export interface ConsoleServices {
   readonly tools: ToolService;
   readonly sessions: SessionService;
   readonly campaigns: CampaignService;
+  readonly platformBrand: PlatformBrandService;
 }
 
 /** A group of pages, registered under /console with only the services it names. */
@@ -116,7 +122,9 @@ export async function consoleSurface(
   app.decorateRequest('consoleSession', null);
   app.decorateRequest('consoleFlash', undefined);
 
+  app.decorateRequest('consolePlatformBrand', { getter: () => services.platformBrand.cached() });
   app.addHook('onRequest', async (request, reply) => {
+    await services.platformBrand.current();
     // The stylesheet and script are the same for everyone: no session lookup for them.
     if (request.url.startsWith('/console/assets/')) return;
     request.consoleSession = await services.members.authenticate(request.cookies[SESSION_COOKIE]);

@@ -53,7 +53,10 @@ export type IdPrefix =
   | 'top'
   | 'ovg'
   | 'cmp'
-  | 'wled';
+  | 'wled'
+  | 'stf'
+  | 'stfs'
+  | 'stfi';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

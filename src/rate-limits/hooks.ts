@@ -26,6 +26,8 @@ export const RATE_LIMIT_NAMES = [
   'console_sign_in',
   'console_totp',
   'console_invitation',
+  'operator_sign_in',
+  'operator_invitation',
 ] as const;
 export type RateLimitName = (typeof RATE_LIMIT_NAMES)[number];
 

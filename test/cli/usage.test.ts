@@ -31,6 +31,7 @@ const COMMANDS = [
   'tenants list',
   'owners create',
   'api-keys create',
+  'operators create',
   'seed demo',
   'config show',
 ];

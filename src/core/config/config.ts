@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import { parseSecretKey, type SecretKeys } from '../security/secrets.js';
 import { type AgentCatalog, readAgentCatalog } from './agents.js';
+import { type PlatformBrandConfig, readPlatformBrand } from './brand.js';
 import { type RetellConfig, readEngines, type VapiConfig } from './engines.js';
 import { ConfigError, type Env, readBoolean, readEnum, readInteger, readUrl } from './readers.js';
 
@@ -86,6 +87,8 @@ export interface Config {
     partner: { perSecond: number; burst: number };
     webhook: { perSecond: number; burst: number };
   };
+  /** The operator's brand by default (PLATFORM_NAME, PLATFORM_LOGO_URL, PLATFORM_COLOR; core/config/brand.ts). */
+  platformBrand: PlatformBrandConfig;
 }
 
 export interface HttpLimits {
@@ -323,6 +326,7 @@ export function loadConfig(env: Env = process.env): Config {
         burst: readInteger(env, 'RATE_LIMIT_WEBHOOK_BURST', 20, 1, 1_000_000_000),
       },
     },
+    platformBrand: readPlatformBrand(env),
   };
 }
 

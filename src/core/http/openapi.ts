@@ -132,9 +132,23 @@ function operatorOperationId(method: string, url: string): string {
 
 export async function registerOpenApi(
   app: FastifyInstance,
-  options: { publicBaseUrl: string; keyPrefix: string; scopes: readonly string[] },
+  options: {
+    publicBaseUrl: string;
+    keyPrefix: string;
+    scopes: readonly string[];
+    /** The platform's name (the operator's brand) in the documents' and the page's titles. */
+    platformName?: () => string;
+  },
 ) {
   const guide: GuideOptions = { productName: PRODUCT_NAME, ...options };
+  const platformName = options.platformName ?? (() => PRODUCT_NAME);
+  /** The document with the platform's current name in its title and introduction. */
+  const titled = (document: unknown, what: string, introduction: (guide: GuideOptions) => string) => {
+    const { info, ...rest } = document as { info: Record<string, unknown> };
+    const productName = platformName();
+    const description = introduction({ ...guide, productName });
+    return { ...rest, info: { ...info, title: `${productName} ${what}`, description } };
+  };
   app.addSchema({ ...ErrorEnvelope, $id: 'ErrorEnvelope' });
   await app.register(swagger, {
     openapi: {
@@ -244,8 +258,12 @@ export async function registerOpenApi(
     };
     return documents;
   };
-  app.get(PARTNER_DOCUMENT_URL, { schema: { hide: true } }, async () => documentsOnce().partner);
-  app.get(OPERATOR_DOCUMENT_URL, { schema: { hide: true } }, async () => documentsOnce().operator);
+  app.get(PARTNER_DOCUMENT_URL, { schema: { hide: true } }, async () =>
+    titled(documentsOnce().partner, 'partner API', partnerGuide),
+  );
+  app.get(OPERATOR_DOCUMENT_URL, { schema: { hide: true } }, async () =>
+    titled(documentsOnce().operator, 'operator API', operatorGuide),
+  );
 
   await app.register(apiReference, {
     routePrefix: '/docs',
@@ -259,8 +277,9 @@ export async function registerOpenApi(
     },
     configuration: {
       url: PARTNER_DOCUMENT_URL,
-      pageTitle: `${PRODUCT_NAME} API reference`,
-      metaData: { title: `${PRODUCT_NAME} API reference` },
+      // The page's own title is read once (the name at start); the documents' titles follow changes.
+      pageTitle: `${platformName()} API reference`,
+      metaData: { title: `${platformName()} API reference` },
       // The default fonts come from a CDN; the page must work offline.
       withDefaultFonts: false,
       hideClientButton: true,

@@ -1,0 +1,19 @@
+/** The operator console's one list of pages (docs/operator-console.md). */
+import { operatorBrandPages } from './pages/brand.js';
+import { operatorOperationsPages } from './pages/operations.js';
+import { operatorRevenuePages } from './pages/revenue.js';
+import { operatorSignInPages } from './pages/sign-in.js';
+import { operatorStaffPages } from './pages/staff.js';
+import { operatorTenantPage } from './pages/tenant.js';
+import { operatorTenantPages } from './pages/tenants.js';
+import type { OperatorPages } from './plugin.js';
+
+export const OPERATOR_CONSOLE_PAGES: OperatorPages[] = [
+  operatorSignInPages,
+  operatorTenantPages,
+  operatorTenantPage,
+  operatorRevenuePages,
+  operatorOperationsPages,
+  operatorBrandPages,
+  operatorStaffPages,
+];
