@@ -17,7 +17,7 @@ import type { SubscribePreview } from '../../subscriptions/service.js';
 import type { UserListItem } from '../../users/schemas.js';
 import { actionButton, dateTime, field, select } from '../../web/components.js';
 import { formOf, textField, validated } from '../../web/forms.js';
-import { type Html, html } from '../../web/html.js';
+import { html } from '../../web/html.js';
 import { newFormKey, oncePerFormKey } from '../../web/once.js';
 import { redirectWithFlash } from '../cookies.js';
 import { csrfField, memberTenantId, sendPage } from '../layout.js';

@@ -12,7 +12,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.js';
 import { type CreatedUser, CreateUserBody, UpdateUserBody } from '../../users/schemas.js';
-import { actionButton, field, inputField } from '../../web/components.js';
+import { actionButton, inputField } from '../../web/components.js';
 import { type FormFields, fieldIssues, formOf, textField, validated } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
 import { newFormKey, oncePerFormKey } from '../../web/once.js';
