@@ -346,24 +346,6 @@ export async function updateUserStatus(
     .executeTakeFirst();
 }
 
-/** Changes the profile fields given; undefined when the user does not exist or is deleted. */
-export async function updateUserProfile(
-  db: Executor,
-  tenantId: string,
-  userId: string,
-  changes: { name?: string; email?: string; phone?: string | null },
-  at: Date,
-) {
-  return db
-    .updateTable('users')
-    .set({ ...changes, updated_at: at })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', userId)
-    .where('deleted_at', 'is', null)
-    .returning('id')
-    .executeTakeFirst();
-}
-
 /**
  * Replaces a password hash with a stronger one of the same password, only if it is still the one
  * that was verified: a password changed in between is never overwritten. Touches no column a

@@ -12,6 +12,7 @@ import type { IdempotencyClaim, IdempotencyStore } from '../core/idempotency/sto
 import { newId } from '../core/ids.js';
 import { hashPassword } from '../core/security/passwords.js';
 import { createListTotals, filterKey } from './list-totals.js';
+import { updateUserProfile } from './profile-repository.js';
 import {
   findUser,
   findUserListItem,
@@ -22,7 +23,6 @@ import {
   markUserDeleted,
   type UserListRow,
   type UserRow,
-  updateUserProfile,
   updateUserStatus,
 } from './repository.js';
 import type {

@@ -56,7 +56,13 @@ export function progressRegion(campaign: Campaign): Html {
   return html`<div class="campaign-progress">
   <p class="call-status-line"><span class="stat-label">Status</span> ${statusBadge(campaign.status)}
   ${campaign.pause_reason && html`<span class="subtle">${PAUSE_REASONS[campaign.pause_reason] ?? campaign.pause_reason}</span>`}
-  ${isLive(campaign) ? html`<span class="subtle live-note">Updating live</span>` : html`<span class="subtle" data-final>Final</span>`}</p>
+  ${
+    isLive(campaign)
+      ? html`<span class="subtle live-note">Updating live</span>`
+      : campaign.status === 'draft'
+        ? html`<span class="subtle" data-final>Not started</span>`
+        : html`<span class="subtle" data-final>Final</span>`
+  }</p>
   <p><progress max="100" value="${percent}" aria-label="Recipients finished">${percent}%</progress> <span class="subtle">${count(finished)} of ${count(r.total)} recipients finished (${percent}%)</span></p>
   <h2 class="row-title">Recipients by status</h2>
   <div class="stats">
