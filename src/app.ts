@@ -33,6 +33,7 @@ import { doNotCallRoutes } from './do-not-call/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { metricsRoutes, registerRequestMetrics } from './metrics/routes.js';
 import { operatorRoutes } from './operator/routes.js';
+import { phoneNumberRoutes } from './phone-numbers/routes.js';
 import { planRoutes } from './plans/routes.js';
 import { portalSurface } from './portal/plugin.js';
 import { registerRateLimiting } from './rate-limits/hooks.js';
@@ -143,6 +144,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       await partner.register(eventRoutes, { events: services.events, publicBaseUrl: config.publicBaseUrl });
       await partner.register(callRoutes, { calls: services.calls, publicBaseUrl: config.publicBaseUrl });
       await partner.register(toolRoutes, { tools: services.tools });
+      await partner.register(phoneNumberRoutes, { phoneNumbers: services.phoneNumbers });
       await partner.register(campaignRoutes, {
         campaigns: services.campaigns,
         publicBaseUrl: config.publicBaseUrl,

@@ -49,6 +49,7 @@ import { createMetrics, type Metrics } from './metrics/registry.js';
 import { createMetricsService, type MetricsService } from './metrics/service.js';
 import { overageJobs } from './overage/jobs.js';
 import { createOverageInvoicing, settleOverageInTx } from './overage/service.js';
+import { createPhoneNumberService, type PhoneNumberService } from './phone-numbers/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
 import { createRateLimits, type RateLimits } from './rate-limits/service.js';
@@ -124,6 +125,8 @@ export interface Services {
   /** Tenants' brands and custom domains; whose brand a portal request shows. */
   readonly branding: BrandingService;
   readonly doNotCall: DoNotCallService;
+  /** Numbers the operator imported from the voice engine, assigned to tenants; who answers each. */
+  readonly phoneNumbers: PhoneNumberService;
   readonly calls: CallService;
   /** Batch calls: recipient lists an agent calls, dispatched by a scheduler job per campaign. */
   readonly campaigns: CampaignService;
@@ -263,8 +266,15 @@ export function createServices(options: ServiceOptions): Services {
     outbound: { allowPrivate: config.webhookAllowPrivate, resolve: resolveHost },
     syncPublishedVersions: telephony.syncAgentVersion !== undefined,
     onQueued: doorbell.ring,
+    callerIdIssue: (tenantId, phoneNumber) => phoneNumbers.callerIdIssue(tenantId, phoneNumber),
   });
   const doNotCall = createDoNotCallService({ db, clock });
+  const phoneNumbers = createPhoneNumberService({
+    db,
+    clock,
+    engine: telephony.name,
+    enginePhoneNumbers: telephony.phoneNumbers,
+  });
   const sessions = createSessionService({
     db,
     clock,
@@ -361,6 +371,7 @@ export function createServices(options: ServiceOptions): Services {
     emails,
     agents,
     doNotCall,
+    phoneNumbers,
     calls,
     campaigns,
     engineReports,

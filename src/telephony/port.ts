@@ -133,6 +133,28 @@ export interface PublishedAgentVersion {
   config: AgentConfig;
 }
 
+/** A number the voice engine holds (imported by the operator into Vapi or Retell, or the simulator's). */
+export interface EnginePhoneNumber {
+  /** The engine's id for the number (Vapi's id; Retell and the simulator key numbers by the number). */
+  id: string;
+  /** E.164. */
+  number: string;
+}
+
+/**
+ * The engine's side of the numbers the operator imports (src/phone-numbers/): finding a number the
+ * engine holds, and pointing its inbound calls at this service.
+ */
+export interface EnginePhoneNumbers {
+  /** The engine's number with these digits (E.164), or undefined when it holds none. */
+  find(number: string): Promise<EnginePhoneNumber | undefined>;
+  /**
+   * Makes the engine ask this service who answers the number's inbound calls (Vapi: the number's
+   * server URL is our route and it has no fixed assistant; Retell: its inbound webhook URL). Idempotent.
+   */
+  routeInbound(number: EnginePhoneNumber): Promise<void>;
+}
+
 export interface TelephonyAdapter {
   readonly name: string;
   /** Places the call (once per callId); throws TelephonyError when the carrier cannot be reached. */
@@ -161,6 +183,8 @@ export interface TelephonyAdapter {
    * Idempotent; run by a job after each publish, and before a dial when it has not run yet.
    */
   syncAgentVersion?(version: PublishedAgentVersion): Promise<void>;
+  /** The engine's phone numbers, for the operator's imports. */
+  readonly phoneNumbers?: EnginePhoneNumbers;
 }
 
 /**

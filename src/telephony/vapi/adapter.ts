@@ -27,6 +27,7 @@ import {
   type VapiCallFilters,
   type VapiClient,
   type VapiCreateCallBody,
+  type VapiPhoneNumber,
 } from './client.js';
 import {
   ATTEMPT_METADATA_KEY,
@@ -94,7 +95,9 @@ const digitsOf = (number: string) => number.replace(/\D/g, '');
 
 /** Vapi's phone numbers by their digits, read through its API and kept for a while. */
 function createPhoneNumberDirectory(client: VapiClient, clock: Clock, ttlMs: number) {
-  let known: { readAt: number; idByDigits: Map<string, string> } | undefined;
+  let known:
+    | { readAt: number; idByDigits: Map<string, string>; byId: Map<string, VapiPhoneNumber> }
+    | undefined;
   let reading: Promise<NonNullable<typeof known>> | undefined;
 
   const read = () => {
@@ -102,11 +105,13 @@ function createPhoneNumberDirectory(client: VapiClient, clock: Clock, ttlMs: num
       .listPhoneNumbers()
       .then((numbers) => {
         const idByDigits = new Map<string, string>();
-        for (const { id, number } of numbers) {
-          const digits = number ? digitsOf(number) : '';
-          if (digits && !idByDigits.has(digits)) idByDigits.set(digits, id);
+        const byId = new Map<string, VapiPhoneNumber>();
+        for (const entry of numbers) {
+          const digits = entry.number ? digitsOf(entry.number) : '';
+          byId.set(entry.id, entry);
+          if (digits && !idByDigits.has(digits)) idByDigits.set(digits, entry.id);
         }
-        known = { readAt: clock.now().getTime(), idByDigits };
+        known = { readAt: clock.now().getTime(), idByDigits, byId };
         return known;
       })
       .finally(() => {
@@ -125,6 +130,12 @@ function createPhoneNumberDirectory(client: VapiClient, clock: Clock, ttlMs: num
         if (id || age < MISS_REREAD_AFTER_MS) return id;
       }
       return (await read()).idByDigits.get(digits);
+    },
+    /** The number with these digits, read fresh from Vapi (an import: the operator just added it). */
+    async fresh(number: string): Promise<VapiPhoneNumber | undefined> {
+      const directory = await read();
+      const id = directory.idByDigits.get(digitsOf(number));
+      return id ? directory.byId.get(id) : undefined;
     },
     forget() {
       known = undefined;
@@ -231,6 +242,29 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
   return {
     name: 'vapi',
     dialSettleMs: VAPI_DIAL_SETTLE_MS,
+
+    phoneNumbers: {
+      async find(number: string) {
+        const found = await phoneNumbers.fresh(number);
+        return found ? { id: found.id, number } : undefined;
+      },
+      // Vapi asks the number's server URL for an assistant only when the number has none of its own.
+      async routeInbound(number) {
+        const found = await phoneNumbers.fresh(number.number);
+        if (!found) throw new TelephonyError(`Vapi no longer holds ${number.number}.`, false);
+        if (found.serverUrl === serverUrl && !found.answersItself) return;
+        const clear = found.answersItself ? { assistantId: null, squadId: null, workflowId: null } : {};
+        await client.updatePhoneNumber(found.id, {
+          ...(found.provider ? { provider: found.provider } : {}),
+          server: {
+            url: serverUrl,
+            ...(config.serverCredentialId ? { credentialId: config.serverCredentialId } : {}),
+          },
+          ...clear,
+        });
+        phoneNumbers.forget();
+      },
+    },
 
     async dial(request: DialRequest): Promise<DialResult> {
       const phoneNumberId = await phoneNumbers.idOf(request.from);
