@@ -177,6 +177,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reports: services.engineReports,
     clock: services.clock,
     db: services.database.db,
+    inbound: services.inboundCalls,
   });
   // The voice engine's tool calls (docs/tools.md), authenticated as its other callbacks.
   await app.register(toolEngineRoutes, { tools: services.tools, config: services.config });

@@ -49,6 +49,7 @@ import { createMetrics, type Metrics } from './metrics/registry.js';
 import { createMetricsService, type MetricsService } from './metrics/service.js';
 import { overageJobs } from './overage/jobs.js';
 import { createOverageInvoicing, settleOverageInTx } from './overage/service.js';
+import { createInboundCalls, type InboundCallService } from './phone-numbers/inbound.js';
 import { createPhoneNumberService, type PhoneNumberService } from './phone-numbers/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import { createRedisStore } from './rate-limits/redis-store.js';
@@ -127,6 +128,8 @@ export interface Services {
   readonly doNotCall: DoNotCallService;
   /** Numbers the operator imported from the voice engine, assigned to tenants; who answers each. */
   readonly phoneNumbers: PhoneNumberService;
+  /** Who answers a call to one of those numbers (the engines' inbound routes, the simulator's). */
+  readonly inboundCalls: InboundCallService;
   readonly calls: CallService;
   /** Batch calls: recipient lists an agent calls, dispatched by a scheduler job per campaign. */
   readonly campaigns: CampaignService;
@@ -269,12 +272,8 @@ export function createServices(options: ServiceOptions): Services {
     callerIdIssue: (tenantId, phoneNumber) => phoneNumbers.callerIdIssue(tenantId, phoneNumber),
   });
   const doNotCall = createDoNotCallService({ db, clock });
-  const phoneNumbers = createPhoneNumberService({
-    db,
-    clock,
-    engine: telephony.name,
-    enginePhoneNumbers: telephony.phoneNumbers,
-  });
+  const phoneNumbers = createPhoneNumberService({ db, clock, telephony });
+  const inboundCalls = createInboundCalls({ db, clock, telephony, agents, onQueued: doorbell.ring });
   const sessions = createSessionService({
     db,
     clock,
@@ -372,6 +371,7 @@ export function createServices(options: ServiceOptions): Services {
     agents,
     doNotCall,
     phoneNumbers,
+    inboundCalls,
     calls,
     campaigns,
     engineReports,

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor } from '../core/db/database.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
 
 export interface PhoneNumbersTable {
   phone_number: string;
@@ -132,4 +132,47 @@ export async function countCallsTo(
     .groupBy('to_number')
     .execute();
   return new Map(rows.map((row) => [row.to_number, Number(row.count)]));
+}
+
+/** What decides who answers an inbound call to a number (src/phone-numbers/inbound.ts). */
+export interface InboundTarget {
+  phone_number: string;
+  tenant_id: string;
+  inbound_agent_id: string | null;
+  /** The agent, when it exists and is not deleted; null otherwise. */
+  agent_id: string | null;
+  published_version: number | null;
+  user_id: string | null;
+  settings: import('../agents/settings.js').AgentSettings | null;
+  owner_usable: boolean | null;
+  credit_balance_minutes: number | null;
+  /** The tenant's wholesale wallet, when it has one. */
+  wallet_balance_minutes: number | null;
+  tenant_cap: number | null;
+}
+
+/**
+ * The number an engine rings by its id, with its inbound agent, the agent's owner and balances, and
+ * the tenant's wallet and cap: one indexed read (phone_numbers_engine_number, then primary keys).
+ */
+export async function findInboundTarget(
+  db: Executor,
+  engine: string,
+  engineNumberId: string,
+): Promise<InboundTarget | undefined> {
+  const rows = await runPrepared<InboundTarget>(db, {
+    name: 'phone_numbers_inbound_target',
+    text: `
+      SELECT p.phone_number, p.tenant_id, p.inbound_agent_id, a.id AS agent_id, a.published_version,
+             a.user_id, a.settings, (u.deleted_at IS NULL AND u.status <> 'blocked') AS owner_usable,
+             u.credit_balance_minutes, w.balance_minutes AS wallet_balance_minutes, t.max_concurrent_calls AS tenant_cap
+      FROM phone_numbers p
+      JOIN tenants t ON t.id = p.tenant_id
+      LEFT JOIN agents a ON a.id = p.inbound_agent_id AND a.tenant_id = p.tenant_id AND a.deleted_at IS NULL
+      LEFT JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
+      LEFT JOIN tenant_wallets w ON w.tenant_id = p.tenant_id
+      WHERE p.engine = $1 AND p.engine_number_id = $2`,
+    values: [engine, engineNumberId],
+  });
+  return rows[0];
 }

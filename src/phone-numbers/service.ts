@@ -54,11 +54,12 @@ function engineUnavailable(error: unknown): never {
 export function createPhoneNumberService(deps: {
   db: Db;
   clock: Clock;
-  /** The configured engine's name, and its numbers (absent: it holds none). */
-  engine: string;
-  enginePhoneNumbers: EnginePhoneNumbers | undefined;
+  /** The configured engine: its name, and its numbers (absent: it holds none). */
+  telephony: { readonly name: string; readonly phoneNumbers?: EnginePhoneNumbers };
 }) {
   const { db, clock } = deps;
+  const engineName = deps.telephony.name;
+  const enginePhoneNumbers = deps.telephony.phoneNumbers;
 
   async function checkedAgent(executor: Executor, tenantId: string, agentId: string | null) {
     if (agentId === null) return;
@@ -87,22 +88,22 @@ export function createPhoneNumberService(deps: {
       const issues: FieldIssue[] = [];
       if (!(await findTenant(db, input.tenant_id)))
         issues.push({ field: 'tenant_id', issue: 'no such tenant.' });
-      const held = await deps.enginePhoneNumbers?.find(input.phone_number).catch(engineUnavailable);
+      const held = await enginePhoneNumbers?.find(input.phone_number).catch(engineUnavailable);
       if (!held) {
         issues.push({
           field: 'phone_number',
-          issue: `the voice engine (${deps.engine}) holds no such number.`,
+          issue: `the voice engine (${engineName}) holds no such number.`,
         });
       }
       if (issues.length > 0 || !held) throw validationFailed(issues);
       const existing = await findPhoneNumber(db, input.phone_number);
       if (existing) throw new ApiError('conflict', 'The number is already imported; reassign it with PATCH.');
-      await deps.enginePhoneNumbers?.routeInbound(held).catch(engineUnavailable);
+      await enginePhoneNumbers?.routeInbound(held).catch(engineUnavailable);
       const now = clock.now();
       const row = await insertPhoneNumber(db, {
         phone_number: input.phone_number,
         tenant_id: input.tenant_id,
-        engine: deps.engine,
+        engine: engineName,
         engine_number_id: held.id,
         inbound_agent_id: null,
         label: null,

@@ -267,7 +267,9 @@ export const callPages = consolePages(['calls', 'agents'], async (app, { calls, 
   app.get<{ Params: { id: string } }>('/calls/:id', async (request, reply) => {
     const tenantId = memberTenantId(request);
     const call = await calls.getForTenant(tenantId, request.params.id);
-    const agent = call.agent_id ? await agents.get(tenantId, call.agent_id).catch(() => undefined) : undefined;
+    const agent = call.agent_id
+      ? await agents.get(tenantId, call.agent_id).catch(() => undefined)
+      : undefined;
     const final = isFinal(call);
     const region = final
       ? html`<div id="call-live">${liveRegion(call)}</div>`

@@ -143,6 +143,50 @@ function createPhoneNumberDirectory(client: VapiClient, clock: Clock, ttlMs: num
   };
 }
 
+/**
+ * The transient assistant of a call (an outbound call's `POST /call`, an inbound call's answer to
+ * `assistant-request`): the rendered prompt and welcome message with the version's configuration
+ * (./assistant.ts), our call id, tenant and attempt in its metadata, and our server route.
+ */
+export function vapiTransientAssistant(
+  settings: { publicBaseUrl: string; serverCredentialId: string | undefined },
+  request: DialRequest,
+  version: PublishedAgentVersion | undefined,
+): VapiCreateCallBody['assistant'] {
+  const system = [{ role: 'system' as const, content: request.prompt }];
+  let configured: VapiAssistantConfig | undefined;
+  if (version) {
+    const { voicemail } = version.config;
+    const voicemailText =
+      voicemail?.action === 'leave_message' ? (voicemail.message ?? version.welcomeMessage) : '';
+    configured = vapiAssistantConfig(version.config, {
+      publicBaseUrl: settings.publicBaseUrl,
+      credentialId: settings.serverCredentialId,
+      ...(voicemailText ? { voicemailMessage: renderForCall(voicemailText, request) } : {}),
+    });
+  }
+  const serverUrl = `${settings.publicBaseUrl.replace(/\/+$/, '')}${VAPI_SERVER_MESSAGES_PATH}`;
+  return {
+    name: truncate(`${request.agentId} v${request.agentVersion}`, VAPI_NAME_LENGTH),
+    ...(request.welcomeMessage ? { firstMessage: request.welcomeMessage } : {}),
+    ...configured,
+    model: configured
+      ? { ...configured.model, messages: system }
+      : { provider: 'openai', model: LEGACY_VAPI_MODEL, messages: system },
+    serverMessages: SERVER_MESSAGES,
+    // Echoed in every server message (`assistant`, `call.assistant`): how a report finds its call.
+    metadata: {
+      [CALL_ID_METADATA_KEY]: request.callId,
+      [TENANT_ID_METADATA_KEY]: request.tenantId,
+      [ATTEMPT_METADATA_KEY]: String(request.attempt),
+    },
+    server: {
+      url: serverUrl,
+      credentialId: settings.serverCredentialId,
+    },
+  };
+}
+
 export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAdapter {
   const { config } = options;
   const clock = options.clock ?? systemClock;
@@ -167,49 +211,22 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
     return found;
   }
 
-  function assistantConfig(request: DialRequest, version: PublishedAgentVersion): VapiAssistantConfig {
-    const { voicemail } = version.config;
-    const voicemailText =
-      voicemail?.action === 'leave_message' ? (voicemail.message ?? version.welcomeMessage) : '';
-    return vapiAssistantConfig(version.config, {
-      publicBaseUrl: options.publicBaseUrl,
-      credentialId: config.serverCredentialId,
-      ...(voicemailText ? { voicemailMessage: renderForCall(voicemailText, request) } : {}),
-    });
-  }
-
   const createCallBody = (
     request: DialRequest,
     phoneNumberId: string,
     version: PublishedAgentVersion | undefined,
   ): VapiCreateCallBody => {
     const name = truncate(request.name.trim(), VAPI_NAME_LENGTH);
-    const system = [{ role: 'system' as const, content: request.prompt }];
-    const configured = version ? assistantConfig(request, version) : undefined;
     return {
       // Shown in Vapi's dashboard: the operator finds our call there by its id.
       name: request.callId,
       phoneNumberId,
       customer: { number: request.to, ...(name ? { name } : {}) },
-      assistant: {
-        name: truncate(`${request.agentId} v${request.agentVersion}`, VAPI_NAME_LENGTH),
-        ...(request.welcomeMessage ? { firstMessage: request.welcomeMessage } : {}),
-        ...configured,
-        model: configured
-          ? { ...configured.model, messages: system }
-          : { provider: 'openai', model: LEGACY_VAPI_MODEL, messages: system },
-        serverMessages: SERVER_MESSAGES,
-        // Echoed in every server message (`assistant`, `call.assistant`): how a report finds its call.
-        metadata: {
-          [CALL_ID_METADATA_KEY]: request.callId,
-          [TENANT_ID_METADATA_KEY]: request.tenantId,
-          [ATTEMPT_METADATA_KEY]: String(request.attempt),
-        },
-        server: {
-          url: serverUrl,
-          credentialId: config.serverCredentialId,
-        },
-      },
+      assistant: vapiTransientAssistant(
+        { publicBaseUrl: options.publicBaseUrl, serverCredentialId: config.serverCredentialId },
+        request,
+        version,
+      ),
     };
   };
 
