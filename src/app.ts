@@ -36,6 +36,7 @@ import { operatorConsoleSurface } from './operator/console/plugin.js';
 import { OPERATOR_CONSOLE_PAGES } from './operator/console/routes.js';
 import { suspensionNotAvailable } from './operator/console/suspension.js';
 import { operatorRoutes } from './operator/routes.js';
+import { phoneNumberRoutes } from './phone-numbers/routes.js';
 import { planRoutes } from './plans/routes.js';
 import { portalSurface } from './portal/plugin.js';
 import { registerRateLimiting } from './rate-limits/hooks.js';
@@ -147,6 +148,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       await partner.register(eventRoutes, { events: services.events, publicBaseUrl: config.publicBaseUrl });
       await partner.register(callRoutes, { calls: services.calls, publicBaseUrl: config.publicBaseUrl });
       await partner.register(toolRoutes, { tools: services.tools });
+      await partner.register(phoneNumberRoutes, { phoneNumbers: services.phoneNumbers });
       await partner.register(campaignRoutes, {
         campaigns: services.campaigns,
         publicBaseUrl: config.publicBaseUrl,
@@ -185,6 +187,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reports: services.engineReports,
     clock: services.clock,
     db: services.database.db,
+    inbound: services.inboundCalls,
   });
   // The voice engine's tool calls (docs/tools.md), authenticated as its other callbacks.
   await app.register(toolEngineRoutes, { tools: services.tools, config: services.config });

@@ -50,6 +50,8 @@ import { createMetricsService, type MetricsService } from './metrics/service.js'
 import { createOperatorReports, type OperatorReports } from './operator-reports/service.js';
 import { overageJobs } from './overage/jobs.js';
 import { createOverageInvoicing, settleOverageInTx } from './overage/service.js';
+import { createInboundCalls, type InboundCallService } from './phone-numbers/inbound.js';
+import { createPhoneNumberService, type PhoneNumberService } from './phone-numbers/service.js';
 import { createPlanService, type PlanService } from './plans/service.js';
 import {
   brandSlug,
@@ -131,6 +133,10 @@ export interface Services {
   /** Tenants' brands and custom domains; whose brand a portal request shows. */
   readonly branding: BrandingService;
   readonly doNotCall: DoNotCallService;
+  /** Numbers the operator imported from the voice engine, assigned to tenants; who answers each. */
+  readonly phoneNumbers: PhoneNumberService;
+  /** Who answers a call to one of those numbers (the engines' inbound routes, the simulator's). */
+  readonly inboundCalls: InboundCallService;
   readonly calls: CallService;
   /** Batch calls: recipient lists an agent calls, dispatched by a scheduler job per campaign. */
   readonly campaigns: CampaignService;
@@ -275,8 +281,11 @@ export function createServices(options: ServiceOptions): Services {
     outbound: { allowPrivate: config.webhookAllowPrivate, resolve: resolveHost },
     syncPublishedVersions: telephony.syncAgentVersion !== undefined,
     onQueued: doorbell.ring,
+    callerIdIssue: (tenantId, phoneNumber) => phoneNumbers.callerIdIssue(tenantId, phoneNumber),
   });
   const doNotCall = createDoNotCallService({ db, clock });
+  const phoneNumbers = createPhoneNumberService({ db, clock, telephony });
+  const inboundCalls = createInboundCalls({ db, clock, telephony, agents, onQueued: doorbell.ring });
   const sessions = createSessionService({
     db,
     clock,
@@ -373,6 +382,8 @@ export function createServices(options: ServiceOptions): Services {
     emails,
     agents,
     doNotCall,
+    phoneNumbers,
+    inboundCalls,
     calls,
     campaigns,
     engineReports,

@@ -133,6 +133,11 @@ export function createAgentService(deps: {
   onQueued?: () => void;
   /** Where tool URLs may point (the event webhooks' guard, WEBHOOK_ALLOW_PRIVATE). */
   outbound: OutboundGuard;
+  /**
+   * The caller-ID rule (the phone numbers service): the issue with `phone_number` as an agent's
+   * caller ID for the tenant, if any (a tenant holding numbers calls from one of them).
+   */
+  callerIdIssue?: (tenantId: string, phoneNumber: string) => Promise<FieldIssue | undefined>;
 }) {
   const { db, clock, catalog } = deps;
   const defaults = createAgentDefaults({ db, clock, catalog });
@@ -141,8 +146,16 @@ export function createAgentService(deps: {
   const checkConfig = async (input: AgentConfigInput | undefined, skip?: (field: string) => boolean) =>
     input === undefined ? [] : checkConfigInput(input, deps.outbound, skip);
 
-  async function validInput(settings: AgentSettings | undefined, config: AgentConfigInput | undefined) {
+  async function validInput(
+    settings: AgentSettings | undefined,
+    config: AgentConfigInput | undefined,
+    callerId?: { tenantId: string; phoneNumber: string | undefined },
+  ) {
     const issues = [...(settings ? checkSettings(settings) : []), ...(await checkConfig(config))];
+    if (callerId?.phoneNumber !== undefined) {
+      const issue = await deps.callerIdIssue?.(callerId.tenantId, callerId.phoneNumber);
+      if (issue) issues.push(issue);
+    }
     if (issues.length > 0) throw validationFailed(issues);
   }
 
@@ -201,7 +214,7 @@ export function createAgentService(deps: {
      * answer is stored in the same transaction.
      */
     async create(tenantId: string, input: CreateAgentBody, recorder?: AnswerRecorder<Agent>): Promise<Agent> {
-      await validInput(input.settings, input.config);
+      await validInput(input.settings, input.config, { tenantId, phoneNumber: input.phone_number });
       return db.transaction().execute(async (tx) => {
         const owner = await findUser(tx, tenantId, input.user_id);
         if (!owner || owner.deleted_at) throw notFound('User');
@@ -239,7 +252,7 @@ export function createAgentService(deps: {
      * (for calls placed from now on; the given object replaces the whole settings).
      */
     async update(tenantId: string, agentId: string, input: UpdateAgentBody): Promise<Agent> {
-      await validInput(input.settings, input.config);
+      await validInput(input.settings, input.config, { tenantId, phoneNumber: input.phone_number });
       const changes = {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.prompt !== undefined ? { draft_prompt: input.prompt } : {}),

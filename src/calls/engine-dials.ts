@@ -169,8 +169,9 @@ export function dialRequestOf(
     callId: call.id,
     attempt: call.attempts,
     tenantId: call.tenant_id,
-    agentId: call.agent_id,
-    agentVersion: call.agent_version,
+    // A dialled call always has its agent: only an inbound call declined at once has none.
+    agentId: call.agent_id ?? '',
+    agentVersion: call.agent_version ?? 0,
     from: call.from_number,
     to: call.to_number,
     name: call.name,

@@ -257,7 +257,7 @@ export function createCallPipeline(deps: {
     if (call.settings.max_concurrent_calls === undefined && call.tenant_cap === null)
       return admittedNow(step);
     return db.transaction().execute(async (tx) => {
-      const active = await lockAndCountActive(tx, { tenantId: call.tenant_id, agentId: call.agent_id });
+      const active = await lockAndCountActive(tx, { tenantId: call.tenant_id, agentId: call.agent_id ?? '' });
       const full =
         (active.agentCap !== null && active.agentActive >= active.agentCap) ||
         (active.tenantCap !== null && active.tenantActive >= active.tenantCap);

@@ -4,14 +4,15 @@ import { type Executor, runPrepared } from '../core/db/database.js';
 import { INSERT_NEW_JOBS } from '../core/jobs/runner.js';
 import { recordEventsFrom } from '../events/repository.js';
 import type { AnsweredBy, CallAnalysis } from '../telephony/outcomes.js';
-import type { CallStatus } from './schemas.js';
+import type { CallDirection, CallStatus } from './schemas.js';
 
 export interface CallsTable {
   id: string;
   tenant_id: string;
-  agent_id: string;
-  agent_version: number;
-  user_id: string;
+  /** Null only for an inbound call declined before an agent could take it (migration 0041). */
+  agent_id: string | null;
+  agent_version: number | null;
+  user_id: string | null;
   from_number: string;
   to_number: string;
   name: string;
@@ -46,6 +47,8 @@ export interface CallsTable {
   /** The engine's own cost and duration: the operator's view only, never a partner's. */
   engine_cost_usd: number | null;
   engine_duration_seconds: number | null;
+  /** outbound (placed by a trigger, the API or a campaign) or inbound (answered on a number; migration 0041). */
+  direction: import('kysely').ColumnType<CallDirection, CallDirection | undefined, never>;
 }
 
 export interface CallEventsTable {
@@ -226,6 +229,7 @@ export const CALL_COLUMNS = [
   'transferred_to',
   'engine_cost_usd',
   'engine_duration_seconds',
+  'direction',
 ] as const satisfies readonly (keyof CallsTable)[];
 
 /** The columns of a call, in the order of CallsTable (for statements written as SQL text). */
@@ -285,7 +289,7 @@ export function recordCallEvents(options: {
              'billed_minutes', c.billed_minutes, 'ended_reason', c.ended_reason, 'engine', coalesce(c.engine, ${engine}),
              'engine_call_id', c.engine_call_id, 'transcript', c.transcript, 'recording_url', c.recording_url,
              'answered_by', coalesce(c.answered_by, 'unknown'), 'transferred_to', c.transferred_to,
-             'analysis', coalesce(c.analysis, ${NO_ANALYSIS}),
+             'analysis', coalesce(c.analysis, ${NO_ANALYSIS}), 'direction', c.direction,
              'events', coalesce((
                SELECT jsonb_agg(jsonb_build_object('status', e.status, 'at', ${isoTime('e.at')},
                                                    'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.id)
@@ -338,6 +342,7 @@ export interface CallFilter {
   status?: CallStatus;
   createdAfter?: Date;
   createdBefore?: Date;
+  direction?: CallDirection;
 }
 
 export function filteredCalls(db: Executor, filter: CallFilter) {
@@ -348,6 +353,7 @@ export function filteredCalls(db: Executor, filter: CallFilter) {
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.createdAfter !== undefined) query = query.where('created_at', '>', filter.createdAfter);
   if (filter.createdBefore !== undefined) query = query.where('created_at', '<', filter.createdBefore);
+  if (filter.direction !== undefined) query = query.where('direction', '=', filter.direction);
   return query;
 }
 

@@ -13,6 +13,17 @@ export const CALL_STATUSES = [
 export type CallStatus = (typeof CALL_STATUSES)[number];
 export const FINAL_STATUSES: readonly CallStatus[] = ['completed', 'no_answer', 'failed'];
 
+export const CALL_DIRECTIONS = ['inbound', 'outbound'] as const;
+export type CallDirection = (typeof CALL_DIRECTIONS)[number];
+export const CallDirectionSchema = Type.Union(
+  CALL_DIRECTIONS.map((d) => Type.Literal(d)),
+  {
+    description:
+      'outbound: placed by the agent (trigger, API, campaign); inbound: a caller rang one of the tenant’s numbers.',
+    examples: ['outbound'],
+  },
+);
+
 export const CallStatusSchema = Type.Union(
   CALL_STATUSES.map((s) => Type.Literal(s)),
   { description: 'queued → dialing → in_progress → completed | no_answer | failed' },
@@ -70,14 +81,34 @@ export type QueuedCall = Static<typeof QueuedCall>;
 export const Call = Type.Object(
   {
     id: Type.String({ examples: ['call_7Yh2kLm9Qw3ZbXcV5nR8pT1s'] }),
-    agent_id: Type.String({ examples: ['agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y'] }),
-    agent_version: Type.Integer({ description: 'The published version the call uses.', examples: [3] }),
-    user_id: Type.String({
-      description: 'The agent’s owner, whose credits pay.',
-      examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+    agent_id: Nullable(
+      Type.String({
+        description:
+          'The agent; null only for an inbound call declined before an agent could take it (the number has no inbound agent).',
+        examples: ['agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y'],
+      }),
+    ),
+    agent_version: Nullable(
+      Type.Integer({
+        description: 'The published version the call uses (null with `agent_id`).',
+        examples: [3],
+      }),
+    ),
+    user_id: Nullable(
+      Type.String({
+        description: 'The agent’s owner, whose credits pay (null with `agent_id`).',
+        examples: ['usr_3kTmd8Qw1ZbXcV5nR7pL2yHs'],
+      }),
+    ),
+    direction: CallDirectionSchema,
+    from: Type.String({
+      description: 'Who called: the agent’s number (outbound) or the caller (inbound).',
+      examples: ['+14155550100'],
     }),
-    from: Type.String({ description: 'Caller ID: the agent’s number.', examples: ['+14155550100'] }),
-    to: Type.String({ description: 'The number called.', examples: ['+14155550123'] }),
+    to: Type.String({
+      description: 'The number called: the callee (outbound) or the tenant’s number (inbound).',
+      examples: ['+14155550123'],
+    }),
     name: Type.String({
       description: 'Callee’s name (empty when none was given).',
       examples: ['Ada Lovelace'],
@@ -110,6 +141,7 @@ export const ListCallsQuery = Type.Object({
   agent_id: Type.Optional(Type.String({ maxLength: 255 })),
   tenant_id: Type.Optional(Type.String({ maxLength: 255 })),
   status: Type.Optional(CallStatusSchema),
+  direction: Type.Optional(CallDirectionSchema),
 });
 export type ListCallsQuery = Static<typeof ListCallsQuery>;
 
@@ -292,6 +324,7 @@ export const ListPartnerCallsQuery = Type.Object({
     description: 'Only calls in this status.',
     examples: ['completed'],
   }),
+  direction: Type.Optional({ ...CallDirectionSchema, description: 'Only inbound or only outbound calls.' }),
   created_after: Type.Optional({ ...Timestamp, description: 'Only calls created strictly after this time.' }),
   created_before: Type.Optional({
     ...Timestamp,

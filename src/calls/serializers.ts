@@ -8,6 +8,7 @@ export function toCall(row: CallRow): Call {
     agent_id: row.agent_id,
     agent_version: row.agent_version,
     user_id: row.user_id,
+    direction: row.direction,
     from: row.from_number,
     to: row.to_number,
     name: row.name,

@@ -356,6 +356,7 @@ export function createCallService(deps: {
         status: query.status,
         createdAfter: query.created_after ? new Date(query.created_after) : undefined,
         createdBefore: query.created_before ? new Date(query.created_before) : undefined,
+        direction: query.direction,
       };
       return page(query, filter, query.sort_order ?? 'desc', toItem);
     },
@@ -384,7 +385,7 @@ export function createCallService(deps: {
             toOperatorCall,
           );
       }
-      const filter = { tenantId, agentId: query.agent_id, status: query.status };
+      const filter = { tenantId, agentId: query.agent_id, status: query.status, direction: query.direction };
       return page(query, filter, 'desc', toOperatorCall);
     },
 

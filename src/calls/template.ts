@@ -18,3 +18,11 @@ export function renderTemplate(template: string, values: Record<string, unknown>
     return asText(values[key]) ?? placeholder;
   });
 }
+
+/**
+ * An inbound call's prompt and welcome message: `{phone}` is the caller's number; every other
+ * placeholder renders empty (an inbound call brings no name or context).
+ */
+export function renderInboundTemplate(template: string, caller: string): string {
+  return template.replace(PLACEHOLDER, (_placeholder, key: string) => (key === 'phone' ? caller : ''));
+}

@@ -25,6 +25,9 @@ import { emailAdminRoutes } from '../emails/admin-routes.js';
 import type { EmailService } from '../emails/service.js';
 import { memberAdminRoutes } from '../members/admin-routes.js';
 import type { MemberService } from '../members/service.js';
+import { phoneNumberAdminRoutes } from '../phone-numbers/admin-routes.js';
+import type { InboundCallService } from '../phone-numbers/inbound.js';
+import type { PhoneNumberService } from '../phone-numbers/service.js';
 import { planAdminRoutes } from '../plans/admin-routes.js';
 import type { PlanService } from '../plans/service.js';
 import { paymentMethodAdminRoutes } from '../subscriptions/admin-routes.js';
@@ -53,6 +56,9 @@ export interface OperatorServices {
   readonly calls: CallService;
   readonly members: MemberService;
   readonly wallets: WalletService;
+  readonly phoneNumbers: PhoneNumberService;
+  readonly inboundCalls: InboundCallService;
+  readonly telephony: { readonly name: string };
 }
 
 export async function operatorRoutes(app: FastifyInstance, { services }: { services: OperatorServices }) {
@@ -82,4 +88,10 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   await app.register(callAdminRoutes, { calls: services.calls });
   await app.register(memberAdminRoutes, { members: services.members, tenants });
   await app.register(walletAdminRoutes, { wallets: services.wallets, idempotency: services.idempotency });
+  await app.register(phoneNumberAdminRoutes, {
+    phoneNumbers: services.phoneNumbers,
+    inbound: services.inboundCalls,
+    calls: services.calls,
+    engine: services.telephony.name,
+  });
 }

@@ -159,7 +159,9 @@ export function callPages(services: PortalServices): PortalPage[] {
         const { tenantId, userId } = userOf(request);
         const call = await calls.getForTenant(tenantId, params.id);
         if (call.user_id !== userId) throw notFound('Call');
-        const agent = await agents.get(tenantId, call.agent_id).catch(() => undefined);
+        const agent = call.agent_id
+          ? await agents.get(tenantId, call.agent_id).catch(() => undefined)
+          : undefined;
         const final = isFinal(call);
         const note = outcomeNote(call);
         const result = outcomeOf(call);

@@ -54,7 +54,7 @@ export function callTable(
     return html`<tr>
     <td><a href="${href(request, `/calls/${call.id}`)}"><strong class="phone">${call.to}</strong></a>${call.name && html`<br><span class="subtle">${call.name}</span>`}</td>
     <td>${statusBadge(call.status)}${note && html`<br><span class="subtle">${note}</span>`}</td>
-    <td class="hide-narrow">${agentNames.get(call.agent_id) ?? html`<span class="subtle">Removed agent</span>`}</td>
+    <td class="hide-narrow">${(call.agent_id && agentNames.get(call.agent_id)) ?? html`<span class="subtle">Removed agent</span>`}</td>
     <td class="hide-narrow">${dateTime(call.created_at)}</td>
     <td class="numeric">${duration(call.duration_seconds)}</td>
     <td class="numeric">${call.billed_minutes === null ? '—' : minutes(call.billed_minutes)}</td>

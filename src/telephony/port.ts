@@ -120,6 +120,55 @@ export interface EngineReports {
   apply(engine: string, report: EngineReport): Promise<'applied' | 'ignored'>;
 }
 
+/** A call ringing one of the tenants' numbers, as the engine announces it (src/phone-numbers/inbound.ts). */
+export interface InboundCallRequest {
+  /** The engine's id of the number rung (Vapi's `call.phoneNumberId`; Retell and the simulator: the number). */
+  engineNumberId: string;
+  /** The caller (E.164, when the engine knows it). */
+  from: string;
+  /** The engine's id for the call, when it gives one before the call is answered (Vapi). */
+  engineCallId?: string;
+  /**
+   * `answer`: store the call now (Vapi, the simulator); `decide`: only say who answers, the call is
+   * stored when the engine reports it started (Retell, whose inbound webhook carries no call id and
+   * may be retried: an answer no call follows must leave nothing behind). Declines are stored at once.
+   */
+  mode: 'answer' | 'decide';
+}
+
+/** Who answers an inbound call, or why it is declined. */
+export type InboundAnswer =
+  | {
+      kind: 'answer';
+      /** Our call id (mode `answer`), else undefined: the engine's report creates the call. */
+      callId: string | undefined;
+      /** The call as a dial request: the agent's version, the rendered prompt and welcome message. */
+      request: DialRequest;
+      version: PublishedAgentVersion;
+    }
+  | {
+      kind: 'decline';
+      /** The failed call recorded for it (none for a number no tenant holds). */
+      callId?: string;
+      /** Why, as `ended_reason` says it (`no-inbound-agent`, `insufficient-credits`, …). */
+      reason: string;
+      /** What the caller hears, where the engine lets us say something. */
+      message: string;
+    };
+
+/** The inbound path the engines' routes ask (src/phone-numbers/inbound.ts). */
+export interface InboundCalls {
+  answer(engine: string, request: InboundCallRequest): Promise<InboundAnswer>;
+  /**
+   * A call the engine reports started that `decide` answered (Retell): stored now, once per engine
+   * call id, as in progress. Undefined when the number or its agent no longer answers.
+   */
+  started?(
+    engine: string,
+    request: InboundCallRequest & { engineCallId: string; startedAt: Date },
+  ): Promise<string | undefined>;
+}
+
 /** An agent's published version, as an engine that keeps agents of its own (Retell) syncs it. */
 export interface PublishedAgentVersion {
   tenantId: string;
@@ -131,6 +180,28 @@ export interface PublishedAgentVersion {
   phoneNumber: string;
   /** The version's frozen configuration: voice, language, model, limits, voicemail, transfer, tools, analysis. */
   config: AgentConfig;
+}
+
+/** A number the voice engine holds (imported by the operator into Vapi or Retell, or the simulator's). */
+export interface EnginePhoneNumber {
+  /** The engine's id for the number (Vapi's id; Retell and the simulator key numbers by the number). */
+  id: string;
+  /** E.164. */
+  number: string;
+}
+
+/**
+ * The engine's side of the numbers the operator imports (src/phone-numbers/): finding a number the
+ * engine holds, and pointing its inbound calls at this service.
+ */
+export interface EnginePhoneNumbers {
+  /** The engine's number with these digits (E.164), or undefined when it holds none. */
+  find(number: string): Promise<EnginePhoneNumber | undefined>;
+  /**
+   * Makes the engine ask this service who answers the number's inbound calls (Vapi: the number's
+   * server URL is our route and it has no fixed assistant; Retell: its inbound webhook URL). Idempotent.
+   */
+  routeInbound(number: EnginePhoneNumber): Promise<void>;
 }
 
 export interface TelephonyAdapter {
@@ -161,6 +232,8 @@ export interface TelephonyAdapter {
    * Idempotent; run by a job after each publish, and before a dial when it has not run yet.
    */
   syncAgentVersion?(version: PublishedAgentVersion): Promise<void>;
+  /** The engine's phone numbers, for the operator's imports. */
+  readonly phoneNumbers?: EnginePhoneNumbers;
 }
 
 /**

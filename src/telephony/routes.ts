@@ -7,19 +7,29 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config/config.js';
 import type { Db } from '../core/db/database.js';
-import type { EngineReports } from './port.js';
+import type { EngineReports, InboundCalls } from './port.js';
 import { retellRoutes } from './retell/routes.js';
 import { simulatedRecordingRoutes } from './simulated-recordings.js';
 import { vapiRoutes } from './vapi/routes.js';
 
 export const engineCallbackRoutes: FastifyPluginAsync<{
-  config: Pick<Config, 'vapi' | 'retell' | 'telephony'>;
+  config: Pick<Config, 'vapi' | 'retell' | 'telephony'> & Partial<Pick<Config, 'publicBaseUrl'>>;
   reports: EngineReports;
+  /** Who answers the imported numbers' inbound calls (src/phone-numbers/inbound.ts). */
+  inbound?: InboundCalls;
   clock: Clock;
   /** The simulator's recordings are read from its records of the dials. */
   db: Db;
-}> = async (app, { config, reports, clock, db }) => {
+}> = async (app, { config, reports, clock, db, inbound }) => {
   if (config.telephony === 'simulated') await app.register(simulatedRecordingRoutes, { db });
-  if (config.vapi) await app.register(vapiRoutes, { reports, config: config.vapi, clock });
+  if (config.vapi) {
+    await app.register(vapiRoutes, {
+      reports,
+      config: config.vapi,
+      clock,
+      inbound,
+      publicBaseUrl: config.publicBaseUrl,
+    });
+  }
   if (config.retell) await app.register(retellRoutes, { reports, config: config.retell, clock });
 };

@@ -21,7 +21,7 @@ import type { Db } from '../core/db/database.js';
 import { randomBase62 } from '../core/ids.js';
 import { coalesce } from '../core/jobs/batching.js';
 import type { CallEndDetails } from './outcomes.js';
-import type { CallProgress, DialRequest, DialResult, TelephonyAdapter } from './port.js';
+import type { CallProgress, DialRequest, DialResult, EnginePhoneNumbers, TelephonyAdapter } from './port.js';
 import {
   type ScriptConfig,
   type SimulatedConversation,
@@ -32,6 +32,17 @@ import {
 } from './simulated-conversation.js';
 import { SIMULATED_RECORDINGS_PATH } from './simulated-recordings.js';
 import type { ToolRunner } from './tool-paths.js';
+
+/**
+ * The simulator holds every E.164 number except those ending in 0000 (an unassigned number, for
+ * tests of a refused import); a number is its own id, and its inbound calls need no routing.
+ */
+export const simulatedPhoneNumbers: EnginePhoneNumbers = {
+  async find(number: string) {
+    return /^\+[1-9]\d{6,14}$/.test(number) && !number.endsWith('0000') ? { id: number, number } : undefined;
+  },
+  async routeInbound() {},
+};
 
 export interface SimulatedDialsTable {
   call_id: string;
@@ -321,6 +332,7 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
   return {
     name: 'simulated',
     dialSettleMs: SIMULATED_DIAL_SETTLE_MS,
+    phoneNumbers: simulatedPhoneNumbers,
 
     async dial(request: DialRequest): Promise<DialResult> {
       return resultOf(await recordDials(request));

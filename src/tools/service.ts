@@ -290,11 +290,12 @@ export function createToolService(deps: ToolServiceDeps) {
       const started = performance.now();
       const call = await findCall(db, request.tenantId, request.callId);
       const engineOfCall = call?.engine ?? 'simulated';
-      if (!call || engineOfCall !== request.caller)
+      if (!call || engineOfCall !== request.caller || call.agent_id === null || call.agent_version === null)
         return { ok: false, error: 'This call cannot use tools.' };
+      const agentId = call.agent_id;
       const name = request.name.slice(0, MAX_NAME_IN_TIMELINE);
       const args = argumentsOf(request.arguments);
-      const version = await findAgentVersion(db, call.tenant_id, call.agent_id, call.agent_version);
+      const version = await findAgentVersion(db, call.tenant_id, agentId, call.agent_version);
       const tool = toolNamed(version?.config.tools, request.name);
       const row = tool && args ? await findToolsSecret(db, call.tenant_id) : undefined;
       let answer: ToolAnswer & { outcome: ToolCallOutcome; status: number | null };
@@ -317,7 +318,7 @@ export function createToolService(deps: ToolServiceDeps) {
       } else {
         const body: ToolRequest = {
           call_id: call.id,
-          agent_id: call.agent_id,
+          agent_id: agentId,
           tool: tool.name,
           arguments: args,
         };

@@ -709,6 +709,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/phone-numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List phone numbers
+         * @description The numbers the operator assigned to the caller’s tenant, newest first.
+         *
+         *     Required scope: `agents:read`.
+         */
+        get: operations["listPhoneNumbers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/phone-numbers/{phone_number}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a phone number
+         * @description One of the tenant’s numbers; 404 for a number the tenant does not hold.
+         *
+         *     Required scope: `agents:read`.
+         */
+        get: operations["getPhoneNumber"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Choose who answers a phone number
+         * @description Names the agent whose published version answers the number’s inbound calls (null: they are declined) and, optionally, its label. The agent must be one of the tenant’s (422 naming `inbound_agent_id` otherwise).
+         *
+         *     Required scope: `agents:write`.
+         */
+        patch: operations["updatePhoneNumber"];
+        trace?: never;
+    };
     "/api/v1/campaigns": {
         parameters: {
             query?: never;
@@ -1464,25 +1514,22 @@ export interface components {
         CallDetail: {
             /** @example call_7Yh2kLm9Qw3ZbXcV5nR8pT1s */
             id: string;
-            /** @example agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y */
-            agent_id: string;
+            agent_id: string | null;
+            agent_version: number | null;
+            user_id: string | null;
             /**
-             * @description The published version the call uses.
-             * @example 3
+             * @description outbound: placed by the agent (trigger, API, campaign); inbound: a caller rang one of the tenant’s numbers.
+             * @example outbound
+             * @enum {string}
              */
-            agent_version: number;
+            direction: "inbound" | "outbound";
             /**
-             * @description The agent’s owner, whose credits pay.
-             * @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs
-             */
-            user_id: string;
-            /**
-             * @description Caller ID: the agent’s number.
+             * @description Who called: the agent’s number (outbound) or the caller (inbound).
              * @example +14155550100
              */
             from: string;
             /**
-             * @description The number called.
+             * @description The number called: the callee (outbound) or the tenant’s number (inbound).
              * @example +14155550123
              */
             to: string;
@@ -1614,25 +1661,22 @@ export interface components {
         CallListItem: {
             /** @example call_7Yh2kLm9Qw3ZbXcV5nR8pT1s */
             id: string;
-            /** @example agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y */
-            agent_id: string;
+            agent_id: string | null;
+            agent_version: number | null;
+            user_id: string | null;
             /**
-             * @description The published version the call uses.
-             * @example 3
+             * @description outbound: placed by the agent (trigger, API, campaign); inbound: a caller rang one of the tenant’s numbers.
+             * @example outbound
+             * @enum {string}
              */
-            agent_version: number;
+            direction: "inbound" | "outbound";
             /**
-             * @description The agent’s owner, whose credits pay.
-             * @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs
-             */
-            user_id: string;
-            /**
-             * @description Caller ID: the agent’s number.
+             * @description Who called: the agent’s number (outbound) or the caller (inbound).
              * @example +14155550100
              */
             from: string;
             /**
-             * @description The number called.
+             * @description The number called: the callee (outbound) or the tenant’s number (inbound).
              * @example +14155550123
              */
             to: string;
@@ -2333,6 +2377,29 @@ export interface components {
              */
             email: string;
         };
+        /**
+         * PhoneNumber
+         * @description A number the platform holds for the tenant: its agents call from it, and its inbound agent answers it.
+         */
+        PhoneNumber: {
+            /**
+             * @description E.164.
+             * @example +14155550100
+             */
+            phone_number: string;
+            inbound_agent_id: string | null;
+            label: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+        };
         /** Plan */
         Plan: {
             /** @example plan_7Yt2mQ9vX1cB4nK8pL0sD3fH */
@@ -2650,6 +2717,15 @@ export interface components {
             welcome_message?: string;
             settings?: components["schemas"]["AgentSettings"];
             config?: components["schemas"]["AgentConfigInput"];
+        };
+        /** UpdatePhoneNumberRequest */
+        UpdatePhoneNumberRequest: {
+            inbound_agent_id: string | null;
+            /**
+             * @description An empty string clears it.
+             * @example Front desk
+             */
+            label?: string;
         };
         /**
          * UpdateUserRequest
@@ -4145,6 +4221,11 @@ export interface operations {
                  */
                 status?: "queued" | "dialing" | "in_progress" | "completed" | "no_answer" | "failed";
                 /**
+                 * @description Only inbound or only outbound calls.
+                 * @example outbound
+                 */
+                direction?: "inbound" | "outbound";
+                /**
                  * @description Only calls created strictly after this time.
                  * @example 2026-11-21T10:00:00.000Z
                  */
@@ -4261,6 +4342,105 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ToolsSecret"];
+                    };
+                };
+            };
+        };
+    };
+    listPhoneNumbers: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /**
+                 * @description Only the numbers this agent answers.
+                 * @example agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y
+                 */
+                inbound_agent_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of phone numbers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PhoneNumber"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+        };
+    };
+    getPhoneNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The number, URL-encoded (`+` as `%2B`).
+                 * @example +14155550100
+                 */
+                phone_number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The phone number. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PhoneNumber"];
+                    };
+                };
+            };
+        };
+    };
+    updatePhoneNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The number, URL-encoded (`+` as `%2B`).
+                 * @example +14155550100
+                 */
+                phone_number: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "inbound_agent_id": "agt_5Gh8jKl2Mn4Pq6Rs8Tv0Wx2Y",
+                 *       "label": "Front desk"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdatePhoneNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description The phone number as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PhoneNumber"];
                     };
                 };
             };

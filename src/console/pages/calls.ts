@@ -75,7 +75,7 @@ function callTable(calls: CallListItem[], agentNames: Map<string, string>): Html
     (call) => html`<tr>
     <td><a href="/console/calls/${call.id}"><strong>${call.to}</strong></a>${call.name && html`<br><span class="subtle">${call.name}</span>`}</td>
     <td>${statusBadge(call.status)}</td>
-    <td>${agentNames.get(call.agent_id) ?? html`<span class="mono subtle">${call.agent_id}</span>`} <span class="subtle">v${call.agent_version}</span></td>
+    <td>${call.agent_id === null ? html`<span class="subtle">No agent</span>` : html`${agentNames.get(call.agent_id) ?? html`<span class="mono subtle">${call.agent_id}</span>`} <span class="subtle">v${call.agent_version}</span>`}</td>
     <td class="mono">${call.from}</td>
     <td>${dateTime(call.created_at)}</td>
     <td class="numeric">${duration(call.duration_seconds)}</td>
@@ -313,7 +313,9 @@ export const callPages = consolePages(
     app.get<{ Params: { id: string } }>('/calls/:id', async (request, reply) => {
       const tenantId = memberTenantId(request);
       const call = await calls.getForTenant(tenantId, request.params.id);
-      const agent = await agents.get(tenantId, call.agent_id).catch(() => undefined);
+      const agent = call.agent_id
+        ? await agents.get(tenantId, call.agent_id).catch(() => undefined)
+        : undefined;
       const final = isFinal(call);
       const region = final
         ? html`<div id="call-live">${liveRegion(call)}</div>`
@@ -333,8 +335,9 @@ export const callPages = consolePages(
     <dt>Name</dt><dd>${call.name || html`<span class="subtle">—</span>`}</dd>
     ${call.email && html`<dt>Email</dt><dd>${call.email}</dd>`}
     <dt>From</dt><dd class="mono">${call.from}</dd>
-    <dt>Agent</dt><dd>${agent ? html`<a href="/console/agents/${agent.id}">${agent.name}</a>` : html`<span class="mono">${call.agent_id}</span>`} <span class="subtle">version ${call.agent_version}</span></dd>
-    <dt>User</dt><dd><a class="mono" href="/console/calls?user_id=${encodeURIComponent(call.user_id)}" title="This user’s calls">${call.user_id}</a></dd>
+    <dt>Direction</dt><dd>${call.direction === 'inbound' ? 'Inbound' : 'Outbound'}</dd>
+    <dt>Agent</dt><dd>${call.agent_id === null ? html`<span class="subtle">None (declined)</span>` : html`${agent ? html`<a href="/console/agents/${agent.id}">${agent.name}</a>` : html`<span class="mono">${call.agent_id}</span>`} <span class="subtle">version ${call.agent_version}</span>`}</dd>
+    ${call.user_id !== null && html`<dt>User</dt><dd><a class="mono" href="/console/calls?user_id=${encodeURIComponent(call.user_id)}" title="This user’s calls">${call.user_id}</a></dd>`}
     <dt>Created</dt><dd>${dateTime(call.created_at)}</dd>
     <dt>Engine</dt><dd>${call.engine}${call.engine_call_id && html` <span class="mono subtle">${call.engine_call_id}</span>`}</dd>
     <dt>Call id</dt><dd class="mono">${call.id}</dd>

@@ -69,6 +69,9 @@ const CALL_LIST_PAGE = 1000;
 /** Where Retell posts the webhooks of the agents we create (routes.ts). */
 export const RETELL_WEBHOOK_PATH = '/engines/retell/webhooks';
 
+/** Where Retell asks who answers an imported number's inbound calls (`call_inbound`, routes.ts). */
+export const RETELL_INBOUND_PATH = '/engines/retell/inbound';
+
 export interface RetellTelephonyOptions {
   config: RetellConfig;
   db: Db;
@@ -235,9 +238,21 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
     }
   }
 
+  const inboundUrl = `${options.publicBaseUrl.replace(/\/+$/, '')}${RETELL_INBOUND_PATH}`;
+
   return {
     name: 'retell',
     dialSettleMs: RETELL_DIAL_SETTLE_MS,
+
+    phoneNumbers: {
+      async find(number: string) {
+        const found = await client.getPhoneNumber(number);
+        return found ? { id: found.phone_number, number: found.phone_number } : undefined;
+      },
+      async routeInbound(number) {
+        await client.updatePhoneNumber(number.id, { inbound_webhook_url: inboundUrl });
+      },
+    },
 
     async syncAgentVersion(published: PublishedAgentVersion): Promise<void> {
       await ensureSynced(published);

@@ -71,6 +71,16 @@ export interface RetellClient {
   createPhoneCall(body: CreatePhoneCallBody): Promise<RetellCall & { call_id: string }>;
   getCall(callId: string): Promise<RetellCall>;
   listCalls(body: ListCallsBody): Promise<RetellCall[]>;
+  /** GET /get-phone-number/{phone_number}: the number, or undefined when Retell holds none (404). */
+  getPhoneNumber(phoneNumber: string): Promise<RetellPhoneNumber | undefined>;
+  /** PATCH /update-phone-number/{phone_number}: where Retell asks who answers the number's inbound calls. */
+  updatePhoneNumber(phoneNumber: string, body: { inbound_webhook_url: string }): Promise<void>;
+}
+
+/** Of Retell's PhoneNumberResponse, the fields the adapter reads. */
+export interface RetellPhoneNumber {
+  phone_number: string;
+  inbound_webhook_url?: string | null;
 }
 
 interface RequestOptions {
@@ -81,6 +91,8 @@ interface RequestOptions {
   createsCall?: boolean;
   /** The operation answers no body (publish-agent): a 2xx is the whole answer. */
   answersNothing?: boolean;
+  /** A 404 answers undefined instead of an error (a lookup). */
+  missingIsUndefined?: boolean;
 }
 
 /** Network failures that prove the request never reached Retell. */
@@ -115,7 +127,7 @@ export function createRetellClient(options: { apiKey: string; apiBase: string })
     method: 'GET' | 'POST' | 'PATCH',
     path: string,
     body: unknown,
-    { createsCall = false, answersNothing = false }: RequestOptions = {},
+    { createsCall = false, answersNothing = false, missingIsUndefined = false }: RequestOptions = {},
   ): Promise<T> {
     const what = `Retell ${method} ${path}`;
     let response: Response;
@@ -138,6 +150,10 @@ export function createRetellClient(options: { apiKey: string; apiBase: string })
         : `unreachable (${code ?? 'network error'})`;
       const notSent = !timedOut && code !== undefined && NOT_SENT_CODES.has(code);
       throw new TelephonyError(`${what}: ${reason}`, true, createsCall && !notSent);
+    }
+    if (response.status === 404 && missingIsUndefined) {
+      await response.arrayBuffer().catch(() => undefined);
+      return undefined as T;
     }
     if (!response.ok) {
       const message = await retellMessage(response);
@@ -215,6 +231,16 @@ export function createRetellClient(options: { apiKey: string; apiBase: string })
       return answer.filter(
         (call): call is RetellCall => typeof call === 'object' && call !== null && !Array.isArray(call),
       );
+    },
+    async getPhoneNumber(phoneNumber) {
+      const path = `/get-phone-number/${encodeURIComponent(phoneNumber)}`;
+      const answer = await request<RetellPhoneNumber | undefined>('GET', path, undefined, {
+        missingIsUndefined: true,
+      });
+      return answer && typeof answer.phone_number === 'string' ? answer : undefined;
+    },
+    async updatePhoneNumber(phoneNumber, body) {
+      await request('PATCH', `/update-phone-number/${encodeURIComponent(phoneNumber)}`, body);
     },
   };
 }

@@ -28,6 +28,7 @@ import {
   type VapiCallFilters,
   type VapiClient,
   type VapiCreateCallBody,
+  type VapiPhoneNumber,
 } from './client.js';
 import {
   ATTEMPT_METADATA_KEY,
@@ -95,7 +96,9 @@ const digitsOf = (number: string) => number.replace(/\D/g, '');
 
 /** Vapi's phone numbers by their digits, read through its API and kept for a while. */
 function createPhoneNumberDirectory(client: VapiClient, clock: Clock, ttlMs: number) {
-  let known: { readAt: number; idByDigits: Map<string, string> } | undefined;
+  let known:
+    | { readAt: number; idByDigits: Map<string, string>; byId: Map<string, VapiPhoneNumber> }
+    | undefined;
   let reading: Promise<NonNullable<typeof known>> | undefined;
 
   const read = () => {
@@ -103,11 +106,13 @@ function createPhoneNumberDirectory(client: VapiClient, clock: Clock, ttlMs: num
       .listPhoneNumbers()
       .then((numbers) => {
         const idByDigits = new Map<string, string>();
-        for (const { id, number } of numbers) {
-          const digits = number ? digitsOf(number) : '';
-          if (digits && !idByDigits.has(digits)) idByDigits.set(digits, id);
+        const byId = new Map<string, VapiPhoneNumber>();
+        for (const entry of numbers) {
+          const digits = entry.number ? digitsOf(entry.number) : '';
+          byId.set(entry.id, entry);
+          if (digits && !idByDigits.has(digits)) idByDigits.set(digits, entry.id);
         }
-        known = { readAt: clock.now().getTime(), idByDigits };
+        known = { readAt: clock.now().getTime(), idByDigits, byId };
         return known;
       })
       .finally(() => {
@@ -127,8 +132,58 @@ function createPhoneNumberDirectory(client: VapiClient, clock: Clock, ttlMs: num
       }
       return (await read()).idByDigits.get(digits);
     },
+    /** The number with these digits, read fresh from Vapi (an import: the operator just added it). */
+    async fresh(number: string): Promise<VapiPhoneNumber | undefined> {
+      const directory = await read();
+      const id = directory.idByDigits.get(digitsOf(number));
+      return id ? directory.byId.get(id) : undefined;
+    },
     forget() {
       known = undefined;
+    },
+  };
+}
+
+/**
+ * The transient assistant of a call (an outbound call's `POST /call`, an inbound call's answer to
+ * `assistant-request`): the rendered prompt and welcome message with the version's configuration
+ * (./assistant.ts), our call id, tenant and attempt in its metadata, and our server route.
+ */
+export function vapiTransientAssistant(
+  settings: { publicBaseUrl: string; serverCredentialId: string | undefined },
+  request: DialRequest,
+  version: PublishedAgentVersion | undefined,
+): VapiCreateCallBody['assistant'] {
+  const system = [{ role: 'system' as const, content: request.prompt }];
+  let configured: VapiAssistantConfig | undefined;
+  if (version) {
+    const { voicemail } = version.config;
+    const voicemailText =
+      voicemail?.action === 'leave_message' ? (voicemail.message ?? version.welcomeMessage) : '';
+    configured = vapiAssistantConfig(version.config, {
+      publicBaseUrl: settings.publicBaseUrl,
+      credentialId: settings.serverCredentialId,
+      ...(voicemailText ? { voicemailMessage: renderForCall(voicemailText, request) } : {}),
+    });
+  }
+  const serverUrl = `${settings.publicBaseUrl.replace(/\/+$/, '')}${VAPI_SERVER_MESSAGES_PATH}`;
+  return {
+    name: truncate(`${request.agentId} v${request.agentVersion}`, VAPI_NAME_LENGTH),
+    ...(request.welcomeMessage ? { firstMessage: request.welcomeMessage } : {}),
+    ...configured,
+    model: configured
+      ? { ...configured.model, messages: system }
+      : { provider: 'openai', model: LEGACY_VAPI_MODEL, messages: system },
+    serverMessages: SERVER_MESSAGES,
+    // Echoed in every server message (`assistant`, `call.assistant`): how a report finds its call.
+    metadata: {
+      [CALL_ID_METADATA_KEY]: request.callId,
+      [TENANT_ID_METADATA_KEY]: request.tenantId,
+      [ATTEMPT_METADATA_KEY]: String(request.attempt),
+    },
+    server: {
+      url: serverUrl,
+      credentialId: settings.serverCredentialId,
     },
   };
 }
@@ -157,49 +212,22 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
     return found;
   }
 
-  function assistantConfig(request: DialRequest, version: PublishedAgentVersion): VapiAssistantConfig {
-    const { voicemail } = version.config;
-    const voicemailText =
-      voicemail?.action === 'leave_message' ? (voicemail.message ?? version.welcomeMessage) : '';
-    return vapiAssistantConfig(version.config, {
-      publicBaseUrl: options.publicBaseUrl,
-      credentialId: config.serverCredentialId,
-      ...(voicemailText ? { voicemailMessage: renderForCall(voicemailText, request) } : {}),
-    });
-  }
-
   const createCallBody = (
     request: DialRequest,
     phoneNumberId: string,
     version: PublishedAgentVersion | undefined,
   ): VapiCreateCallBody => {
     const name = truncate(request.name.trim(), VAPI_NAME_LENGTH);
-    const system = [{ role: 'system' as const, content: request.prompt }];
-    const configured = version ? assistantConfig(request, version) : undefined;
     return {
       // Shown in Vapi's dashboard: the operator finds our call there by its id.
       name: request.callId,
       phoneNumberId,
       customer: { number: request.to, ...(name ? { name } : {}) },
-      assistant: {
-        name: truncate(`${request.agentId} v${request.agentVersion}`, VAPI_NAME_LENGTH),
-        ...(request.welcomeMessage ? { firstMessage: request.welcomeMessage } : {}),
-        ...configured,
-        model: configured
-          ? { ...configured.model, messages: system }
-          : { provider: 'openai', model: LEGACY_VAPI_MODEL, messages: system },
-        serverMessages: SERVER_MESSAGES,
-        // Echoed in every server message (`assistant`, `call.assistant`): how a report finds its call.
-        metadata: {
-          [CALL_ID_METADATA_KEY]: request.callId,
-          [TENANT_ID_METADATA_KEY]: request.tenantId,
-          [ATTEMPT_METADATA_KEY]: String(request.attempt),
-        },
-        server: {
-          url: serverUrl,
-          credentialId: config.serverCredentialId,
-        },
-      },
+      assistant: vapiTransientAssistant(
+        { publicBaseUrl: options.publicBaseUrl, serverCredentialId: config.serverCredentialId },
+        request,
+        version,
+      ),
     };
   };
 
@@ -232,6 +260,29 @@ export function createVapiTelephony(options: VapiTelephonyOptions): TelephonyAda
   return {
     name: 'vapi',
     dialSettleMs: VAPI_DIAL_SETTLE_MS,
+
+    phoneNumbers: {
+      async find(number: string) {
+        const found = await phoneNumbers.fresh(number);
+        return found ? { id: found.id, number } : undefined;
+      },
+      // Vapi asks the number's server URL for an assistant only when the number has none of its own.
+      async routeInbound(number) {
+        const found = await phoneNumbers.fresh(number.number);
+        if (!found) throw new TelephonyError(`Vapi no longer holds ${number.number}.`, false);
+        if (found.serverUrl === serverUrl && !found.answersItself) return;
+        const clear = found.answersItself ? { assistantId: null, squadId: null, workflowId: null } : {};
+        await client.updatePhoneNumber(found.id, {
+          ...(found.provider ? { provider: found.provider } : {}),
+          server: {
+            url: serverUrl,
+            ...(config.serverCredentialId ? { credentialId: config.serverCredentialId } : {}),
+          },
+          ...clear,
+        });
+        phoneNumbers.forget();
+      },
+    },
 
     async dial(request: DialRequest): Promise<DialResult> {
       const phoneNumberId = await phoneNumbers.idOf(request.from);

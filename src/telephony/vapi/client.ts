@@ -1,7 +1,7 @@
 /**
- * A small client for the four Vapi API operations the adapter uses (https://api.vapi.ai, OpenAPI
- * at /api-json): `GET /phone-number`, `POST /call`, `GET /call/{id}`, `GET /call` (the list, with
- * its filters). Bearer VAPI_API_KEY, JSON, 10 s per request.
+ * A small client for the Vapi API operations the adapter uses (https://api.vapi.ai, OpenAPI
+ * at /api-json): `GET /phone-number`, `PATCH /phone-number/{id}`, `POST /call`, `GET /call/{id}`,
+ * `GET /call` (the list, with its filters). Bearer VAPI_API_KEY, JSON, 10 s per request.
  *
  * Errors are TelephonyError: network errors, timeouts, 408, 429 and 5xx are transient; other 4xx
  * are permanent and carry Vapi's own message. The API key never appears in a message.
@@ -17,6 +17,25 @@ export interface VapiPhoneNumber {
   id: string;
   /** E.164 for Twilio and Telnyx; Vonage keeps the digits without `+`. Absent on SIP-only numbers. */
   number: string | undefined;
+  /** The union's discriminator (`twilio`, `vonage`, `vapi`, `telnyx`, `byo-phone-number`). */
+  provider: string | undefined;
+  /** Whether the number answers with a fixed assistant, squad or workflow (Vapi then sends no assistant-request). */
+  answersItself: boolean;
+  /** The number's own server URL, when it has one. */
+  serverUrl: string | undefined;
+}
+
+/**
+ * PATCH /phone-number/{id}: the number's server and, when it has one, its fixed assistant, squad or
+ * workflow cleared with null (Vapi's guide clears `assistantId` so; the published schema types it
+ * as a string, and Vapi's validation lets null through as "not set").
+ */
+export interface VapiUpdatePhoneNumberBody {
+  provider?: string;
+  server: { url: string; credentialId?: string };
+  assistantId?: null;
+  squadId?: null;
+  workflowId?: null;
 }
 
 /** Vapi's CreateCallDTO, as far as the adapter fills it (test/support/engines/vapi-openapi.json). */
@@ -40,6 +59,8 @@ export interface VapiCreateCallBody {
 export interface VapiClient {
   /** Every phone number of the organization (Vapi's `limit` tops out at 1000). */
   listPhoneNumbers(): Promise<VapiPhoneNumber[]>;
+  /** Changes a phone number (its server URL, its fixed assistant). */
+  updatePhoneNumber(id: string, body: VapiUpdatePhoneNumberBody): Promise<void>;
   /** Creates the call; answers Vapi's Call object (its `id` at least). */
   createCall(body: VapiCreateCallBody): Promise<Record<string, unknown> & { id: string }>;
   /** Vapi's Call object, as it stands now. */
@@ -96,12 +117,25 @@ function networkErrorCode(error: unknown): string | undefined {
   return typeof cause?.code === 'string' ? cause.code : undefined;
 }
 
+const stringOf = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+
+function phoneNumberOf(entry: Record<string, unknown>, id: string): VapiPhoneNumber {
+  const server = isRecord(entry.server) ? entry.server : {};
+  return {
+    id,
+    number: stringOf(entry.number),
+    provider: stringOf(entry.provider),
+    answersItself: [entry.assistantId, entry.squadId, entry.workflowId].some((value) => stringOf(value)),
+    serverUrl: stringOf(server.url),
+  };
+}
+
 export function createVapiClient(options: VapiClientOptions): VapiClient {
   const { apiKey } = options.config;
   const apiBase = options.config.apiBase.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? VAPI_REQUEST_TIMEOUT_MS;
 
-  async function request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  async function request(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown): Promise<unknown> {
     const what = `Vapi ${method} ${path.split('?')[0]}`;
     const creates = method === 'POST';
     let response: Response;
@@ -154,11 +188,11 @@ export function createVapiClient(options: VapiClientOptions): VapiClient {
       if (!Array.isArray(answer)) throw new TelephonyError('Vapi GET /phone-number answered no list.', true);
       return answer
         .filter(isRecord)
-        .flatMap((entry) =>
-          typeof entry.id === 'string'
-            ? [{ id: entry.id, number: typeof entry.number === 'string' ? entry.number : undefined }]
-            : [],
-        );
+        .flatMap((entry) => (typeof entry.id === 'string' ? [phoneNumberOf(entry, entry.id)] : []));
+    },
+
+    async updatePhoneNumber(id, body) {
+      await request('PATCH', `/phone-number/${encodeURIComponent(id)}`, body);
     },
 
     async createCall(body) {
