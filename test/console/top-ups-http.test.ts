@@ -46,7 +46,11 @@ beforeAll(async () => {
 afterAll(() => f?.close());
 
 const charges = () => (f.t.services.processor as SimulatedProcessor).calls.chargeCustomer;
-const formKeyIn = (page: PageResponse) => /name="form_key" value="([^"]+)"/.exec(page.body)?.[1];
+/** The form key of the "Top up" form (the user page holds other forms too). */
+const formKeyIn = (page: PageResponse) =>
+  /top-ups#top-up"[^>]*>[^<]*<input[^>]*>\s*<input type="hidden" name="form_key" value="([^"]+)"/.exec(
+    page.body,
+  )?.[1];
 
 /** The user's page, and the one-time key of its Top up form. */
 async function openUser(client: ConsoleClient, userId: string) {
