@@ -15,6 +15,7 @@ import { webhookRoutes } from './calls/trigger-routes.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { consoleSurface } from './console/plugin.js';
 import { CONSOLE_PAGES } from './console/routes.js';
+import { registerAuditScope } from './core/audit/http.js';
 import { registerPartnerAuth, tenantOf } from './core/http/auth.js';
 import {
   clientErrorHandler,
@@ -99,6 +100,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
     done();
   });
+  // Who writes, from where (docs/audit-log.md): the surfaces' authentication names the actor.
+  registerAuditScope(app);
   registerCustomDomainGuard(app, services.branding);
   // Global rate-limit hooks (webhook, sign-in) before any route; the partner limiter goes to auth.
   const partnerLimiter = registerRateLimiting(app, services.rateLimits);

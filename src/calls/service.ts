@@ -15,6 +15,8 @@ import {
   findWebhookTarget,
   type WebhookTarget,
 } from '../agents/repository.js';
+import { currentAuditScope } from '../core/audit/context.js';
+import { recordAudit } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPageCountedApart } from '../core/db/pagination.js';
@@ -180,7 +182,9 @@ export function createCallService(deps: {
         await recordAnswer(idempotency, executor, options.recorder, result);
         return result;
       };
-      const result = options.recorder ? await db.transaction().execute(run) : await run(db);
+      // The stored answer and the audit entry (a partner's or member's call) commit with the call.
+      const result =
+        options.recorder || currentAuditScope()?.actor ? await db.transaction().execute(run) : await run(db);
       if (result === undefined) {
         options.rejected?.(target);
         return undefined;
@@ -337,6 +341,14 @@ export function createCallService(deps: {
         answer: async (executor, queued) => {
           const call = await detail(executor, tenantId, queued.id);
           if (!call) throw new Error('a call stored in this transaction was not found');
+          await recordAudit(executor, {
+            action: 'call.created',
+            tenantId,
+            objectType: 'call',
+            objectId: queued.id,
+            fields: Object.keys(body),
+            at: new Date(call.created_at),
+          });
           return call;
         },
         recorder,

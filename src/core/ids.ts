@@ -53,7 +53,8 @@ export type IdPrefix =
   | 'top'
   | 'ovg'
   | 'cmp'
-  | 'wled';
+  | 'wled'
+  | 'aud';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

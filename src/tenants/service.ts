@@ -1,5 +1,7 @@
 /** Tenants (one per partner agency) and their email provider settings. */
+
 import type { ProcessorAccounts } from '../billing/accounts.js';
+import { type AuditChange, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
@@ -99,6 +101,7 @@ export function toTenant(row: TenantRow, partnerDefault: PartnerLimitDefault): T
     processor_account_id: row.processor_account_id,
     application_fee_percent:
       row.application_fee_percent === null ? null : Number(row.application_fee_percent),
+    suspended_at: row.suspended_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -132,6 +135,7 @@ export function createTenantService(deps: {
   }
 
   async function update(tenantId: string, input: UpdateTenantBody): Promise<Tenant> {
+    const now = clock.now();
     const changes = {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.email !== undefined ? await emailColumns(tenantId, input.email) : {}),
@@ -145,16 +149,23 @@ export function createTenantService(deps: {
         ? { max_concurrent_calls: input.max_concurrent_calls }
         : {}),
       ...(input.low_balance_minutes !== undefined ? { low_balance_minutes: input.low_balance_minutes } : {}),
-      updated_at: clock.now(),
+      ...(input.suspended !== undefined ? { suspended_at: input.suspended ? now : null } : {}),
+      updated_at: now,
     };
     const accountChange =
       input.processor_account_id !== undefined || input.application_fee_percent !== undefined;
+    const audited = (updated: object | undefined) =>
+      updated !== undefined && tenantChange(tenantId, input, now);
     const row = accountChange
       ? await db.transaction().execute(async (tx) => {
           const account = await deps.processorAccounts.columnsFor(tx, tenantId, input);
-          return updateTenant(tx, tenantId, { ...changes, ...account });
+          return writeAudited(
+            tx,
+            (executor) => updateTenant(executor, tenantId, { ...changes, ...account }),
+            audited,
+          );
         })
-      : await updateTenant(db, tenantId, changes);
+      : await writeAudited(db, (executor) => updateTenant(executor, tenantId, changes), audited);
     if (accountChange) deps.processorAccounts.forget(tenantId);
     if (!row) throw notFound('Tenant');
     return toTenant(row, deps.partnerLimitDefault);
@@ -220,13 +231,20 @@ export function createTenantService(deps: {
     async create(input: CreateTenantBody): Promise<Tenant> {
       const now = clock.now();
       const id = newId('ten');
-      const row = await insertTenant(db, {
-        id,
-        name: input.name,
-        ...(await emailColumns(id, input.email ?? null)),
-        created_at: now,
-        updated_at: now,
-      });
+      const columns = await emailColumns(id, input.email ?? null);
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          insertTenant(executor, { id, name: input.name, ...columns, created_at: now, updated_at: now }),
+        () => ({
+          action: 'tenant.created',
+          tenantId: id,
+          objectType: 'tenant',
+          objectId: id,
+          fields: Object.keys(input),
+          at: now,
+        }),
+      );
       return toTenant(row, deps.partnerLimitDefault);
     },
 
@@ -249,3 +267,14 @@ export function createTenantService(deps: {
 }
 
 export type TenantService = ReturnType<typeof createTenantService>;
+
+/** A tenant's audit entry; a suspension (or its end) is named as such. */
+function tenantChange(tenantId: string, input: UpdateTenantBody, at: Date): AuditChange {
+  const action =
+    input.suspended === undefined
+      ? 'tenant.updated'
+      : input.suspended
+        ? 'tenant.suspended'
+        : 'tenant.reinstated';
+  return { action, tenantId, objectType: 'tenant', objectId: tenantId, fields: Object.keys(input), at };
+}

@@ -6,12 +6,14 @@
  * tool's JSON as the result, or an error text the agent can speak about. Every call is a timeline
  * entry of the call (name, duration, outcome): never the arguments.
  */
+
 import crypto from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { type AgentTool, CONFIG_LIMITS } from '../agents/config.js';
 import { findAgentVersion } from '../agents/repository.js';
 import { findCall } from '../calls/repository.js';
 import { insertTimelineEntry, TOOL_CALL_ENTRY } from '../calls/timeline-repository.js';
+import { recordAudit } from '../core/audit/record.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { randomBase62 } from '../core/ids.js';
@@ -214,6 +216,14 @@ export function createToolService(deps: ToolServiceDeps) {
       // rotates it, so neither answer is a secret that was never stored.
       for (let pass = 0; ; pass++) {
         const stored = await db.transaction().execute(async (tx) => {
+          await recordAudit(tx, {
+            action: 'tools_secret.rotated',
+            tenantId,
+            objectType: 'tools_secret',
+            objectId: tenantId,
+            fields: ['secret'],
+            at: now,
+          });
           const current = await lockToolsSecret(tx, tenantId);
           if (!current) {
             const row = { tenant_id: tenantId, secret_sealed: sealed, rotated_at: now };
