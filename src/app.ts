@@ -9,6 +9,7 @@ import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
 import { agentRoutes } from './agents/routes.js';
 import { SCOPES } from './api-keys/service.js';
+import { auditRoutes } from './audit/routes.js';
 import { registerCustomDomainGuard } from './branding/host-guard.js';
 import { callRoutes } from './calls/routes.js';
 import { webhookRoutes } from './calls/trigger-routes.js';
@@ -150,6 +151,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         campaigns: services.campaigns,
         publicBaseUrl: config.publicBaseUrl,
       });
+      await partner.register(auditRoutes, { audit: services.audit });
       for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);
     },
     { prefix: '/api/v1' },

@@ -15,8 +15,6 @@ import {
   findWebhookTarget,
   type WebhookTarget,
 } from '../agents/repository.js';
-import { currentAuditScope } from '../core/audit/context.js';
-import { recordAudit } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPageCountedApart } from '../core/db/pagination.js';
@@ -27,6 +25,7 @@ import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { balanceRefusal } from '../wallets/refusal.js';
+import { needsTransaction, recordCallCreated } from './audit.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
 import {
@@ -157,9 +156,8 @@ export function createCallService(deps: {
 
   /**
    * The one way a call is placed, for both surfaces: the guarded insert with `target` (cached or
-   * just read), with the answer recorded in the same transaction when there is an Idempotency-Key.
-   * `refresh` reads the agent again when the guard refused; its refusal (or `doNotCall` for a
-   * listed number) is the answer.
+   * just read), with its stored answer and audit entry (calls/audit.ts) in the same transaction.
+   * `refresh` reads the agent again when the guard refused; its refusal (or `doNotCall`) answers.
    */
   async function place<Result>(options: {
     webhookId: string | null;
@@ -182,9 +180,7 @@ export function createCallService(deps: {
         await recordAnswer(idempotency, executor, options.recorder, result);
         return result;
       };
-      // The stored answer and the audit entry (a partner's or member's call) commit with the call.
-      const result =
-        options.recorder || currentAuditScope()?.actor ? await db.transaction().execute(run) : await run(db);
+      const result = needsTransaction(options.recorder) ? await db.transaction().execute(run) : await run(db);
       if (result === undefined) {
         options.rejected?.(target);
         return undefined;
@@ -341,14 +337,7 @@ export function createCallService(deps: {
         answer: async (executor, queued) => {
           const call = await detail(executor, tenantId, queued.id);
           if (!call) throw new Error('a call stored in this transaction was not found');
-          await recordAudit(executor, {
-            action: 'call.created',
-            tenantId,
-            objectType: 'call',
-            objectId: queued.id,
-            fields: Object.keys(body),
-            at: new Date(call.created_at),
-          });
+          await recordCallCreated(executor, tenantId, queued.id, Object.keys(body), call.created_at);
           return call;
         },
         recorder,

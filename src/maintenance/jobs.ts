@@ -5,6 +5,7 @@
  */
 
 import { Type } from '@sinclair/typebox';
+import type { AuditService } from '../audit/service.js';
 import type { Clock } from '../core/clock.js';
 import type { Database, Executor } from '../core/db/database.js';
 import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from '../core/db/table-maintenance.js';
@@ -20,6 +21,7 @@ export const PURGE_QUEUE = 'maintenance.purge_idempotency_keys';
 export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
 export const EVENT_PURGE_QUEUE = 'maintenance.purge_events';
 export const MEMBER_PURGE_QUEUE = 'maintenance.purge_member_sessions';
+export const AUDIT_PURGE_QUEUE = 'maintenance.purge_audit_events';
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** A purge that stopped with more to delete comes back this soon, leaving the workers room between runs. */
 const PURGE_AGAIN_MS = 60 * 1000;
@@ -66,7 +68,14 @@ function recurring(db: Executor, queue: string, run: () => Promise<Date>): JobDe
 /** Schedules the recurring maintenance jobs (idempotent across processes). */
 export async function scheduleMaintenance(services: { database: Database; clock: Clock }): Promise<void> {
   const { db } = services.database;
-  for (const queue of [PURGE_QUEUE, JOB_PURGE_QUEUE, EVENT_PURGE_QUEUE, MEMBER_PURGE_QUEUE, VACUUM_QUEUE]) {
+  for (const queue of [
+    PURGE_QUEUE,
+    JOB_PURGE_QUEUE,
+    EVENT_PURGE_QUEUE,
+    MEMBER_PURGE_QUEUE,
+    AUDIT_PURGE_QUEUE,
+    VACUUM_QUEUE,
+  ]) {
     await scheduleRecurring(db, queue, 'a', services.clock.now());
   }
 }
@@ -76,6 +85,7 @@ export function maintenanceJobs(deps: {
   database: Database;
   clock: Clock;
   idempotency: IdempotencyStore;
+  audit: AuditService;
   jobRetentionDays: number;
   logger?: { warn(details: object, message: string): void };
 }): JobDefinition[] {
@@ -99,6 +109,7 @@ export function maintenanceJobs(deps: {
     recurring(db, MEMBER_PURGE_QUEUE, async () =>
       untilNext((await purgeEndedMemberRecords(db, { now: clock.now() })).more),
     ),
+    recurring(db, AUDIT_PURGE_QUEUE, async () => untilNext((await deps.audit.purgeExpired()).more)),
     recurring(db, VACUUM_QUEUE, async () => {
       await maintainTables(database, (table, err) =>
         deps.logger?.warn({ err, table }, 'vacuum of a table failed (autovacuum does not run here)'),

@@ -9,6 +9,8 @@ import { agentAdminRoutes } from '../agents/admin-routes.js';
 import type { AgentService } from '../agents/service.js';
 import { apiKeyAdminRoutes } from '../api-keys/admin-routes.js';
 import type { KeyVerifier } from '../api-keys/service.js';
+import { auditAdminRoutes } from '../audit/admin-routes.js';
+import type { AuditService } from '../audit/service.js';
 import type { ProcessorAccounts } from '../billing/accounts.js';
 import type { PaymentProcessor } from '../billing/processor.js';
 import { brandingAdminRoutes } from '../branding/admin-routes.js';
@@ -53,6 +55,7 @@ export interface OperatorServices {
   readonly calls: CallService;
   readonly members: MemberService;
   readonly wallets: WalletService;
+  readonly audit: AuditService;
 }
 
 export async function operatorRoutes(app: FastifyInstance, { services }: { services: OperatorServices }) {
@@ -82,4 +85,5 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   await app.register(callAdminRoutes, { calls: services.calls });
   await app.register(memberAdminRoutes, { members: services.members, tenants });
   await app.register(walletAdminRoutes, { wallets: services.wallets, idempotency: services.idempotency });
+  await app.register(auditAdminRoutes, { audit: services.audit });
 }

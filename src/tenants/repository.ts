@@ -22,8 +22,6 @@ export interface TenantsTable {
   application_fee_percent: ColumnType<number | null, number | null | undefined, number | null>;
   /** Bumped by a trigger on every change to the tenant's plans (migration 0006); int8, read as a string. */
   plans_version: ColumnType<string, never, never>;
-  /** Set while the operator suspends the tenant (docs/suspension.md); null: not suspended. */
-  suspended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** Bumped by a trigger on every change a user list can see (migration 0008); int8, read as a string. */
   users_version: ColumnType<string, never, never>;
   /** Users of the tenant that are not deleted, kept by the same trigger. */

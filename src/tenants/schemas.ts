@@ -109,10 +109,6 @@ export const Tenant = Type.Object(
     ),
     processor_account_id: Nullable(ProcessorAccountId),
     application_fee_percent: Nullable(ApplicationFeePercent),
-    suspended_at: Nullable({
-      ...Timestamp,
-      description: 'Since when the operator suspends the tenant (docs/suspension.md); null: not suspended.',
-    }),
     created_at: Timestamp,
   },
   { additionalProperties: false },
@@ -139,12 +135,6 @@ export const UpdateTenantBody = Type.Object(
     processor_account_id: Type.Optional(Nullable(ProcessorAccountId)),
     /** The platform's cut in percent; null: none. May change at any time. */
     application_fee_percent: Type.Optional(Nullable(ApplicationFeePercent)),
-    suspended: Type.Optional(
-      Type.Boolean({
-        description:
-          'true suspends the tenant: its API keys, call-trigger webhooks, console and portal are refused with 403 until false lifts it. Nothing is deleted.',
-      }),
-    ),
   },
   { additionalProperties: false },
 );

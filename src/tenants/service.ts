@@ -101,7 +101,6 @@ export function toTenant(row: TenantRow, partnerDefault: PartnerLimitDefault): T
     processor_account_id: row.processor_account_id,
     application_fee_percent:
       row.application_fee_percent === null ? null : Number(row.application_fee_percent),
-    suspended_at: row.suspended_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -149,7 +148,6 @@ export function createTenantService(deps: {
         ? { max_concurrent_calls: input.max_concurrent_calls }
         : {}),
       ...(input.low_balance_minutes !== undefined ? { low_balance_minutes: input.low_balance_minutes } : {}),
-      ...(input.suspended !== undefined ? { suspended_at: input.suspended ? now : null } : {}),
       updated_at: now,
     };
     const accountChange =
@@ -268,13 +266,14 @@ export function createTenantService(deps: {
 
 export type TenantService = ReturnType<typeof createTenantService>;
 
-/** A tenant's audit entry; a suspension (or its end) is named as such. */
+/** A tenant's audit entry. */
 function tenantChange(tenantId: string, input: UpdateTenantBody, at: Date): AuditChange {
-  const action =
-    input.suspended === undefined
-      ? 'tenant.updated'
-      : input.suspended
-        ? 'tenant.suspended'
-        : 'tenant.reinstated';
-  return { action, tenantId, objectType: 'tenant', objectId: tenantId, fields: Object.keys(input), at };
+  return {
+    action: 'tenant.updated',
+    tenantId,
+    objectType: 'tenant',
+    objectId: tenantId,
+    fields: Object.keys(input),
+    at,
+  };
 }

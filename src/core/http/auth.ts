@@ -21,6 +21,7 @@ export const SCOPES = [
   'calls:write',
   'webhooks:read',
   'webhooks:write',
+  'audit:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
