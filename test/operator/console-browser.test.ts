@@ -28,7 +28,8 @@ let owner: TestStaff;
 
 beforeAll(async () => {
   f = await startConsole({
-    env: { PLATFORM_NAME: 'Orbit Voice', PLATFORM_COLOR: '#0f766e' },
+    // The test's own host must not say voiceplane either: the pages print the public address.
+    env: { PLATFORM_NAME: 'Orbit Voice', PLATFORM_COLOR: '#0f766e', PUBLIC_BASE_URL: 'http://calls.orbit.test' },
     tenantName: 'Northwind Voice',
   });
   owner = await addStaff(f.t, 'owner');
@@ -114,8 +115,7 @@ describe.skipIf(!hasChromium)('the operator console in a browser', () => {
 });
 
 describe('the operator brand on agency-facing pages', () => {
-  // KNOWN GAP: /console/branding still names voiceplane somewhere (to find before enabling).
-  it.skip('names the operator’s brand, never voiceplane, in the agency console and its sign-in', async () => {
+  it('names the operator’s brand, never voiceplane, in the agency console and its sign-in', async () => {
     const client = consoleClient(f.t);
     const signIn = await client.get('/console/sign-in');
     expect(signIn.body).toContain('Orbit Voice');
@@ -145,8 +145,7 @@ describe('the operator brand on agency-facing pages', () => {
     expect(JSON.stringify(domain)).not.toMatch(/voiceplane/i);
   });
 
-  // KNOWN GAP: the partner guide still says voiceplane past its first sentence.
-  it.skip('titles the API documents with the brand', async () => {
+  it('titles the API documents with the brand', async () => {
     const partner = await f.t.inject({ method: 'GET', url: '/api/v1/openapi.json' });
     expect(partner.body.info.title).toBe('Orbit Voice partner API');
     expect(partner.body.info.description).not.toMatch(/voiceplane/i);

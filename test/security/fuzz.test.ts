@@ -35,10 +35,15 @@ const TOTAL_RUNS = Number(process.env.FUZZ_RUNS ?? 320);
 
 const t: TestApp = await startTestApp({ env: { LOG_LEVEL: 'warn' }, adapters: withoutRateLimits });
 const operations = await partnerOperations(t);
-// The console and the client portal answer HTML pages (not the envelope) and refuse every forged
-// form by their CSRF checks: their own suites (test/console, test/portal) cover them.
+// The console, the client portal and the operator console answer HTML pages (not the envelope)
+// and refuse every forged form by their CSRF checks: their own suites (test/console, test/portal,
+// test/operator) cover them.
 const routes = listRoutes(t.app).filter(
-  (r) => r.path !== '/api/v1/openapi.json' && !r.path.startsWith('/console') && !r.path.startsWith('/portal'),
+  (r) =>
+    r.path !== '/api/v1/openapi.json' &&
+    !r.path.startsWith('/console') &&
+    !r.path.startsWith('/portal') &&
+    !r.path.startsWith('/operator'),
 );
 afterAll(() => t.close());
 
@@ -56,6 +61,11 @@ beforeAll(async () => {
   for (const tenant of [a, b]) {
     ids.push(tenant.id, tenant.keyId, (await createUser(tenant)).id, (await createPlan(t, tenant.id)).id);
     ids.push((await createPlan(t, tenant.id, { provider: 'processor', name: 'Card' })).id);
+    // A phone number of each tenant (the simulated engine holds it), for /phone-numbers/{phone_number}.
+    const phone = `+1415${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}1`;
+    const imported = await t.admin('POST', '/admin/v1/phone-numbers', { phone_number: phone, tenant_id: tenant.id });
+    if (imported.status !== 201) throw new Error(`could not import a number to fuzz: ${imported.raw}`);
+    ids.push(phone);
   }
   // The session user stays out of the id pool, so its token keeps working.
   await createUser(a, { email, password: 'fuzz-password' });

@@ -51,6 +51,17 @@ let f: Fixtures;
 /** Lazily created objects per tenant and resource kind (users, plans, subscriptions...). */
 const objects = new Map<string, string>();
 
+/** Each tenant's caller ID (a number the simulated engine holds: not ending in 0000), one per tenant. */
+const callerIds = new Map<string, string>();
+function callerIdOf(tenant: TestTenant): string {
+  let phone = callerIds.get(tenant.id);
+  if (!phone) {
+    phone = `+1415${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${callerIds.size + 1}`;
+    callerIds.set(tenant.id, phone);
+  }
+  return phone;
+}
+
 async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
   const cacheKey = `${tenant.id}:${kind}`;
   const cached = objects.get(cacheKey);
@@ -81,13 +92,29 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       const agent = await t.admin('POST', `/admin/v1/tenants/${tenant.id}/agents`, {
         user_id: owner.id,
         name: `Secret agent ${tenant.id}`,
-        phone_number: '+14155550199',
+        phone_number: callerIdOf(tenant),
         prompt: 'Call {name}.',
         welcome_message: 'Hello {name}.',
       });
       if (agent.status !== 201) throw new Error(`could not create an agent to probe: ${agent.raw}`);
       await t.admin('POST', `/admin/v1/agents/${agent.body.data.id}/publish`);
       id = agent.body.data.id;
+      break;
+    }
+    case 'inbound_agents':
+      // `inbound_agent_id` (a phone number's answering agent) names one of the tenant's agents.
+      id = await objectOf(tenant, 'agents');
+      break;
+    case 'phone-numbers': {
+      // The tenant's agents' own caller ID: once a tenant holds numbers, its agents must call from
+      // one of them (docs/phone-numbers.md), so the agents factory keeps working.
+      const phone = callerIdOf(tenant);
+      const response = await t.admin('POST', '/admin/v1/phone-numbers', {
+        phone_number: phone,
+        tenant_id: tenant.id,
+      });
+      if (response.status !== 201) throw new Error(`could not import a number to probe: ${response.raw}`);
+      id = phone;
       break;
     }
     case 'do-not-call': {
@@ -186,6 +213,30 @@ async function requiredQueryFor(op: PartnerOperation, tenant: TestTenant): Promi
   return query;
 }
 
+/**
+ * A valid body for `op`: exampleValue() fills the required properties only, so a body schema with
+ * `minProperties` (PATCH /users/{id}: every field optional, at least one) gets optional ones too.
+ */
+function exampleBody(op: PartnerOperation, refs: Record<string, string>): unknown {
+  const value = exampleValue(op.body, '', refs);
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const record = value as Record<string, unknown>;
+    for (const name of Object.keys(op.body?.properties ?? {})) {
+      if (Object.keys(record).length >= (op.body?.minProperties ?? 0)) break;
+      if (!(name in record)) record[name] = exampleValue(op.body.properties[name], name, refs);
+    }
+  }
+  return value;
+}
+
+/**
+ * Body id fields the API documents as 422 validation_failed naming the field (not 404) when they
+ * name no object of the tenant: docs/phone-numbers.md, "An agent that is not the tenant's, or is
+ * deleted, is 422 naming inbound_agent_id". Another tenant's id must still answer exactly like
+ * an id that never existed.
+ */
+const INVALID_NOT_MISSING = new Set(['PATCH /api/v1/phone-numbers/{phone_number} inbound_agent_id']);
+
 async function send(
   op: PartnerOperation,
   authorization: string | undefined,
@@ -196,7 +247,7 @@ async function send(
   if (authorization !== undefined) headers.authorization = authorization;
   let payload: string | undefined = options.rawBody;
   if (payload === undefined && op.body) {
-    payload = JSON.stringify(options.body ?? exampleValue(op.body, '', await bodyRefsFor(op, f.a)));
+    payload = JSON.stringify(options.body ?? exampleBody(op, await bodyRefsFor(op, f.a)));
   }
   if (payload !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
   const query = (await requiredQueryFor(op, f.a)).toString();
@@ -332,7 +383,11 @@ describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))(
       expectRefused(foreign, 404, 'not_found');
       const neverExisted: Record<string, string> = {};
       for (const name of op.pathParams)
-        neverExisted[name] = `${resourceOf(op.path, name)?.slice(0, 3) ?? 'obj'}_${randomBase62(24)}`;
+        neverExisted[name] =
+          resourceOf(op.path, name) === 'phone-numbers'
+            ? // A well-formed number no tenant holds (the engine never holds those ending in 0000).
+              `+1415${String(Math.floor(Math.random() * 1e3)).padStart(3, '0')}0000`
+            : `${resourceOf(op.path, name)?.slice(0, 3) ?? 'obj'}_${randomBase62(24)}`;
       const missing = await send(op, `Bearer ${f.a.key}`, { params: neverExisted });
       expectRefused(missing, 404, 'not_found');
       expect(foreign.body.error.message).toBe(missing.body.error.message);
@@ -340,8 +395,14 @@ describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))(
       for (const name of op.pathParams) {
         const kind = resourceOf(op.path, name);
         const id = await objectOf(f.b, kind ?? name);
-        if (allRoutes.some((r) => r.method === 'GET' && toOpenApiPath(r.path) === `/api/v1/${kind}/{id}`)) {
-          const own = await f.b.request('GET', `/api/v1/${kind}/${id}`);
+        const getRoute = allRoutes.find(
+          (r) =>
+            r.method === 'GET' &&
+            /^\/api\/v1\/[\w-]+\/\{\w+\}$/.test(toOpenApiPath(r.path)) &&
+            toOpenApiPath(r.path).startsWith(`/api/v1/${kind}/{`),
+        );
+        if (getRoute) {
+          const own = await f.b.request('GET', `/api/v1/${kind}/${encodeURIComponent(id)}`);
           expect(own.status, own.raw).toBe(200);
         }
       }
@@ -353,11 +414,17 @@ describe.each(operations.map((op) => [`${op.method} ${op.path}`, op] as const))(
     it.each(idFields)("another tenant's id in the body field %s answers 404 not_found", async (field) => {
       const refs = await bodyRefsFor(op, f.a);
       refs[field] = await objectOf(f.b, `${field.replace(/_id$/, '')}s`);
-      expectRefused(
-        await send(op, `Bearer ${f.a.key}`, { body: exampleValue(op.body, '', refs) }),
-        404,
-        'not_found',
-      );
+      const foreign = await send(op, `Bearer ${f.a.key}`, { body: exampleBody(op, refs) });
+      if (!INVALID_NOT_MISSING.has(`${op.method} ${op.path} ${field}`)) {
+        expectRefused(foreign, 404, 'not_found');
+        return;
+      }
+      expectRefused(foreign, 422, 'validation_failed');
+      expect(foreign.body.error.details.map((d: { field?: string }) => d.field)).toEqual([field]);
+      refs[field] = `${field.slice(0, 3)}_${randomBase62(24)}`;
+      const missing = await send(op, `Bearer ${f.a.key}`, { body: exampleBody(op, refs) });
+      expectRefused(missing, 422, 'validation_failed');
+      expect(foreign.body.error).toEqual(missing.body.error);
     });
   }
 
