@@ -63,7 +63,10 @@ beforeAll(async () => {
     ids.push((await createPlan(t, tenant.id, { provider: 'processor', name: 'Card' })).id);
     // A phone number of each tenant (the simulated engine holds it), for /phone-numbers/{phone_number}.
     const phone = `+1415${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}1`;
-    const imported = await t.admin('POST', '/admin/v1/phone-numbers', { phone_number: phone, tenant_id: tenant.id });
+    const imported = await t.admin('POST', '/admin/v1/phone-numbers', {
+      phone_number: phone,
+      tenant_id: tenant.id,
+    });
     if (imported.status !== 201) throw new Error(`could not import a number to fuzz: ${imported.raw}`);
     ids.push(phone);
   }
@@ -258,7 +261,13 @@ function bodyArb(op: PartnerOperation | undefined): fc.Arbitrary<Body> {
           fc.subarray(Object.keys(base)),
         )
         .map(([changes, removed]) => {
-          const value: Record<string, unknown> = { ...(exampleValue(op.body, '', {}) as object), ...changes };
+          const value: Record<string, unknown> = { ...(exampleValue(op.body, '', {}) as object) };
+          // exampleValue() fills required fields only: add optional ones up to minProperties.
+          for (const name of Object.keys(op.body.properties ?? {})) {
+            if (Object.keys(value).length >= (op.body.minProperties ?? 0)) break;
+            if (!(name in value)) value[name] = exampleValue(op.body.properties[name], name, {});
+          }
+          Object.assign(value, changes);
           for (const field of removed) delete value[field];
           return { kind: 'json', value };
         }),

@@ -24,7 +24,7 @@ function callTable(id: string, title: string, note: string, calls: QuietCall[]):
   ${
     calls.length === 0
       ? html`<p class="panel-note subtle">None.</p>`
-      : html`<div class="table-wrap"><table><thead><tr><th scope="col">Call</th><th scope="col">Tenant</th><th scope="col">Engine</th><th scope="col">Status</th><th scope="col">Last news</th></tr></thead><tbody>
+      : html`<div class="table-wrap" role="region" aria-label="Calls stuck" tabindex="0"><table><thead><tr><th scope="col">Call</th><th scope="col">Tenant</th><th scope="col">Engine</th><th scope="col">Status</th><th scope="col">Last news</th></tr></thead><tbody>
     ${calls.map((call) => html`<tr><td><code>${call.id}</code></td><td><a href="/operator/tenants/${call.tenant_id}">${call.tenant_id}</a></td><td>${call.engine ?? 'simulator'}</td><td>${statusBadge(call.status)}</td><td>${call.updated_at.toISOString().replace('T', ' ').slice(0, 16)} UTC</td></tr>`)}
     </tbody></table></div>`
   }
@@ -39,7 +39,7 @@ export const operatorOperationsPages = operatorPages(
       const endings =
         report.endings.length === 0
           ? emptyState({ title: 'No calls', text: 'No call was placed in the last 7 days.' })
-          : html`<div class="table-wrap"><table><thead><tr><th scope="col">Engine</th><th scope="col">Status</th><th scope="col">Ended reason</th><th scope="col" class="numeric">Calls</th></tr></thead><tbody>
+          : html`<div class="table-wrap" role="region" aria-label="Calls by engine" tabindex="0"><table><thead><tr><th scope="col">Engine</th><th scope="col">Status</th><th scope="col">Ended reason</th><th scope="col" class="numeric">Calls</th></tr></thead><tbody>
       ${report.endings.map((row) => html`<tr><td>${row.engine}</td><td>${statusBadge(row.status)}</td><td>${row.ended_reason ?? html`<span class="subtle">—</span>`}</td><td class="numeric">${row.calls.toLocaleString('en-US')}</td></tr>`)}
       </tbody></table></div>`;
       return sendPage(request, reply, {
@@ -58,13 +58,13 @@ export const operatorOperationsPages = operatorPages(
       const queueTable =
         queues.length === 0
           ? emptyState({ title: 'No jobs', text: 'The queues are empty.' })
-          : html`<div class="table-wrap"><table><thead><tr><th scope="col">Queue</th><th scope="col" class="numeric">Queued</th><th scope="col" class="numeric">Due now</th><th scope="col" class="numeric">Running</th><th scope="col">Oldest due</th><th scope="col" class="numeric">Failed</th></tr></thead><tbody>
+          : html`<div class="table-wrap" role="region" aria-label="Queues" tabindex="0"><table><thead><tr><th scope="col">Queue</th><th scope="col" class="numeric">Queued</th><th scope="col" class="numeric">Due now</th><th scope="col" class="numeric">Running</th><th scope="col">Oldest due</th><th scope="col" class="numeric">Failed</th></tr></thead><tbody>
       ${queues.map((queue) => html`<tr><td>${queue.queue}</td><td class="numeric">${queue.queued}</td><td class="numeric">${queue.due}</td><td class="numeric">${queue.running}</td><td>${queue.oldest_due ? `${new Date(queue.oldest_due).toISOString().replace('T', ' ').slice(0, 19)} UTC` : '—'}</td><td class="numeric">${queue.failed}</td></tr>`)}
       </tbody></table></div>`;
       const failedTable =
         failed.length === 0
           ? html`<p class="panel-note subtle">No failed jobs.</p>`
-          : html`<div class="table-wrap"><table><thead><tr><th scope="col">Job</th><th scope="col">Queue</th><th scope="col">Tenant</th><th scope="col" class="numeric">Attempts</th><th scope="col">Last error</th>${canRetry && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead><tbody>
+          : html`<div class="table-wrap" role="region" aria-label="Failed jobs" tabindex="0"><table><thead><tr><th scope="col">Job</th><th scope="col">Queue</th><th scope="col">Tenant</th><th scope="col" class="numeric">Attempts</th><th scope="col">Last error</th>${canRetry && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead><tbody>
       ${failed.map(
         (
           job,

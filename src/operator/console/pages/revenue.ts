@@ -28,7 +28,7 @@ export const operatorRevenuePages = operatorPages(
       const body =
         metered.length === 0
           ? emptyState({ title: 'Nothing billed', text: `No metered tenant used minutes in ${period}.` })
-          : html`<div class="table-wrap"><table>
+          : html`<div class="table-wrap" role="region" aria-label="Revenue" tabindex="0"><table>
         <thead><tr><th scope="col">Tenant</th><th scope="col" class="numeric">Calls</th><th scope="col" class="numeric">Wholesale minutes</th><th scope="col" class="numeric">Wholesale amount</th><th scope="col" class="numeric">Engine cost (USD)</th><th scope="col" class="numeric">Margin</th></tr></thead>
         <tbody>${metered.map(({ row, used }) => {
           const cost = costs.get(row.id);

@@ -32,7 +32,7 @@ function staffTable(request: FastifyRequest, reply: FastifyReply, staff: Staff[]
   const me = request.operatorSession?.staffId;
   return html`<section class="panel panel-flush" aria-labelledby="staff-title">
   <div class="panel-header"><h2 id="staff-title">Staff</h2><span class="subtle">${staff.length} ${staff.length === 1 ? 'person' : 'people'}</span></div>
-  <div class="table-wrap"><table>
+  <div class="table-wrap" role="region" aria-label="Staff" tabindex="0"><table>
     <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>
     ${staff.map(
@@ -63,7 +63,7 @@ function invitationsPanel(reply: FastifyReply, invitations: StaffInvitation[]): 
   if (invitations.length === 0) return html``;
   return html`<section class="panel panel-flush" aria-labelledby="invitations-title">
   <div class="panel-header"><h2 id="invitations-title">Open invitations</h2></div>
-  <div class="table-wrap"><table>
+  <div class="table-wrap" role="region" aria-label="Invitations" tabindex="0"><table>
     <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${invitations.map(
       (

@@ -99,7 +99,7 @@ export function settingsForms(reply: FastifyReply, state: TenantState, form: For
     'Custom domains',
     html`${
       state.domains.length > 0 &&
-      html`<div class="table-wrap"><table><thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">TXT record</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+      html`<div class="table-wrap" role="region" aria-label="Domains" tabindex="0"><table><thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">TXT record</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
       ${state.domains.map(
         (
           domain,

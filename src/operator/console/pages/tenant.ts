@@ -20,7 +20,7 @@ function table(caption: string, headers: string[], rows: Html[], empty: string):
   ${
     rows.length === 0
       ? html`<p class="panel-note subtle">${empty}</p>`
-      : html`<div class="table-wrap"><table><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`
+      : html`<div class="table-wrap" role="region" aria-labelledby="${id}" tabindex="0"><table><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`
   }
 </section>`;
 }

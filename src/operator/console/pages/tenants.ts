@@ -53,7 +53,7 @@ export const operatorTenantPages = operatorPages(
               title: q ? 'No tenant matches' : 'No tenants yet',
               text: q ? `Nothing is named like “${q}”.` : 'Create the first agency below.',
             })
-          : html`<div class="table-wrap"><table>
+          : html`<div class="table-wrap" role="region" aria-label="Tenants" tabindex="0"><table>
       <thead><tr><th scope="col">Agency</th><th scope="col">Id</th><th scope="col" class="numeric">Users</th><th scope="col" class="numeric">Wallet (minutes)</th><th scope="col">Created</th></tr></thead>
       <tbody>${rows.map(
         (
