@@ -11,9 +11,8 @@ import { agentJobs } from './agents/jobs.js';
 import { type AgentService, createAgentService, findPublishedVersion } from './agents/service.js';
 import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
 import { createProcessorAccounts, type ProcessorAccounts } from './billing/accounts.js';
+import { defaultProcessor } from './billing/default-processor.js';
 import type { PaymentProcessor } from './billing/processor.js';
-import { createSimulatedProcessor } from './billing/simulator/adapter.js';
-import { createStripeProcessor } from './billing/stripe/adapter.js';
 import { type BrandingService, createBrandingService, type TxtResolver } from './branding/service.js';
 import { createEngineReports } from './calls/engine-reports.js';
 import { callJobs } from './calls/jobs.js';
@@ -58,9 +57,8 @@ import {
   createPlatformBrandService,
   type PlatformBrandService,
 } from './platform-brand/service.js';
-import { createRedisStore } from './rate-limits/redis-store.js';
-import { createRateLimits, type RateLimits } from './rate-limits/service.js';
-import { createMemoryStore } from './rate-limits/token-bucket.js';
+import { defaultRateLimits } from './rate-limits/default-limits.js';
+import type { RateLimits } from './rate-limits/service.js';
 import { sessionJobs } from './sessions/jobs.js';
 import { revokeUserSessions } from './sessions/repository.js';
 import { createSessionService, type SessionService } from './sessions/service.js';
@@ -162,29 +160,6 @@ export interface Services {
   readonly operatorReports: OperatorReports;
   /** Releases what the services hold open (SMTP and Redis connections); the database is the caller's. */
   close(): Promise<void>;
-}
-
-function defaultProcessor(config: Config, database: Database, clock: Clock): PaymentProcessor {
-  if (config.processor === 'stripe') {
-    return createStripeProcessor({ secretKey: config.stripeSecretKey ?? '', apiBase: config.stripeApiBase });
-  }
-  return createSimulatedProcessor({ db: database.db, clock });
-}
-
-function defaultRateLimits(config: Config, database: Database): RateLimits {
-  if (!config.redisUrl) return createRateLimits({ db: database.db, policies: config.rateLimits });
-  // The store warns through the limits' logger, which the app replaces with its own once built.
-  const limits: RateLimits = createRateLimits({
-    db: database.db,
-    policies: config.rateLimits,
-    store: createRedisStore({
-      url: config.redisUrl,
-      keyPrefix: config.redisKeyPrefix,
-      fallback: createMemoryStore(),
-      logger: () => limits.logger(),
-    }),
-  });
-  return limits;
 }
 
 export function createServices(options: ServiceOptions): Services {

@@ -190,6 +190,7 @@ describe('calls', () => {
         'agent_id',
         'agent_version',
         'user_id',
+        'direction',
         'from',
         'to',
         'name',
