@@ -123,7 +123,7 @@ describe.skipIf(!hasChromium)('the business pages, in a browser', () => {
     await page.getByRole('button', { name: 'Create plan' }).click();
     const error = page.locator('#currency-error');
     await error.waitFor();
-    expect(await error.textContent()).toBe('must be three lowercase letters (ISO 4217), e.g. usd.');
+    expect(await error.textContent()).toBe('Currency must be three lowercase letters (ISO 4217), e.g. usd.');
     expect(await page.getByLabel('Currency').getAttribute('aria-invalid')).toBe('true');
     // What was typed is kept.
     expect(await page.getByLabel('Name').inputValue()).toBe('Growth');
