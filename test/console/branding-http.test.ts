@@ -151,12 +151,20 @@ describe('the brand', () => {
   it('answers refused fields beside each field with the API’s message and stores nothing', async () => {
     const before = await brand();
     const cases: [Record<string, string>, string, string][] = [
-      [{ primary_color: 'red', primary_color_shown: '#4f46e5' }, 'primary_color', 'Primary color has an invalid format.'],
+      [
+        { primary_color: 'red', primary_color_shown: '#4f46e5' },
+        'primary_color',
+        'Primary color has an invalid format.',
+      ],
       [{ slug: 'Not A Slug' }, 'slug', 'Portal address has an invalid format.'],
       [{ logo_url: 'http://cdn.northwind.example/logo.png' }, 'logo_url', 'Logo URL has an invalid format.'],
       [{ support_email: 'not an email' }, 'support_email', 'Support email must be a valid email address.'],
       [{ brand_name: 'x'.repeat(101) }, 'brand_name', 'Brand name must be at most 100 characters long.'],
-      [{ brand_name: 'Nul\u0000Name' }, 'brand_name', 'Brand name must not contain the NUL character (U+0000).'],
+      [
+        { brand_name: 'Nul\u0000Name' },
+        'brand_name',
+        'Brand name must not contain the NUL character (U+0000).',
+      ],
     ];
     for (const [fields, id, message] of cases) {
       const refused = await admin.post('/console/branding', { brand_name: 'Changed', ...fields });

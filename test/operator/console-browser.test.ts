@@ -13,7 +13,6 @@ import {
   launchBrowser,
   newConsoleContext,
   screenshot,
-  signedIn,
   startConsole,
   warnWithoutChromium,
 } from '../console/helpers.js';
@@ -29,7 +28,11 @@ let owner: TestStaff;
 beforeAll(async () => {
   f = await startConsole({
     // The test's own host must not say voiceplane either: the pages print the public address.
-    env: { PLATFORM_NAME: 'Orbit Voice', PLATFORM_COLOR: '#0f766e', PUBLIC_BASE_URL: 'http://calls.orbit.test' },
+    env: {
+      PLATFORM_NAME: 'Orbit Voice',
+      PLATFORM_COLOR: '#0f766e',
+      PUBLIC_BASE_URL: 'http://calls.orbit.test',
+    },
     tenantName: 'Northwind Voice',
   });
   owner = await addStaff(f.t, 'owner');
