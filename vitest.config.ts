@@ -39,7 +39,7 @@ const POSTGRES_PASS = [
   'test/rate-limits/partner-limits.test.ts',
   'test/tools/tools.test.ts',
 ];
-/** Within the PostgreSQL pass's folders: suites of input handling and wire formats, or that bring their own PostgreSQL. */
+/** Within the PostgreSQL pass's folders: suites of input handling, wire formats and pages, or that bring their own PostgreSQL. */
 const EMBEDDED_ONLY = [
   'test/calls/fuzz.test.ts',
   'test/calls/workers.test.ts',
@@ -47,6 +47,8 @@ const EMBEDDED_ONLY = [
   'test/events/ssrf.test.ts',
   'test/events/connections.test.ts',
   'test/events/crash.test.ts',
+  'test/operator/console-browser.test.ts',
+  'test/operator/console-http.test.ts',
 ];
 const postgresPass = process.env.TEST_DATABASE === 'postgres';
 

@@ -199,5 +199,9 @@ describe('the simulator’s tool calls', () => {
     });
     const entries = call.events.filter((event: { status: string }) => event.status === 'tool_call');
     expect(entries.map((entry: any) => entry.detail.outcome)).toEqual(['succeeded', 'succeeded']);
+    // The timeline reads in the order things happened: the tools were called during the call.
+    const kinds = call.events.map((event: { status: string }) => event.status);
+    expect(kinds.indexOf('in_progress')).toBeLessThan(kinds.indexOf('tool_call'));
+    expect(kinds.lastIndexOf('tool_call')).toBeLessThan(kinds.indexOf('completed'));
   });
 });
