@@ -3,6 +3,7 @@ import { ADMIN_TOKEN } from './environment.js';
 import type { RequestShape } from './load.js';
 import type { ScenarioContext } from './scenario-types.js';
 import type { BenchFixture } from './seed.js';
+import { everyFieldConfig } from './tool-receiver.js';
 
 export function describeError(error: unknown): string {
   const e = error as Error & { cause?: { message?: string; code?: string } };
@@ -35,10 +36,15 @@ export async function send(
   }
 }
 
-/** Creates and publishes the benchmark agent through the operator API, when agents exist. */
+/**
+ * Creates and publishes the benchmark agent through the operator API, with every configuration
+ * field set and its tool pointing at `toolUrl`, and gives the tenant a tools secret (tool calls
+ * are signed with it).
+ */
 export async function setupAgent(
   baseUrl: string,
   fixture: BenchFixture,
+  toolUrl: string,
 ): Promise<Pick<ScenarioContext, 'webhookPath' | 'webhookUnavailable' | 'agentId'>> {
   const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const headers = { ...auth, 'content-type': 'application/json' };
@@ -52,6 +58,7 @@ export async function setupAgent(
       phone_number: '+14155550199',
       prompt: 'You are calling {name} from {company} about their appointment.',
       welcome_message: 'Hello {name}, this is the bench agent.',
+      config: everyFieldConfig(toolUrl),
     }),
   });
   if (created.status === 404) {
@@ -72,6 +79,16 @@ export async function setupAgent(
   if (published.status !== 200) {
     return {
       webhookUnavailable: `agent publish answered ${published.status}: ${published.body.slice(0, 200)}`,
+    };
+  }
+  const secret = await send(baseUrl, {
+    method: 'POST',
+    path: '/api/v1/tools-secret/rotate',
+    headers: { authorization: `Bearer ${fixture.apiKey}` },
+  });
+  if (secret.status !== 200) {
+    return {
+      webhookUnavailable: `tools secret rotation answered ${secret.status}: ${secret.body.slice(0, 200)}`,
     };
   }
   const webhookPath = agent.webhook_url

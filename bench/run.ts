@@ -35,6 +35,7 @@ import {
 import { describeError, setupAgent } from './requests.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 import { type BenchFixture, CALLS_LIST_CALLS, seedBench } from './seed.js';
+import { startToolReceiver } from './tool-receiver.js';
 
 async function runStorage(
   storage: Storage,
@@ -170,7 +171,13 @@ async function runStorage(
       if (
         serviceScenarios.some((s) => ['webhook_trigger', 'call_pipeline', 'calls_create'].includes(s.name))
       ) {
-        Object.assign(context, await setupAgent(service.baseUrl, fixture));
+        const tools = await startToolReceiver();
+        cleanups.push(async () => {
+          const { calls, signed } = tools.received();
+          log(`    the benchmark agent's tool endpoint received ${calls} calls, ${signed} of them signed`);
+          await tools.close();
+        });
+        Object.assign(context, await setupAgent(service.baseUrl, fixture, tools.url));
       }
       const phase = await runScenarios(
         serviceScenarios,

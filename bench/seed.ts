@@ -282,7 +282,7 @@ export async function seedBench(
   await sql`
     INSERT INTO api_keys (id, tenant_id, name, env, scopes, key_hash, created_at)
     VALUES (${`key_${randomBase62(24)}`}, ${tenantId}, 'bench', 'test',
-            ${sql.raw(`ARRAY['users:read','users:write','plans:read','subscriptions:read','subscriptions:write','calls:read','calls:write','webhooks:read','webhooks:write']`)},
+            ${sql.raw(`ARRAY['users:read','users:write','plans:read','subscriptions:read','subscriptions:write','calls:read','calls:write','webhooks:read','webhooks:write','agents:write']`)},
             ${sha256Hex(apiKey)}, ${plansStart})`.execute(db);
 
   await sql`
