@@ -17,8 +17,14 @@ const PARALLELISM = 1;
 // The binding's enum is a `const enum` in a .d.ts, which isolatedModules cannot read.
 const ARGON2ID = 2;
 
+let hashesStarted = 0;
+
+/** How many new hashes this process started: what a refusal before hashing can be checked by. */
+export const passwordHashesStarted = (): number => hashesStarted;
+
 /** A new Argon2id hash; `memoryKib` is the one knob (tests lower it, see PASSWORD_HASH_MEMORY_KIB). */
 export function hashPassword(password: string, memoryKib = DEFAULT_PASSWORD_MEMORY_KIB): Promise<string> {
+  hashesStarted++;
   return runHashJob({
     op: 'argon2-hash',
     password,
