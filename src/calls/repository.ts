@@ -325,12 +325,12 @@ export async function listCallEvents(
   tenantId: string,
   callId: string,
 ): Promise<CallEventRow[]> {
+  // By time: an engine may report the answer after a tool it called during the call.
   return db
     .selectFrom('call_events')
     .select(['status', 'at', 'detail'])
     .where('call_id', '=', callId)
     .where('tenant_id', '=', tenantId)
-    // By time: an engine may report the answer after a tool it called during the call.
     .orderBy('at')
     .orderBy('id')
     .execute();
