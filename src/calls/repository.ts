@@ -292,7 +292,7 @@ export function recordCallEvents(options: {
              'analysis', coalesce(c.analysis, ${NO_ANALYSIS}), 'direction', c.direction,
              'events', coalesce((
                SELECT jsonb_agg(jsonb_build_object('status', e.status, 'at', ${isoTime('e.at')},
-                                                   'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.at, e.id)
+                                                   'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.id)
                FROM (${earlier}SELECT id, status, at, detail FROM ${newEvents} WHERE call_id = c.id) e), '[]'::jsonb))) AS data
     FROM ${calls} c
   ), ${recordEventsFrom(`${prefix}event`, prefix)}`;
@@ -325,13 +325,11 @@ export async function listCallEvents(
   tenantId: string,
   callId: string,
 ): Promise<CallEventRow[]> {
-  // By time: an engine may report the answer after a tool it called during the call.
   return db
     .selectFrom('call_events')
     .select(['status', 'at', 'detail'])
     .where('call_id', '=', callId)
     .where('tenant_id', '=', tenantId)
-    .orderBy('at')
     .orderBy('id')
     .execute();
 }

@@ -193,10 +193,13 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
    * Calls each tool of the version once, with arguments made from its parameters' schema, the
    * first time the answered call is asked about (claimed in its record, so once per attempt).
    */
+  const toolsPending = (row: DialRecord) =>
+    Boolean(options.runTool && row.conversation?.tools?.length && !row.conversation.toolsCalled);
+
   async function callTools(row: DialRecord, tenantId: string): Promise<void> {
     const runTool = options.runTool;
     const conversation = row.conversation;
-    if (!runTool || !conversation?.tools?.length || conversation.toolsCalled) return;
+    if (!runTool || !conversation || !toolsPending(row)) return;
     const claimed = await db
       .updateTable('telephony_simulated_dials')
       .set({ conversation: sql`conversation || '{"toolsCalled": true}'::jsonb` })
@@ -355,8 +358,20 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
       if (row?.outcome !== 'answered' || !row.ends_at) {
         return { state: 'failed', reason: 'the carrier has no answered call with this id' };
       }
+      const now = clock.now();
+      if (realtime && now < row.ends_at) {
+        // In real time the tools are called halfway through the call, once its answer is on the
+        // timeline (the first question comes right after the dial, before the answer is recorded).
+        if (toolsPending(row) && row.answered_at) {
+          const halfway = new Date((row.answered_at.getTime() + row.ends_at.getTime()) / 2);
+          if (now < halfway) return { state: 'in_progress', checkAgainAt: halfway };
+          await callTools(row, tenantId);
+        }
+        return { state: 'in_progress', checkAgainAt: row.ends_at };
+      }
+      // Compressed time: the whole call is over at the first question, and its tools are called
+      // before its answer and end are recorded together.
       await callTools(row, tenantId);
-      if (realtime && clock.now() < row.ends_at) return { state: 'in_progress', checkAgainAt: row.ends_at };
       return {
         state: 'completed',
         endedAt: row.ends_at,

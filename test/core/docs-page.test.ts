@@ -101,11 +101,7 @@ describe.skipIf(!hasChromium)('the /docs page in a browser', () => {
     );
     expect(summaries.length).toBeGreaterThanOrEqual(8);
     // One pass over the page's text (a query per summary took minutes with ~150 operations).
-    const shown = new Set(
-      await page.evaluate(() =>
-        [...document.querySelectorAll('body *')].map((element) => (element.textContent ?? '').trim()),
-      ),
-    );
+    const shown = new Set((await page.locator('body *').allTextContents()).map((text) => text.trim()));
     expect(summaries.filter((summary) => !shown.has(summary))).toEqual([]);
 
     // A code sample for the operation, and "try it" with the key pasted into the auth field.
