@@ -6,6 +6,8 @@
  * every route and its webhook (its calls stay readable). The partner API and the operator API
  * both call this service, always naming the tenant.
  */
+import { auditNothingChanged } from '../core/audit/context.js';
+import { type AuditChange, recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { AgentCatalog } from '../core/config/agents.js';
 import type { Db, Executor } from '../core/db/database.js';
@@ -236,6 +238,7 @@ export function createAgentService(deps: {
           updated_at: now,
         });
         const agent = toAgent(row, tenantDefaults);
+        await recordAudit(tx, agentChange('agent.created', tenantId, row.id, Object.keys(input), now));
         await recordAnswer(deps.idempotency, tx, recorder, agent);
         return agent;
       });
@@ -263,7 +266,13 @@ export function createAgentService(deps: {
       };
       const config = input.config;
       if (config === undefined) {
-        const row = await updateAgent(db, tenantId, agentId, changes);
+        const row = await writeAudited(
+          db,
+          (executor) => updateAgent(executor, tenantId, agentId, changes),
+          (updated) =>
+            updated &&
+            agentChange('agent.updated', tenantId, agentId, Object.keys(input), changes.updated_at),
+        );
         if (!row) throw notFound('Agent');
         return answer(row);
       }
@@ -275,6 +284,10 @@ export function createAgentService(deps: {
         const merged = mergeConfig(current.config ?? {}, config, tenantDefaults);
         const row = await updateAgent(tx, tenantId, agentId, { ...changes, config: JSON.stringify(merged) });
         if (!row) throw notFound('Agent');
+        await recordAudit(
+          tx,
+          agentChange('agent.updated', tenantId, agentId, Object.keys(input), changes.updated_at),
+        );
         return toAgent(row, tenantDefaults);
       });
     },
@@ -324,6 +337,7 @@ export function createAgentService(deps: {
           });
         }
         const row = await updateAgent(tx, tenantId, agentId, { published_version: version, updated_at: now });
+        await recordAudit(tx, agentChange('agent.published', tenantId, agentId, ['published_version'], now));
         return { row, tenantDefaults };
       });
       if (!row) throw notFound('Agent');
@@ -351,10 +365,13 @@ export function createAgentService(deps: {
 
     /** Replaces the webhook id; the old URL answers 404 from the moment this commits. */
     async rotateWebhook(tenantId: string, agentId: string): Promise<Agent> {
-      const row = await updateAgent(db, tenantId, agentId, {
-        webhook_id: newWebhookId(),
-        updated_at: clock.now(),
-      });
+      const now = clock.now();
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          updateAgent(executor, tenantId, agentId, { webhook_id: newWebhookId(), updated_at: now }),
+        (updated) => updated && agentChange('agent.webhook_rotated', tenantId, agentId, ['webhook_id'], now),
+      );
       if (!row) throw notFound('Agent');
       return answer(row);
     },
@@ -367,9 +384,13 @@ export function createAgentService(deps: {
       return db.transaction().execute(async (tx) => {
         const agent = await findAgent(tx, tenantId, agentId, { forUpdate: true, includeDeleted: true });
         if (!agent) throw notFound('Agent');
-        if (agent.deleted_at) return { id: agent.id, deleted_at: agent.deleted_at.toISOString() };
+        if (agent.deleted_at) {
+          auditNothingChanged();
+          return { id: agent.id, deleted_at: agent.deleted_at.toISOString() };
+        }
         const at = clock.now();
         await markAgentDeleted(tx, tenantId, agentId, at);
+        await recordAudit(tx, agentChange('agent.deleted', tenantId, agentId, [], at));
         return { id: agent.id, deleted_at: at.toISOString() };
       });
     },
@@ -377,3 +398,13 @@ export function createAgentService(deps: {
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
+
+function agentChange(
+  action: string,
+  tenantId: string,
+  agentId: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId, objectType: 'agent', objectId: agentId, fields, at };
+}

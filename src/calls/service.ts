@@ -25,6 +25,7 @@ import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { balanceRefusal } from '../wallets/refusal.js';
+import { needsTransaction, recordCallCreated } from './audit.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
 import {
@@ -155,9 +156,8 @@ export function createCallService(deps: {
 
   /**
    * The one way a call is placed, for both surfaces: the guarded insert with `target` (cached or
-   * just read), with the answer recorded in the same transaction when there is an Idempotency-Key.
-   * `refresh` reads the agent again when the guard refused; its refusal (or `doNotCall` for a
-   * listed number) is the answer.
+   * just read), with its stored answer and audit entry (calls/audit.ts) in the same transaction.
+   * `refresh` reads the agent again when the guard refused; its refusal (or `doNotCall`) answers.
    */
   async function place<Result>(options: {
     webhookId: string | null;
@@ -180,7 +180,7 @@ export function createCallService(deps: {
         await recordAnswer(idempotency, executor, options.recorder, result);
         return result;
       };
-      const result = options.recorder ? await db.transaction().execute(run) : await run(db);
+      const result = needsTransaction(options.recorder) ? await db.transaction().execute(run) : await run(db);
       if (result === undefined) {
         options.rejected?.(target);
         return undefined;
@@ -337,6 +337,7 @@ export function createCallService(deps: {
         answer: async (executor, queued) => {
           const call = await detail(executor, tenantId, queued.id);
           if (!call) throw new Error('a call stored in this transaction was not found');
+          await recordCallCreated(executor, tenantId, queued.id, Object.keys(body), call.created_at);
           return call;
         },
         recorder,

@@ -14,6 +14,7 @@ import type { KeyVerifier } from '../api-keys/service.js';
 import type { BrandingService } from '../branding/service.js';
 import type { CallService } from '../calls/service.js';
 import type { CampaignService } from '../campaigns/service.js';
+import { actAs } from '../core/audit/context.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config/config.js';
 import type { Database } from '../core/db/database.js';
@@ -128,6 +129,9 @@ export async function consoleSurface(
     // The stylesheet and script are the same for everyone: no session lookup for them.
     if (request.url.startsWith('/console/assets/')) return;
     request.consoleSession = await services.members.authenticate(request.cookies[SESSION_COOKIE]);
+    if (request.consoleSession && !request.consoleSession.awaitingTotp) {
+      actAs({ type: 'member', id: request.consoleSession.memberId });
+    }
     if (request.method === 'GET') request.consoleFlash = takeFlash(request, reply);
   });
 
