@@ -6,8 +6,8 @@
  */
 
 import { Type } from '@sinclair/typebox';
-import { ENGINE_DIAL_RETENTION_MS, purgeResolvedEngineDials } from '../calls/dial-retention.js';
 import type { AuditService } from '../audit/service.js';
+import { ENGINE_DIAL_RETENTION_MS, purgeResolvedEngineDials } from '../calls/dial-retention.js';
 import type { Clock } from '../core/clock.js';
 import type { Database, Executor } from '../core/db/database.js';
 import { maintainTables, VACUUM_EVERY_MS, VACUUM_QUEUE } from '../core/db/table-maintenance.js';

@@ -4,6 +4,7 @@
  * it, changing a member's role and removing a member. A tenant always keeps one owner: the last
  * owner can be neither demoted nor removed (the owners are locked while a change is checked).
  */
+import { actAs } from '../core/audit/context.js';
 import { recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Tx } from '../core/db/database.js';
@@ -191,6 +192,12 @@ export function createTeamFunctions(deps: TeamDeps) {
             updated_at: now,
             deleted_at: null,
           });
+          // The invitee holds no session yet: the entry names the member the link creates.
+          actAs({ type: 'member', id: member.id });
+          await recordAudit(
+            tx,
+            memberChange('member.joined', member.tenant_id, member.id, Object.keys(input), now),
+          );
           return startMemberSession(tx, member, now, false);
         });
       } catch (error) {

@@ -27,7 +27,30 @@ export function isAuditedWrite(method: string, config: { audit?: false } | undef
   return WRITE_METHODS.has(method) && config?.audit !== false;
 }
 
+/** A write route as registered: its method, its URL and whether it owes an entry. */
+export interface WriteRoute {
+  method: string;
+  url: string;
+  audited: boolean;
+}
+
+const writeRoutesOfApp = new WeakMap<FastifyInstance, WriteRoute[]>();
+
+/** Every POST/PUT/PATCH/DELETE route registered after `registerAuditScope` (the route test walks them). */
+export function writeRoutes(app: FastifyInstance): readonly WriteRoute[] {
+  return writeRoutesOfApp.get(app) ?? [];
+}
+
 export function registerAuditScope(app: FastifyInstance): void {
+  const routes: WriteRoute[] = [];
+  writeRoutesOfApp.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (!WRITE_METHODS.has(method)) continue;
+      routes.push({ method, url: route.url, audited: isAuditedWrite(method, route.config) });
+    }
+  });
   app.addHook('onRequest', (request, _reply, done) => {
     const userAgent = request.headers['user-agent'];
     const scope: AuditScope = {

@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { BrandingService } from '../../branding/service.js';
+import { actAs } from '../../core/audit/context.js';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config/config.js';
 import type { IdempotencyStore } from '../../core/idempotency/store.js';
@@ -111,6 +112,7 @@ export async function operatorConsoleSurface(
     await services.platformBrand.current();
     if (request.url.startsWith(`${OPERATOR_PATH}/assets/`)) return;
     request.operatorSession = await services.staff.authenticate(request.cookies[SESSION_COOKIE]);
+    if (request.operatorSession) actAs({ type: 'operator_staff', id: request.operatorSession.staffId });
     if (request.method === 'GET') request.operatorFlash = takeFlash(request, reply);
   });
 
