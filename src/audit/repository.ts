@@ -43,6 +43,20 @@ export async function listAuditEvents(
     .execute();
 }
 
+/** One entry of the tenant's (undefined when another tenant's, platform-wide or purged). */
+export async function findAuditEvent(
+  db: Executor,
+  tenantId: string,
+  id: string,
+): Promise<AuditEventsTable | undefined> {
+  return db
+    .selectFrom('audit_events')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
 export async function countAuditEvents(db: Executor, filter: AuditFilter): Promise<number> {
   const row = await filtered(db, filter)
     .select((eb) => eb.fn.countAll<number>().as('total'))

@@ -82,3 +82,7 @@ export const ListOperatorAuditEventsQuery = Type.Object({
   tenant_id: Filter('Only entries of this tenant.', 'ten_8sLk2PqR5tVw7XyZ0aBc1dEf'),
 });
 export type ListOperatorAuditEventsQuery = Static<typeof ListOperatorAuditEventsQuery>;
+
+export const AuditEventParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 100, examples: ['aud_7XkQ2mN9pR4sT6vW8yZ1bC3d'] }),
+});

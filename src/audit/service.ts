@@ -8,8 +8,15 @@ import type { AuditEventsTable } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPageCountedApart } from '../core/db/pagination.js';
+import { notFound } from '../core/errors.js';
 import { DAY_MS } from '../core/jobs/retention.js';
-import { type AuditFilter, countAuditEvents, listAuditEvents, purgeAuditBatch } from './repository.js';
+import {
+  type AuditFilter,
+  countAuditEvents,
+  findAuditEvent,
+  listAuditEvents,
+  purgeAuditBatch,
+} from './repository.js';
 import type { AuditEvent, ListAuditEventsQuery, ListOperatorAuditEventsQuery } from './schemas.js';
 
 export const AUDIT_RETENTION_DAYS = 400;
@@ -56,6 +63,13 @@ export function createAuditService(deps: { db: Db; clock: Clock }) {
     /** One tenant's entries (partners, the console's owners). */
     listForTenant: (tenantId: string, query: ListAuditEventsQuery) =>
       page(query, { ...filterOf(query), tenantId }),
+
+    /** One of the tenant's entries; 404 for any other. */
+    async getForTenant(tenantId: string, id: string): Promise<AuditEvent> {
+      const row = await findAuditEvent(db, tenantId, id);
+      if (!row) throw notFound('Audit event');
+      return toAuditEvent(row);
+    },
 
     /** Every entry, optionally one tenant's (the operator). */
     list: (query: ListOperatorAuditEventsQuery) =>
