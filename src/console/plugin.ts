@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentService } from '../agents/service.js';
 import type { KeyVerifier } from '../api-keys/service.js';
+import type { AuditService } from '../audit/service.js';
 import type { BrandingService } from '../branding/service.js';
 import type { CallService } from '../calls/service.js';
 import type { CampaignService } from '../campaigns/service.js';
@@ -85,6 +86,7 @@ export interface ConsoleServices {
   readonly sessions: SessionService;
   readonly campaigns: CampaignService;
   readonly platformBrand: PlatformBrandService;
+  readonly audit: AuditService;
 }
 
 /** A group of pages, registered under /console with only the services it names. */

@@ -7,6 +7,7 @@
  * a support session is refused every write with 403 whatever page the form came from.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditService } from '../../audit/service.js';
 import type { BrandingService } from '../../branding/service.js';
 import { actAs } from '../../core/audit/context.js';
 import type { Clock } from '../../core/clock.js';
@@ -64,6 +65,7 @@ export interface OperatorConsoleServices {
   readonly branding: BrandingService;
   readonly events: EventService;
   readonly suspension: TenantSuspension;
+  readonly audit: AuditService;
 }
 
 export type OperatorPages = (app: FastifyInstance, services: OperatorConsoleServices) => Promise<unknown>;
