@@ -1,4 +1,4 @@
--- The audit log (docs/audit-log.md): one row per write by an operator, a console member, an API
+-- The audit log (docs/audit.md): one row per write by an operator, a console member, an API
 -- key or the CLI, inserted in the transaction of the change itself. A new table: nothing existing
 -- is rewritten or locked.
 --

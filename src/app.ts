@@ -105,7 +105,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
     done();
   });
-  // Who writes, from where (docs/audit-log.md): the surfaces' authentication names the actor.
+  // Who writes, from where (docs/audit.md): the surfaces' authentication names the actor.
   registerAuditScope(app);
   registerCustomDomainGuard(app, services.branding);
   // Global rate-limit hooks (webhook, sign-in) before any route; the partner limiter goes to auth.

@@ -1,4 +1,4 @@
-/** The audit log as the partner API, the operator API and the console read it (docs/audit-log.md). */
+/** The audit log as the partner API, the operator API and the console read it (docs/audit.md). */
 import { type Static, Type } from '@sinclair/typebox';
 import { ACTOR_TYPES } from '../core/audit/context.js';
 import { PageQuery } from '../core/db/pagination.js';

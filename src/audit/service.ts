@@ -1,5 +1,5 @@
 /**
- * The audit log's readers and its retention (docs/audit-log.md): partners and agency owners read
+ * The audit log's readers and its retention (docs/audit.md): partners and agency owners read
  * their tenant's entries, the operator everyone's; entries older than AUDIT_RETENTION_DAYS are
  * purged by a maintenance job.
  */

@@ -1,4 +1,4 @@
-/** The audit entry of a call placed by a partner's key or a console member (docs/audit-log.md). */
+/** The audit entry of a call placed by a partner's key or a console member (docs/audit.md). */
 import { currentAuditScope } from '../core/audit/context.js';
 import { recordAudit } from '../core/audit/record.js';
 import type { Executor } from '../core/db/database.js';

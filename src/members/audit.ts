@@ -1,4 +1,4 @@
-/** The audit entries of the members capability (docs/audit-log.md). */
+/** The audit entries of the members capability (docs/audit.md). */
 import type { AuditChange } from '../core/audit/record.js';
 
 /** The audit entry of a change to a console member or invitation. */

@@ -143,6 +143,7 @@ async function endpointId() {
 }
 
 const verificationValues = new Map<string, string>();
+const tokensSeen: string[] = [];
 async function domainId() {
   sequence++;
   const added = await ok(
@@ -159,7 +160,9 @@ async function memberInvitation() {
     { memberId: ownerId, label: 'Owner' },
     { email: `joiner${sequence}@acme.example`, role: 'viewer' },
   );
-  return { id: invitation.id, token: url.split('/').pop() as string };
+  const token = url.split('/').pop() as string;
+  tokensSeen.push(token);
+  return { id: invitation.id, token };
 }
 
 type Actor = 'member' | 'operator_staff';
@@ -446,6 +449,7 @@ const SCENARIOS: Record<string, Scenario> = {
       { email: `ops${++sequence}@platform.example`, role: 'support' },
       owner.id,
     );
+    tokensSeen.push(token);
     const invitee = operatorClient(t, staffHeaders);
     const form = (await invitee.get(`/operator/invitations/${token}`)).body;
     const sealed = /name="setup" value="([^"]+)"/.exec(form)?.[1] ?? '';
@@ -537,6 +541,26 @@ describe('every form of the consoles', { timeout: 600_000 }, () => {
       if (rows.length !== expected || !right) wrong.push(`${route}: ${JSON.stringify(rows)}`);
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('no password, TOTP secret, SMTP password or invitation link reaches any entry', async () => {
+    const secrets = [
+      OWNER_PASSWORD,
+      'a new owner pw 987',
+      'smtp-secret-5521',
+      'joiner pw 12345',
+      'new ops password 1',
+      owner.password,
+      owner.secret,
+      totpSecret,
+      ...tokensSeen,
+    ];
+    expect(totpSecret).toMatch(/^[A-Z2-7]{32}$/);
+    expect(tokensSeen.length).toBeGreaterThanOrEqual(2);
+    const stored = JSON.stringify(
+      await t.services.database.db.selectFrom('audit_events').selectAll().execute(),
+    );
+    expect(secrets.filter((secret) => stored.includes(secret))).toEqual([]);
   });
 
   it('the runtime guard logged no form answered without its entry', () => {

@@ -1,5 +1,5 @@
 /**
- * The audit log (docs/audit-log.md): every write by an API key, the operator and a console member
+ * The audit log (docs/audit.md): every write by an API key, the operator and a console member
  * leaves exactly one entry with the right actor, in the write's own transaction; partners read
  * only their tenant's; no secret value ever reaches an entry; the table is append-only and the
  * retention purge removes what is past 400 days.

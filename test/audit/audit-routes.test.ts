@@ -42,6 +42,19 @@ interface Call {
 
 type Caller = (method: Method, url: string, body?: unknown) => Promise<Call>;
 
+/** Every secret value a scenario sent or was answered (passwords, keys, signing secrets, tokens). */
+const secretsSeen = new Set<string>();
+const SECRET_NAME = /password|secret|token|^key$/i;
+function collectSecrets(value: unknown, name = ''): void {
+  if (typeof value === 'string') {
+    if (SECRET_NAME.test(name) && value.length >= 8) secretsSeen.add(value);
+  } else if (Array.isArray(value)) {
+    for (const item of value) collectSecrets(item, name);
+  } else if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) collectSecrets(item, key);
+  }
+}
+
 const tagged =
   (
     send: (
@@ -54,7 +67,10 @@ const tagged =
   async (method: Method, url: string, body?: unknown): Promise<Call> => {
     sequence++;
     const requestId = `req_route_${sequence}`;
-    return { response: await send(method, url, body, { 'x-request-id': requestId }), requestId };
+    const response = await send(method, url, body, { 'x-request-id': requestId });
+    collectSecrets(body);
+    collectSecrets(response.body);
+    return { response, requestId };
   };
 
 const partner: Caller = (method, url, body) =>
@@ -535,6 +551,15 @@ describe('every write route of the partner and operator APIs', { timeout: 600_00
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('no secret value sent or answered reaches any entry', async () => {
+    // The scenarios sent passwords and card tokens and were answered API keys and signing secrets.
+    expect(secretsSeen.size).toBeGreaterThanOrEqual(5);
+    const stored = JSON.stringify(
+      await t.services.database.db.selectFrom('audit_events').selectAll().execute(),
+    );
+    expect([...secretsSeen].filter((secret) => stored.includes(secret))).toEqual([]);
   });
 
   it('the runtime guard logged no audited write answered without an entry', () => {
