@@ -169,6 +169,41 @@ describe('each write path leaves exactly one entry with its actor', { timeout: 6
   });
 });
 
+describe('a refused write leaves no entry', { timeout: 60_000 }, () => {
+  const total = async () =>
+    Number(
+      (
+        await t.services.database.db
+          .selectFrom('audit_events')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('a partner or operator body that fails validation (422)', async () => {
+    const before = await total();
+    const partner = await acme.request('POST', '/api/v1/users', { email: 'not-an-email', name: '' });
+    expect(partner.status).toBe(422);
+    const plan = await createPlan(t, acme.id);
+    const afterSetup = await total();
+    const operator = await t.admin('PATCH', `/admin/v1/plans/${plan.id}`, { monthly_price: -5 });
+    expect(operator.status).toBe(422);
+    expect(afterSetup - before).toBe(1); // the plan the setup created, nothing for the refusals
+    expect(await total()).toBe(afterSetup);
+  });
+
+  it('a console form with a field in error (re-shown with 422)', async () => {
+    const console = consoleClient(t);
+    await console.signIn('owner@acme.example', MEMBER_PASSWORD);
+    await console.get('/console/do-not-call');
+    const before = await total();
+    const refused = await console.post('/console/do-not-call', { phone_number: '555-0100' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toContain('E.164');
+    expect(await total()).toBe(before);
+  });
+});
+
 describe('reading the log', { timeout: 60_000 }, () => {
   it('partners read only their tenant’s, newest first, filtered by actor, action, object and time', async () => {
     await globex.request('POST', '/api/v1/users', {

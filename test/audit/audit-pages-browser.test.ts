@@ -70,7 +70,7 @@ describe.skipIf(!hasChromium)('the audit log pages in a browser', () => {
       expect(all).not.toContain(theirs.id);
       expect(await page.content()).not.toContain(globex.id);
 
-      await page.getByLabel('Action').fill('user.created');
+      await page.getByLabel('Action', { exact: true }).fill('user.created');
       await page.getByRole('button', { name: 'Filter' }).click();
       await page.waitForURL(/action=user\.created/);
       const filtered = await rowsText(page);
@@ -81,8 +81,8 @@ describe.skipIf(!hasChromium)('the audit log pages in a browser', () => {
       await page.getByLabel('Actor id').fill(f.tenant.keyId);
       await page.getByLabel('Actor kind').selectOption('api_key');
       const today = new Date().toISOString().slice(0, 10);
-      await page.getByLabel('From').fill(today);
-      await page.getByLabel('To').fill(today);
+      await page.getByLabel('From', { exact: true }).fill(today);
+      await page.getByLabel('To', { exact: true }).fill(today);
       await page.getByRole('button', { name: 'Filter' }).click();
       await page.waitForURL(/object_id=/);
       expect(await page.locator('table tbody tr').count()).toBe(1);
