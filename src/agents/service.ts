@@ -7,7 +7,7 @@
  * both call this service, always naming the tenant.
  */
 import { auditNothingChanged } from '../core/audit/context.js';
-import { type AuditChange, recordAudit, writeAudited } from '../core/audit/record.js';
+import { recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { AgentCatalog } from '../core/config/agents.js';
 import type { Db, Executor } from '../core/db/database.js';
@@ -19,6 +19,7 @@ import { newId, newWebhookId } from '../core/ids.js';
 import { enqueueJob } from '../core/jobs/runner.js';
 import type { PublishedAgentVersion } from '../telephony/port.js';
 import { findUser } from '../users/repository.js';
+import { agentChange } from './audit.js';
 import { type AgentConfig, type AgentConfigInput, type ConfigDefaults, completeConfig } from './config.js';
 import {
   canonicalJson,
@@ -265,13 +266,12 @@ export function createAgentService(deps: {
         updated_at: clock.now(),
       };
       const config = input.config;
+      const entry = agentChange('agent.updated', tenantId, agentId, Object.keys(input), changes.updated_at);
       if (config === undefined) {
         const row = await writeAudited(
           db,
           (executor) => updateAgent(executor, tenantId, agentId, changes),
-          (updated) =>
-            updated &&
-            agentChange('agent.updated', tenantId, agentId, Object.keys(input), changes.updated_at),
+          (updated) => updated && entry,
         );
         if (!row) throw notFound('Agent');
         return answer(row);
@@ -284,10 +284,7 @@ export function createAgentService(deps: {
         const merged = mergeConfig(current.config ?? {}, config, tenantDefaults);
         const row = await updateAgent(tx, tenantId, agentId, { ...changes, config: JSON.stringify(merged) });
         if (!row) throw notFound('Agent');
-        await recordAudit(
-          tx,
-          agentChange('agent.updated', tenantId, agentId, Object.keys(input), changes.updated_at),
-        );
+        await recordAudit(tx, entry);
         return toAgent(row, tenantDefaults);
       });
     },
@@ -398,13 +395,3 @@ export function createAgentService(deps: {
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
-
-function agentChange(
-  action: string,
-  tenantId: string,
-  agentId: string,
-  fields: string[],
-  at: Date,
-): AuditChange {
-  return { action, tenantId, objectType: 'agent', objectId: agentId, fields, at };
-}

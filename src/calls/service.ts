@@ -155,9 +155,8 @@ export function createCallService(deps: {
   }
 
   /**
-   * The one way a call is placed, for both surfaces: the guarded insert with `target` (cached or
-   * just read), with its stored answer and audit entry (calls/audit.ts) in the same transaction.
-   * `refresh` reads the agent again when the guard refused; its refusal (or `doNotCall`) answers.
+   * The one way a call is placed, for both surfaces: the guarded insert with `target` (cached or just
+   * read), its stored answer and audit entry in one transaction; `refresh` re-reads a refused agent.
    */
   async function place<Result>(options: {
     webhookId: string | null;

@@ -19,7 +19,7 @@ import {
 } from '../support/app.js';
 
 /** Write routes that record no entry, and why. */
-export const EXEMPT: Record<string, string> = {
+const EXEMPT: Record<string, string> = {
   'POST /auth/v1/sessions':
     'an end user signs in to the partner’s dashboard: no operator, member or key acts',
   'DELETE /auth/v1/sessions': 'an end user signs out: their own session, no audited actor',
