@@ -1,28 +1,30 @@
-/** The audit entry of a call placed by a partner's key or a console member (docs/audit.md). */
-import { currentAuditScope } from '../core/audit/context.js';
-import { recordAudit } from '../core/audit/record.js';
-import type { Executor } from '../core/db/database.js';
+/** The audit entry of a call placed by a partner's key (docs/audit.md). */
+import { type AuditEventsTable, auditRow } from '../core/audit/record.js';
 
 /**
- * Whether a call is placed in a transaction: to store its idempotent answer, or its audit entry
- * (a request with an actor); the webhook's anonymous calls keep their single statement.
+ * The entry of a call about to be placed, inserted by the call's own guarded statement
+ * (`insertQueuedCall`): one statement, no transaction. Undefined without an actor (the webhook).
  */
-export const needsTransaction = (recorder: unknown): boolean =>
-  recorder !== undefined || currentAuditScope()?.actor !== undefined;
-
-export function recordCallCreated(
-  executor: Executor,
+export function callCreatedRow(
   tenantId: string,
   callId: string,
-  fields: string[],
-  createdAt: string,
-): Promise<void> {
-  return recordAudit(executor, {
-    action: 'call.created',
-    tenantId,
-    objectType: 'call',
-    objectId: callId,
-    fields,
-    at: new Date(createdAt),
-  });
+  fields: string[] | undefined,
+  at: Date,
+): AuditEventsTable | undefined {
+  if (!fields) return undefined;
+  return auditRow({ action: 'call.created', tenantId, objectType: 'call', objectId: callId, fields, at });
 }
+
+/**
+ * The CTE of `insertQueuedCall` that inserts the entry ($4, null without an actor) with the call
+ * it names: only when the guard let the call in, in the same statement.
+ */
+export const AUDIT_OF_QUEUED = `audit AS (
+        INSERT INTO audit_events (id, tenant_id, actor_type, actor_id, action, object_type, object_id, fields,
+                                  ip, user_agent, request_id, created_at)
+        SELECT a.id, queued.tenant_id, a.actor_type, a.actor_id, a.action, a.object_type, queued.id,
+               ARRAY(SELECT jsonb_array_elements_text(a.fields)), a.ip, a.user_agent, a.request_id, a.created_at
+        FROM queued, jsonb_to_record($4::jsonb) AS a(id text, actor_type text, actor_id text, action text,
+          object_type text, fields jsonb, ip text, user_agent text, request_id text, created_at timestamptz)
+        WHERE $4::jsonb IS NOT NULL
+      )`;

@@ -25,7 +25,7 @@ import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { balanceRefusal } from '../wallets/refusal.js';
-import { needsTransaction, recordCallCreated } from './audit.js';
+import { callCreatedRow } from './audit.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
 import {
@@ -136,6 +136,7 @@ export function createCallService(deps: {
         maxAttempts: DISPATCH_MAX_ATTEMPTS,
       },
       deps.engine,
+      callCreatedRow(target.tenant_id, id, input.auditFields, createdAt),
     );
     if (!stored) return undefined;
     // Outside its calling hours the call waits, and shows until when (dispatch checks again).
@@ -179,7 +180,7 @@ export function createCallService(deps: {
         await recordAnswer(idempotency, executor, options.recorder, result);
         return result;
       };
-      const result = needsTransaction(options.recorder) ? await db.transaction().execute(run) : await run(db);
+      const result = options.recorder ? await db.transaction().execute(run) : await run(db);
       if (result === undefined) {
         options.rejected?.(target);
         return undefined;
@@ -189,10 +190,9 @@ export function createCallService(deps: {
       return result;
     };
     let target = options.cached;
-    // A concurrent change (rotation, publish, block, debit) can invalidate the target between the
-    // read and the guarded insert; read again and answer from the fresh state. When the fresh
-    // read finds nothing to refuse, the guard refused for the do-not-call list (or a change that
-    // came and went): only then is the list asked.
+    // A concurrent change (rotation, publish, block, debit) can invalidate the target between the read
+    // and the guarded insert; read again and answer from the fresh state. When the fresh read finds
+    // nothing to refuse, the guard refused for the do-not-call list (or a change that came and went).
     for (let round = 0; round < 3; round++) {
       const refused = target !== undefined;
       if (target) {
@@ -313,6 +313,7 @@ export function createCallService(deps: {
         email: body.email ?? null,
         context,
         templateValues,
+        auditFields: Object.keys(body),
       };
       const agentMissing = () => notFound('Agent');
       return place({
@@ -336,7 +337,6 @@ export function createCallService(deps: {
         answer: async (executor, queued) => {
           const call = await detail(executor, tenantId, queued.id);
           if (!call) throw new Error('a call stored in this transaction was not found');
-          await recordCallCreated(executor, tenantId, queued.id, Object.keys(body), call.created_at);
           return call;
         },
         recorder,

@@ -553,6 +553,19 @@ describe('every write route of the partner and operator APIs', { timeout: 600_00
     expect(wrong).toEqual([]);
   });
 
+  it('a call its guard refuses (a listed number) leaves no entry: the entry is in the call’s own statement', async () => {
+    const { agent } = await newAgent(true);
+    await ok(acme.request('POST', '/api/v1/do-not-call', { phone_number: '+14155550999' }));
+    const refused = await partner('POST', '/api/v1/calls', { agent_id: agent.id, phone: '+14155550999' });
+    expect(refused.response.status).toBe(422);
+    const rows = await t.services.database.db
+      .selectFrom('audit_events')
+      .select('id')
+      .where('request_id', '=', refused.requestId)
+      .execute();
+    expect(rows).toEqual([]);
+  });
+
   it('no secret value sent or answered reaches any entry', async () => {
     // The scenarios sent passwords and card tokens and were answered API keys and signing secrets.
     expect(secretsSeen.size).toBeGreaterThanOrEqual(5);

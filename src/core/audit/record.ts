@@ -61,29 +61,53 @@ export function fieldNames(fields: Iterable<string> | undefined): string[] {
  * recorded: the log is about what people and their keys did.
  */
 export async function recordAudit(executor: Executor, change: AuditChange): Promise<void> {
-  const scope = currentAuditScope();
-  if (!scope?.actor) return;
-  scope.recorded++;
+  const row = auditRow(change);
+  if (!row) return;
   await runPrepared(executor, {
     name: 'audit_events_insert',
     text:
       'INSERT INTO audit_events (id, tenant_id, actor_type, actor_id, action, object_type, object_id, fields, ip, user_agent, request_id, created_at) ' +
       'VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
     values: [
-      newId('aud'),
-      change.tenantId,
-      scope.actor.type,
-      scope.actor.id,
-      change.action,
-      change.objectType,
-      change.objectId,
-      fieldNames(change.fields),
-      scope.ip,
-      scope.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
-      scope.requestId,
-      change.at ?? new Date(),
+      row.id,
+      row.tenant_id,
+      row.actor_type,
+      row.actor_id,
+      row.action,
+      row.object_type,
+      row.object_id,
+      row.fields,
+      row.ip,
+      row.user_agent,
+      row.request_id,
+      row.created_at,
     ],
   });
+}
+
+/**
+ * The row `recordAudit` inserts, for a hot write that folds its entry into its own statement (the
+ * partner API's call creation: no transaction, no extra round trip); undefined without an actor.
+ * The caller must insert it in the statement that makes the change, or not at all.
+ */
+export function auditRow(change: AuditChange): AuditEventsTable | undefined {
+  const scope = currentAuditScope();
+  if (!scope?.actor) return undefined;
+  scope.recorded++;
+  return {
+    id: newId('aud'),
+    tenant_id: change.tenantId,
+    actor_type: scope.actor.type,
+    actor_id: scope.actor.id,
+    action: change.action,
+    object_type: change.objectType,
+    object_id: change.objectId,
+    fields: fieldNames(change.fields),
+    ip: scope.ip,
+    user_agent: scope.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+    request_id: scope.requestId,
+    created_at: change.at ?? new Date(),
+  };
 }
 
 /**
