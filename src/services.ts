@@ -304,8 +304,6 @@ export function createServices(options: ServiceOptions): Services {
     onQueued: doorbell.ring,
   });
 
-  const audit = createAuditService({ db, clock });
-
   const jobs = jobTable([
     ...callJobs({ pipeline, engineReports }),
     ...campaignJobs(campaignScheduler),
@@ -327,7 +325,6 @@ export function createServices(options: ServiceOptions): Services {
       database,
       clock,
       idempotency,
-      audit,
       jobRetentionDays: config.jobRetentionDays,
       logger: options.logger,
     }),
@@ -376,7 +373,7 @@ export function createServices(options: ServiceOptions): Services {
     tools,
     members,
     insights: createInsightService({ db, clock }),
-    audit,
+    audit: createAuditService({ db, clock }),
     metrics,
     metricsService: createMetricsService({ db, clock, metrics, queues: Object.keys(jobs.handlers) }),
     jobHandlers: jobs.handlers,

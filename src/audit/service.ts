@@ -1,7 +1,7 @@
 /**
  * The audit log's readers and its retention (docs/audit.md): partners and agency owners read
- * their tenant's entries, the operator everyone's; entries older than AUDIT_RETENTION_DAYS are
- * purged by a maintenance job.
+ * their tenant's entries, the operator everyone's; entries older than AUDIT_RETENTION_DAYS
+ * (retention.ts) are purged by a maintenance job.
  */
 
 import type { AuditEventsTable } from '../core/audit/record.js';
@@ -9,17 +9,9 @@ import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPageCountedApart } from '../core/db/pagination.js';
 import { notFound } from '../core/errors.js';
-import { DAY_MS } from '../core/jobs/retention.js';
-import {
-  type AuditFilter,
-  countAuditEvents,
-  findAuditEvent,
-  listAuditEvents,
-  purgeAuditBatch,
-} from './repository.js';
+import { type AuditFilter, countAuditEvents, findAuditEvent, listAuditEvents } from './repository.js';
+import { purgeExpiredAuditEvents } from './retention.js';
 import type { AuditEvent, ListAuditEventsQuery, ListOperatorAuditEventsQuery } from './schemas.js';
-
-export const AUDIT_RETENTION_DAYS = 400;
 
 export function toAuditEvent(row: AuditEventsTable): AuditEvent {
   return {
@@ -76,18 +68,8 @@ export function createAuditService(deps: { db: Db; clock: Clock }) {
       page(query, { ...filterOf(query), tenantId: query.tenant_id }),
 
     /** Deletes entries past the retention, in batches; `more`: come back for the rest. */
-    async purgeExpired(options: { batchSize?: number; maxBatches?: number } = {}) {
-      const cutoff = new Date(clock.now().getTime() - AUDIT_RETENTION_DAYS * DAY_MS);
-      const batchSize = options.batchSize ?? 500;
-      const maxBatches = options.maxBatches ?? 100;
-      let deleted = 0;
-      for (let batch = 0; batch < maxBatches; batch++) {
-        const count = await purgeAuditBatch(db, cutoff, batchSize);
-        deleted += count;
-        if (count < batchSize) return { deleted, more: false };
-      }
-      return { deleted, more: true };
-    },
+    purgeExpired: (options: { batchSize?: number; maxBatches?: number } = {}) =>
+      purgeExpiredAuditEvents(db, clock.now(), options),
   };
 }
 

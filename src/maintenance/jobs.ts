@@ -6,7 +6,7 @@
  */
 
 import { Type } from '@sinclair/typebox';
-import type { AuditService } from '../audit/service.js';
+import { purgeExpiredAuditEvents } from '../audit/retention.js';
 import { ENGINE_DIAL_RETENTION_MS, purgeResolvedEngineDials } from '../calls/dial-retention.js';
 import type { Clock } from '../core/clock.js';
 import type { Database, Executor } from '../core/db/database.js';
@@ -89,7 +89,6 @@ export function maintenanceJobs(deps: {
   database: Database;
   clock: Clock;
   idempotency: IdempotencyStore;
-  audit: AuditService;
   jobRetentionDays: number;
   logger?: { warn(details: object, message: string): void };
 }): JobDefinition[] {
@@ -117,7 +116,9 @@ export function maintenanceJobs(deps: {
       const cutoff = new Date(clock.now().getTime() - ENGINE_DIAL_RETENTION_MS);
       return untilNext((await purgeResolvedEngineDials(db, { cutoff })).more);
     }),
-    recurring(db, AUDIT_PURGE_QUEUE, async () => untilNext((await deps.audit.purgeExpired()).more)),
+    recurring(db, AUDIT_PURGE_QUEUE, async () =>
+      untilNext((await purgeExpiredAuditEvents(db, clock.now())).more),
+    ),
     recurring(db, VACUUM_QUEUE, async () => {
       await maintainTables(database, (table, err) =>
         deps.logger?.warn({ err, table }, 'vacuum of a table failed (autovacuum does not run here)'),
