@@ -9,12 +9,14 @@ import Fastify from 'fastify';
 import type { DestinationStream } from 'pino';
 import { agentRoutes } from './agents/routes.js';
 import { SCOPES } from './api-keys/service.js';
+import { auditRoutes } from './audit/routes.js';
 import { registerCustomDomainGuard } from './branding/host-guard.js';
 import { callRoutes } from './calls/routes.js';
 import { webhookRoutes } from './calls/trigger-routes.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { consoleSurface } from './console/plugin.js';
 import { CONSOLE_PAGES } from './console/routes.js';
+import { registerAuditScope } from './core/audit/http.js';
 import { registerPartnerAuth, tenantOf } from './core/http/auth.js';
 import {
   clientErrorHandler,
@@ -103,6 +105,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
     done();
   });
+  // Who writes, from where (docs/audit.md): the surfaces' authentication names the actor.
+  registerAuditScope(app);
   registerCustomDomainGuard(app, services.branding);
   // Global rate-limit hooks (webhook, sign-in) before any route; the partner limiter goes to auth.
   const partnerLimiter = registerRateLimiting(app, services.rateLimits);
@@ -153,6 +157,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         campaigns: services.campaigns,
         publicBaseUrl: config.publicBaseUrl,
       });
+      await partner.register(auditRoutes, { audit: services.audit });
       for (const plugin of options.extraRoutes?.partner ?? []) await partner.register(plugin);
     },
     { prefix: '/api/v1' },

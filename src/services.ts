@@ -10,6 +10,7 @@ import { operatorDefaults } from './agents/config.js';
 import { agentJobs } from './agents/jobs.js';
 import { type AgentService, createAgentService, findPublishedVersion } from './agents/service.js';
 import { createKeyVerifier, type KeyVerifier } from './api-keys/service.js';
+import { type AuditService, createAuditService } from './audit/service.js';
 import { createProcessorAccounts, type ProcessorAccounts } from './billing/accounts.js';
 import { defaultProcessor } from './billing/default-processor.js';
 import type { PaymentProcessor } from './billing/processor.js';
@@ -148,6 +149,8 @@ export interface Services {
   readonly members: MemberService;
   /** Aggregates for the console's overview. */
   readonly insights: InsightService;
+  /** The audit log's readers and retention (the writes are in each service's transactions). */
+  readonly audit: AuditService;
   /** This process's counters (requests, refusals, deliveries, call endings). */
   readonly metrics: Metrics;
   /** GET /metrics: the counters of every process and what the database holds now. */
@@ -370,6 +373,7 @@ export function createServices(options: ServiceOptions): Services {
     tools,
     members,
     insights: createInsightService({ db, clock }),
+    audit: createAuditService({ db, clock }),
     metrics,
     metricsService: createMetricsService({ db, clock, metrics, queues: Object.keys(jobs.handlers) }),
     jobHandlers: jobs.handlers,

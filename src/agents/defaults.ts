@@ -3,6 +3,7 @@
  * takes the tenant's default, else the operator's (AGENT_DEFAULT_VOICE, AGENT_DEFAULT_MODEL). A
  * tenant's defaults must be ones the configured voice engine allows.
  */
+import { writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { AgentCatalog } from '../core/config/agents.js';
 import type { Executor } from '../core/db/database.js';
@@ -69,7 +70,19 @@ export function createAgentDefaults(deps: { db: Executor; clock: Clock; catalog:
         )
         .map((issue) => ({ ...issue, field: issue.field?.replace(/^config\./, '') }));
       if (issues.length > 0) throw validationFailed(issues);
-      await saveAgentDefaults(db, tenantId, { voice: body.voice, model: body.model }, clock.now());
+      const now = clock.now();
+      await writeAudited(
+        db,
+        (executor) => saveAgentDefaults(executor, tenantId, { voice: body.voice, model: body.model }, now),
+        () => ({
+          action: 'agent_defaults.updated',
+          tenantId,
+          objectType: 'agent_defaults',
+          objectId: tenantId,
+          fields: Object.keys(body),
+          at: now,
+        }),
+      );
       return read(tenantId);
     },
   };

@@ -6,6 +6,8 @@
  * every route and its webhook (its calls stay readable). The partner API and the operator API
  * both call this service, always naming the tenant.
  */
+import { auditNothingChanged } from '../core/audit/context.js';
+import { recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { AgentCatalog } from '../core/config/agents.js';
 import type { Db, Executor } from '../core/db/database.js';
@@ -17,6 +19,7 @@ import { newId, newWebhookId } from '../core/ids.js';
 import { enqueueJob } from '../core/jobs/runner.js';
 import type { PublishedAgentVersion } from '../telephony/port.js';
 import { findUser } from '../users/repository.js';
+import { agentChange } from './audit.js';
 import { type AgentConfig, type AgentConfigInput, type ConfigDefaults, completeConfig } from './config.js';
 import {
   canonicalJson,
@@ -236,6 +239,7 @@ export function createAgentService(deps: {
           updated_at: now,
         });
         const agent = toAgent(row, tenantDefaults);
+        await recordAudit(tx, agentChange('agent.created', tenantId, row.id, Object.keys(input), now));
         await recordAnswer(deps.idempotency, tx, recorder, agent);
         return agent;
       });
@@ -262,8 +266,13 @@ export function createAgentService(deps: {
         updated_at: clock.now(),
       };
       const config = input.config;
+      const entry = agentChange('agent.updated', tenantId, agentId, Object.keys(input), changes.updated_at);
       if (config === undefined) {
-        const row = await updateAgent(db, tenantId, agentId, changes);
+        const row = await writeAudited(
+          db,
+          (executor) => updateAgent(executor, tenantId, agentId, changes),
+          (updated) => updated && entry,
+        );
         if (!row) throw notFound('Agent');
         return answer(row);
       }
@@ -275,6 +284,7 @@ export function createAgentService(deps: {
         const merged = mergeConfig(current.config ?? {}, config, tenantDefaults);
         const row = await updateAgent(tx, tenantId, agentId, { ...changes, config: JSON.stringify(merged) });
         if (!row) throw notFound('Agent');
+        await recordAudit(tx, entry);
         return toAgent(row, tenantDefaults);
       });
     },
@@ -324,6 +334,7 @@ export function createAgentService(deps: {
           });
         }
         const row = await updateAgent(tx, tenantId, agentId, { published_version: version, updated_at: now });
+        await recordAudit(tx, agentChange('agent.published', tenantId, agentId, ['published_version'], now));
         return { row, tenantDefaults };
       });
       if (!row) throw notFound('Agent');
@@ -351,10 +362,13 @@ export function createAgentService(deps: {
 
     /** Replaces the webhook id; the old URL answers 404 from the moment this commits. */
     async rotateWebhook(tenantId: string, agentId: string): Promise<Agent> {
-      const row = await updateAgent(db, tenantId, agentId, {
-        webhook_id: newWebhookId(),
-        updated_at: clock.now(),
-      });
+      const now = clock.now();
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          updateAgent(executor, tenantId, agentId, { webhook_id: newWebhookId(), updated_at: now }),
+        (updated) => updated && agentChange('agent.webhook_rotated', tenantId, agentId, ['webhook_id'], now),
+      );
       if (!row) throw notFound('Agent');
       return answer(row);
     },
@@ -367,9 +381,13 @@ export function createAgentService(deps: {
       return db.transaction().execute(async (tx) => {
         const agent = await findAgent(tx, tenantId, agentId, { forUpdate: true, includeDeleted: true });
         if (!agent) throw notFound('Agent');
-        if (agent.deleted_at) return { id: agent.id, deleted_at: agent.deleted_at.toISOString() };
+        if (agent.deleted_at) {
+          auditNothingChanged();
+          return { id: agent.id, deleted_at: agent.deleted_at.toISOString() };
+        }
         const at = clock.now();
         await markAgentDeleted(tx, tenantId, agentId, at);
+        await recordAudit(tx, agentChange('agent.deleted', tenantId, agentId, [], at));
         return { id: agent.id, deleted_at: at.toISOString() };
       });
     },

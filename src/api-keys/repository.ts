@@ -41,7 +41,7 @@ export async function revokeApiKey(db: Executor, id: string, at: Date, tenantId?
     .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) }))
     .where('id', '=', id);
   if (tenantId !== undefined) query = query.where('tenant_id', '=', tenantId);
-  return query.returning(['id', 'revoked_at']).executeTakeFirst();
+  return query.returning(['id', 'tenant_id', 'revoked_at']).executeTakeFirst();
 }
 
 /** Records that the key authenticated a request at `at` (never moves the time backwards). */

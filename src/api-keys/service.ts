@@ -4,9 +4,11 @@
  * at most CACHE_TTL_MS so the hot path skips the database while a revocation still takes effect
  * on every process within a second.
  */
+
+import { writeAudited } from '../core/audit/record.js';
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db/database.js';
+import type { Db, Executor } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
 import { notFound, validationFailed } from '../core/errors.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
@@ -37,7 +39,7 @@ export function keyPattern(prefix: string): RegExp {
 }
 
 export async function issueApiKey(
-  db: Db,
+  db: Executor,
   clock: Clock,
   input: {
     tenantId: string;
@@ -85,14 +87,26 @@ export async function createApiKey(
   if (expiresAt && new Date(expiresAt) <= deps.clock.now()) {
     throw validationFailed([{ field: 'expires_at', issue: 'must be in the future.' }]);
   }
-  const { key, row } = await issueApiKey(deps.db, deps.clock, {
-    tenantId,
-    prefix: deps.keyPrefix,
-    env: body.env ?? 'test',
-    scopes: body.scopes,
-    name: body.name ?? null,
-    expiresAt: expiresAt ? new Date(expiresAt) : null,
-  });
+  const { key, row } = await writeAudited(
+    deps.db,
+    (executor) =>
+      issueApiKey(executor, deps.clock, {
+        tenantId,
+        prefix: deps.keyPrefix,
+        env: body.env ?? 'test',
+        scopes: body.scopes,
+        name: body.name ?? null,
+        expiresAt: expiresAt ? new Date(expiresAt) : null,
+      }),
+    ({ row }) => ({
+      action: 'api_key.created',
+      tenantId,
+      objectType: 'api_key',
+      objectId: row.id,
+      fields: Object.keys(body),
+      at: row.created_at,
+    }),
+  );
   return {
     id: row.id,
     key,
@@ -146,7 +160,20 @@ export async function revokeApiKey(
   keyId: string,
   tenantId?: string,
 ): Promise<{ id: string; revoked_at: string }> {
-  const row = await revokeApiKeyRow(deps.db, keyId, deps.clock.now(), tenantId);
+  const now = deps.clock.now();
+  const row = await writeAudited(
+    deps.db,
+    (executor) => revokeApiKeyRow(executor, keyId, now, tenantId),
+    (revoked) =>
+      revoked?.revoked_at?.getTime() === now.getTime() && {
+        action: 'api_key.revoked',
+        tenantId: revoked.tenant_id,
+        objectType: 'api_key',
+        objectId: revoked.id,
+        fields: ['revoked_at'],
+        at: now,
+      },
+  );
   if (!row?.revoked_at) throw notFound('API key');
   deps.verifier.invalidate();
   return { id: row.id, revoked_at: row.revoked_at.toISOString() };

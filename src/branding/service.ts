@@ -4,9 +4,11 @@
  * clients' emails) find whose brand to show; they are read on every portal request, so each
  * process keeps answers for BRAND_CACHE_MS (and forgets a tenant at once when its own routes change it).
  */
+
 import { randomBytes } from 'node:crypto';
 import { resolveTxt as systemResolveTxt } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { type AuditChange, writeAudited } from '../core/audit/record.js';
 import { BoundedMap } from '../core/bounded-map.js';
 import type { Clock } from '../core/clock.js';
 import { type Db, type Executor, isUniqueViolation } from '../core/db/database.js';
@@ -244,16 +246,22 @@ export function createBrandingService(deps: {
       const issues = brandingIssues(input);
       if (issues.length > 0) throw validationFailed(issues);
       try {
-        await upsertBrand(db, tenantId, {
-          ...(input.slug !== undefined ? { slug: input.slug } : {}),
-          ...(input.brand_name !== undefined ? { brand_name: input.brand_name } : {}),
-          ...(input.logo_url !== undefined ? { logo_url: input.logo_url } : {}),
-          ...(input.primary_color !== undefined
-            ? { primary_color: input.primary_color?.toLowerCase() ?? null }
-            : {}),
-          ...(input.support_email !== undefined ? { support_email: input.support_email } : {}),
-          updated_at: clock.now(),
-        });
+        const now = clock.now();
+        await writeAudited(
+          db,
+          (executor) =>
+            upsertBrand(executor, tenantId, {
+              ...(input.slug !== undefined ? { slug: input.slug } : {}),
+              ...(input.brand_name !== undefined ? { brand_name: input.brand_name } : {}),
+              ...(input.logo_url !== undefined ? { logo_url: input.logo_url } : {}),
+              ...(input.primary_color !== undefined
+                ? { primary_color: input.primary_color?.toLowerCase() ?? null }
+                : {}),
+              ...(input.support_email !== undefined ? { support_email: input.support_email } : {}),
+              updated_at: now,
+            }),
+          () => domainChange('branding.updated', tenantId, 'branding', tenantId, Object.keys(input), now),
+        );
       } catch (error) {
         if (isUniqueViolation(error))
           throw new ApiError('conflict', 'Another tenant already uses this slug.', [
@@ -296,7 +304,12 @@ export function createBrandingService(deps: {
         check_problem: null,
         created_at: clock.now(),
       };
-      const inserted = await insertDomain(db, row);
+      const inserted = await writeAudited(
+        db,
+        (executor) => insertDomain(executor, row),
+        (added) =>
+          added && domainChange('domain.added', tenantId, 'domain', row.id, ['hostname'], row.created_at),
+      );
       if (inserted) return { domain: toDomain(inserted), created: true };
       const existing = (await listDomains(db, tenantId)).find((domain) => domain.hostname === hostname);
       if (!existing) throw new Error('domain vanished between its insert and its read');
@@ -315,11 +328,19 @@ export function createBrandingService(deps: {
       const now = clock.now();
       let checked: DomainRow | undefined;
       try {
-        checked = await recordDomainCheck(db, row.id, {
-          checked_at: now,
-          check_problem: problem ?? null,
-          ...(problem ? {} : { verified_at: now }),
-        });
+        checked = await writeAudited(
+          db,
+          (executor) =>
+            recordDomainCheck(executor, row.id, {
+              checked_at: now,
+              check_problem: problem ?? null,
+              ...(problem ? {} : { verified_at: now }),
+            }),
+          (done) =>
+            done &&
+            !problem &&
+            domainChange('domain.verified', tenantId, 'domain', row.id, ['verified_at'], now),
+        );
       } catch (error) {
         if (isUniqueViolation(error))
           throw new ApiError('conflict', `${row.hostname} is already verified by another tenant.`);
@@ -336,7 +357,12 @@ export function createBrandingService(deps: {
     },
 
     async removeDomain(tenantId: string, domainId: string): Promise<Domain> {
-      const row = await deleteDomain(db, tenantId, domainId);
+      const row = await writeAudited(
+        db,
+        (executor) => deleteDomain(executor, tenantId, domainId),
+        (removed) =>
+          removed && domainChange('domain.removed', tenantId, 'domain', removed.id, [], clock.now()),
+      );
       if (!row) throw notFound('Domain');
       forget();
       return toDomain(row);
@@ -345,3 +371,14 @@ export function createBrandingService(deps: {
 }
 
 export type BrandingService = ReturnType<typeof createBrandingService>;
+
+function domainChange(
+  action: string,
+  tenantId: string,
+  objectType: string,
+  objectId: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId, objectType, objectId, fields, at };
+}

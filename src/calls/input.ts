@@ -22,6 +22,8 @@ export interface TriggerInput {
   context: Record<string, unknown>;
   /** What `{key}` placeholders may use: the context, the request's own fields, and `name`. */
   templateValues: Record<string, unknown>;
+  /** The body's field names for the call's audit entry (the partner API; the webhook has no actor). */
+  auditFields?: string[];
 }
 
 const bad = (message: string) => new ApiError('invalid_request', message);

@@ -1,9 +1,11 @@
 import type { Selectable } from 'kysely';
 import type { AgentSettings } from '../agents/settings.js';
+import type { AuditEventsTable } from '../core/audit/record.js';
 import { type Executor, runPrepared } from '../core/db/database.js';
 import { INSERT_NEW_JOBS } from '../core/jobs/runner.js';
 import { recordEventsFrom } from '../events/repository.js';
 import type { AnsweredBy, CallAnalysis } from '../telephony/outcomes.js';
+import { AUDIT_OF_QUEUED } from './audit.js';
 import type { CallDirection, CallStatus } from './schemas.js';
 
 export interface CallsTable {
@@ -110,6 +112,8 @@ export async function insertQueuedCall(
   job: DispatchJob,
   /** The telephony engine's name, shown in the `call.queued` event's call. */
   engine: string,
+  /** The audit entry (calls/audit.ts), inserted with the call or not at all. */
+  audit?: AuditEventsTable | undefined,
 ): Promise<{ settings: AgentSettings } | undefined> {
   const input = {
     id: call.id,
@@ -166,9 +170,9 @@ export async function insertQueuedCall(
       ), job AS (
         ${INSERT_NEW_JOBS}
         RETURNING id
-      )
+      ), ${AUDIT_OF_QUEUED}
       SELECT allowed.settings FROM allowed, job`,
-    values: [webhookId, JSON.stringify(input), engine],
+    values: [webhookId, JSON.stringify(input), engine, audit ? JSON.stringify(audit) : null],
   });
   return rows[0];
 }

@@ -25,6 +25,7 @@ import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { balanceRefusal } from '../wallets/refusal.js';
+import { callCreatedRow } from './audit.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
 import {
@@ -135,6 +136,7 @@ export function createCallService(deps: {
         maxAttempts: DISPATCH_MAX_ATTEMPTS,
       },
       deps.engine,
+      callCreatedRow(target.tenant_id, id, input.auditFields, createdAt),
     );
     if (!stored) return undefined;
     // Outside its calling hours the call waits, and shows until when (dispatch checks again).
@@ -154,10 +156,8 @@ export function createCallService(deps: {
   }
 
   /**
-   * The one way a call is placed, for both surfaces: the guarded insert with `target` (cached or
-   * just read), with the answer recorded in the same transaction when there is an Idempotency-Key.
-   * `refresh` reads the agent again when the guard refused; its refusal (or `doNotCall` for a
-   * listed number) is the answer.
+   * The one way a call is placed, for both surfaces: the guarded insert with `target` (cached or just
+   * read), its stored answer and audit entry in one transaction; `refresh` re-reads a refused agent.
    */
   async function place<Result>(options: {
     webhookId: string | null;
@@ -190,10 +190,9 @@ export function createCallService(deps: {
       return result;
     };
     let target = options.cached;
-    // A concurrent change (rotation, publish, block, debit) can invalidate the target between the
-    // read and the guarded insert; read again and answer from the fresh state. When the fresh
-    // read finds nothing to refuse, the guard refused for the do-not-call list (or a change that
-    // came and went): only then is the list asked.
+    // A concurrent change (rotation, publish, block, debit) can invalidate the target between the read
+    // and the guarded insert; read again and answer from the fresh state. When the fresh read finds
+    // nothing to refuse, the guard refused for the do-not-call list (or a change that came and went).
     for (let round = 0; round < 3; round++) {
       const refused = target !== undefined;
       if (target) {
@@ -314,6 +313,7 @@ export function createCallService(deps: {
         email: body.email ?? null,
         context,
         templateValues,
+        auditFields: Object.keys(body),
       };
       const agentMissing = () => notFound('Agent');
       return place({

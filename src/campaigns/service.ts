@@ -6,9 +6,11 @@
  *   draft ─start→ running ⇄ paused ─→ completed ─retry→ running
  *   scheduled ─(its time, or start)→ running;   any state but completed ─cancel→ canceled
  */
+
 import { findAgentTarget } from '../agents/repository.js';
 import { isKnownTimeZone } from '../agents/settings.js';
 import { withdrawQueuedCampaignCalls } from '../calls/campaign-calls.js';
+import { type AuditChange, recordAudit } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
@@ -115,11 +117,14 @@ export function createCampaignService(deps: {
   async function transition(
     tenantId: string,
     campaignId: string,
+    action: string,
     change: (tx: Executor, campaign: CampaignRow, now: Date) => Promise<void>,
   ): Promise<Campaign> {
     const view = await db.transaction().execute(async (tx) => {
       const campaign = await locked(tx, tenantId, campaignId);
-      await change(tx, campaign, clock.now());
+      const now = clock.now();
+      await change(tx, campaign, now);
+      await recordAudit(tx, campaignChange(action, tenantId, campaignId, ['status'], now));
       return campaignView(tx, campaign);
     });
     deps.onQueued?.();
@@ -176,6 +181,10 @@ export function createCampaignService(deps: {
         await save(tx, campaign, {}, now);
         if (scheduledAt) await armTick(tx, campaign, scheduledAt > now ? scheduledAt : now);
         const answer = { ...(await campaignView(tx, campaign)), import: report };
+        await recordAudit(
+          tx,
+          campaignChange('campaign.created', tenantId, campaign.id, Object.keys(input), now),
+        );
         await recordAnswer(idempotency, tx, recorder, answer);
         return answer;
       });
@@ -201,6 +210,10 @@ export function createCampaignService(deps: {
         // The running chain may be asleep until a retry's delay is up: the new rows go now.
         if (campaign.status === 'running' && report.accepted > 0) await armTick(tx, campaign, now);
         const result = { ...(await campaignView(tx, campaign)), import: report };
+        await recordAudit(
+          tx,
+          campaignChange('campaign.recipients_added', tenantId, campaignId, ['recipients'], now),
+        );
         await recordAnswer(idempotency, tx, recorder, result);
         return result;
       });
@@ -241,7 +254,7 @@ export function createCampaignService(deps: {
     },
 
     start: (tenantId: string, campaignId: string) =>
-      transition(tenantId, campaignId, async (tx, campaign, now) => {
+      transition(tenantId, campaignId, 'campaign.started', async (tx, campaign, now) => {
         if (campaign.status !== 'draft' && campaign.status !== 'scheduled')
           throw illegal(campaign, 'started');
         await run(tx, campaign, now);
@@ -250,7 +263,7 @@ export function createCampaignService(deps: {
 
     /** Manual pause; a campaign paused by itself becomes paused by hand (it no longer resumes alone). */
     pause: (tenantId: string, campaignId: string) =>
-      transition(tenantId, campaignId, async (tx, campaign, now) => {
+      transition(tenantId, campaignId, 'campaign.paused', async (tx, campaign, now) => {
         const selfPaused = campaign.status === 'paused' && campaign.pause_reason !== 'manual';
         if (campaign.status !== 'running' && !selfPaused) throw illegal(campaign, 'paused');
         await save(tx, campaign, { status: 'paused', pause_reason: 'manual' }, now);
@@ -258,13 +271,13 @@ export function createCampaignService(deps: {
       }),
 
     resume: (tenantId: string, campaignId: string) =>
-      transition(tenantId, campaignId, async (tx, campaign, now) => {
+      transition(tenantId, campaignId, 'campaign.resumed', async (tx, campaign, now) => {
         if (campaign.status !== 'paused') throw illegal(campaign, 'resumed');
         await run(tx, campaign, now);
       }),
 
     cancel: (tenantId: string, campaignId: string) =>
-      transition(tenantId, campaignId, async (tx, campaign, now) => {
+      transition(tenantId, campaignId, 'campaign.canceled', async (tx, campaign, now) => {
         const final: CampaignStatus[] = ['completed', 'canceled'];
         if (final.includes(campaign.status)) throw illegal(campaign, 'canceled');
         await withdrawQueuedCampaignCalls(tx, tenantId, campaign.id, now, deps.engine);
@@ -275,7 +288,7 @@ export function createCampaignService(deps: {
     /** Dials again the recipients whose last call ended no_answer or failed. */
     async retry(tenantId: string, campaignId: string): Promise<RetryAnswer> {
       let requeued = 0;
-      const campaign = await transition(tenantId, campaignId, async (tx, row, now) => {
+      const campaign = await transition(tenantId, campaignId, 'campaign.retried', async (tx, row, now) => {
         if (row.status === 'draft' || row.status === 'scheduled' || row.status === 'canceled')
           throw illegal(row, 'retried');
         requeued = await requeueUnsuccessful(tx, row.id, now);
@@ -292,3 +305,13 @@ export function createCampaignService(deps: {
 }
 
 export type CampaignService = ReturnType<typeof createCampaignService>;
+
+function campaignChange(
+  action: string,
+  tenantId: string,
+  campaignId: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId, objectType: 'campaign', objectId: campaignId, fields, at };
+}

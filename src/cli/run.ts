@@ -11,9 +11,12 @@
  *
  * A command is refused for its flags before it opens the database, so a usage error changes nothing.
  */
+
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type AuditScope, runInAuditScope } from '../core/audit/context.js';
 import { ConfigError, loadConfig } from '../core/config/config.js';
 import { ApiError, type FieldIssue } from '../core/errors.js';
 import { parseFlags, splitCommand, UsageError } from './args.js';
@@ -151,7 +154,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     });
     let output: Awaited<ReturnType<Command['run']>>;
     try {
-      output = await command.run(context, flags);
+      // The command's writes are audited as the CLI's, named by the operating-system user.
+      const running = command;
+      output = await runInAuditScope(cliAuditScope(io.env), () => running.run(context, flags));
     } finally {
       await context.close();
     }
@@ -163,4 +168,23 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     io.stderr.write(`${printable(message)}\n`);
     return code;
   }
+}
+
+/** The audit scope of one command: actor `cli`, its id the operating-system user running it. */
+function cliAuditScope(env: Record<string, string | undefined>): AuditScope {
+  let user = env.USER ?? env.LOGNAME;
+  if (!user) {
+    try {
+      user = os.userInfo().username;
+    } catch {
+      user = 'unknown';
+    }
+  }
+  return {
+    actor: { type: 'cli', id: user },
+    ip: null,
+    userAgent: 'voiceplane-cli',
+    requestId: null,
+    recorded: 0,
+  };
 }

@@ -27,7 +27,8 @@ export type Section =
   | 'members'
   | 'account'
   | 'tools-secret'
-  | 'campaigns';
+  | 'campaigns'
+  | 'audit';
 
 interface NavItem {
   section: Section;
@@ -71,6 +72,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
       { section: 'emails', label: 'Email', href: '/console/emails', role: 'viewer' },
       { section: 'branding', label: 'Branding', href: '/console/branding', role: 'viewer' },
       { section: 'members', label: 'Members', href: '/console/members', role: 'viewer' },
+      { section: 'audit', label: 'Audit log', href: '/console/audit', role: 'admin' },
       { section: 'account', label: 'Your account', href: '/console/account', role: 'viewer' },
     ],
   },

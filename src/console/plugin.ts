@@ -11,9 +11,11 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentService } from '../agents/service.js';
 import type { KeyVerifier } from '../api-keys/service.js';
+import type { AuditService } from '../audit/service.js';
 import type { BrandingService } from '../branding/service.js';
 import type { CallService } from '../calls/service.js';
 import type { CampaignService } from '../campaigns/service.js';
+import { actAs } from '../core/audit/context.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config/config.js';
 import type { Database } from '../core/db/database.js';
@@ -84,6 +86,7 @@ export interface ConsoleServices {
   readonly sessions: SessionService;
   readonly campaigns: CampaignService;
   readonly platformBrand: PlatformBrandService;
+  readonly audit: AuditService;
 }
 
 /** A group of pages, registered under /console with only the services it names. */
@@ -128,6 +131,9 @@ export async function consoleSurface(
     // The stylesheet and script are the same for everyone: no session lookup for them.
     if (request.url.startsWith('/console/assets/')) return;
     request.consoleSession = await services.members.authenticate(request.cookies[SESSION_COOKIE]);
+    if (request.consoleSession && !request.consoleSession.awaitingTotp) {
+      actAs({ type: 'member', id: request.consoleSession.memberId });
+    }
     if (request.method === 'GET') request.consoleFlash = takeFlash(request, reply);
   });
 

@@ -6,6 +6,7 @@
 import { accountPages } from './pages/account.js';
 import { agentPages } from './pages/agents.js';
 import { apiKeyPages } from './pages/api-keys.js';
+import { auditPages } from './pages/audit.js';
 import { brandingPages } from './pages/branding.js';
 import { callPages } from './pages/calls.js';
 import { campaignPages } from './pages/campaigns.js';
@@ -44,4 +45,5 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   userFormPages,
   subscriptionFormPages,
   campaignPages,
+  auditPages,
 ];

@@ -56,7 +56,8 @@ export type IdPrefix =
   | 'wled'
   | 'stf'
   | 'stfs'
-  | 'stfi';
+  | 'stfi'
+  | 'aud';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

@@ -2,6 +2,7 @@
  * A user's credit balance (minutes): read it, and grant or deduct minutes by hand. The operator
  * routes and the console call these; calls move credits through the ledger statement directly.
  */
+import { recordAudit } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { notFound } from '../core/errors.js';
@@ -27,15 +28,25 @@ export async function grantCredits(
   defaultReason = 'operator adjustment',
 ): Promise<CreditBalance> {
   const tenantId = await liveUserOf(deps.db, target.tenantId, target.userId);
-  const balance = await deps.db.transaction().execute((tx) =>
-    addCreditEntry(tx, {
+  const at = deps.clock.now();
+  const balance = await deps.db.transaction().execute(async (tx) => {
+    const after = await addCreditEntry(tx, {
       tenantId,
       userId: target.userId,
       minutes: body.minutes,
       reason: body.reason ?? defaultReason,
-      at: deps.clock.now(),
-    }),
-  );
+      at,
+    });
+    await recordAudit(tx, {
+      action: 'credits.granted',
+      tenantId,
+      objectType: 'user',
+      objectId: target.userId,
+      fields: Object.keys(body),
+      at,
+    });
+    return after;
+  });
   return { user_id: target.userId, balance_minutes: balance ?? 0 };
 }
 

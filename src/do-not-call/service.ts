@@ -2,6 +2,7 @@
  * A tenant's do-not-call list (platform contract §2): E.164 numbers no call may be placed to.
  * Adding a listed number again changes nothing and answers the existing entry.
  */
+import { type AuditChange, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
@@ -35,12 +36,19 @@ export function createDoNotCallService(deps: { db: Db; clock: Clock }) {
       // Entries are never updated, only inserted and deleted: a conflict means the number is
       // listed, unless a concurrent delete removed it in between; then the add is tried again.
       for (;;) {
-        const inserted = await insertEntry(db, {
-          tenant_id: tenantId,
-          phone_number: input.phone_number,
-          reason: input.reason ?? null,
-          created_at: clock.now(),
-        });
+        const now = clock.now();
+        const inserted = await writeAudited(
+          db,
+          (executor) =>
+            insertEntry(executor, {
+              tenant_id: tenantId,
+              phone_number: input.phone_number,
+              reason: input.reason ?? null,
+              created_at: now,
+            }),
+          (added) =>
+            added && entryChange('do_not_call.added', tenantId, input.phone_number, Object.keys(input), now),
+        );
         if (inserted) return { entry: toEntry(inserted), created: true };
         const existing = await findEntry(db, tenantId, input.phone_number);
         if (existing) return { entry: toEntry(existing), created: false };
@@ -64,7 +72,11 @@ export function createDoNotCallService(deps: { db: Db; clock: Clock }) {
     },
 
     async remove(tenantId: string, phoneNumber: string): Promise<DoNotCallEntry> {
-      const row = await deleteEntry(db, tenantId, phoneNumber);
+      const row = await writeAudited(
+        db,
+        (executor) => deleteEntry(executor, tenantId, phoneNumber),
+        (removed) => removed && entryChange('do_not_call.removed', tenantId, phoneNumber, [], clock.now()),
+      );
       if (!row) throw missing();
       return toEntry(row);
     },
@@ -72,3 +84,13 @@ export function createDoNotCallService(deps: { db: Db; clock: Clock }) {
 }
 
 export type DoNotCallService = ReturnType<typeof createDoNotCallService>;
+
+function entryChange(
+  action: string,
+  tenantId: string,
+  phoneNumber: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId, objectType: 'do_not_call_entry', objectId: phoneNumber, fields, at };
+}

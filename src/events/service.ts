@@ -3,7 +3,9 @@
  * the delivery log with manual retry, and the list of recent events. Recording events is
  * ./record.ts; sending them is ./delivery.ts.
  */
+
 import crypto from 'node:crypto';
+import { type AuditChange, recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPage, listPageCountedApart } from '../core/db/pagination.js';
@@ -127,21 +129,26 @@ export function createEventService(deps: {
       const id = newId('we');
       const secret = newSigningSecret();
       const now = clock.now();
-      const row = await insertEndpoint(db, {
-        id,
-        tenant_id: tenantId,
-        url: input.url,
-        events: input.events,
-        description: input.description ?? null,
-        enabled: input.enabled ?? true,
-        failing_since: null,
-        secret_sealed: secrets.seal(secret, secretContext(id, 'current')),
-        previous_secret_sealed: null,
-        previous_secret_expires_at: null,
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      });
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          insertEndpoint(executor, {
+            id,
+            tenant_id: tenantId,
+            url: input.url,
+            events: input.events,
+            description: input.description ?? null,
+            enabled: input.enabled ?? true,
+            failing_since: null,
+            secret_sealed: secrets.seal(secret, secretContext(id, 'current')),
+            previous_secret_sealed: null,
+            previous_secret_expires_at: null,
+            created_at: now,
+            updated_at: now,
+            deleted_at: null,
+          }),
+        () => endpointChange('webhook_endpoint.created', tenantId, id, Object.keys(input), now),
+      );
       return { ...toEndpoint(row), secret };
     },
 
@@ -165,26 +172,34 @@ export function createEventService(deps: {
       schemaIssues: FieldIssue[] = [],
     ): Promise<WebhookEndpoint> {
       await checkEndpoint(input, schemaIssues);
-      const row = await updateEndpoint(db, tenantId, id, {
-        ...(input.url !== undefined ? { url: input.url } : {}),
-        ...(input.events !== undefined ? { events: input.events } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        // Turning an endpoint back on starts its failure count afresh.
-        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-        ...(input.enabled === true ? { failing_since: null } : {}),
-        updated_at: clock.now(),
-      });
+      const now = clock.now();
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          updateEndpoint(executor, tenantId, id, {
+            ...(input.url !== undefined ? { url: input.url } : {}),
+            ...(input.events !== undefined ? { events: input.events } : {}),
+            ...(input.description !== undefined ? { description: input.description } : {}),
+            // Turning an endpoint back on starts its failure count afresh.
+            ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+            ...(input.enabled === true ? { failing_since: null } : {}),
+            updated_at: now,
+          }),
+        (updated) =>
+          updated && endpointChange('webhook_endpoint.updated', tenantId, id, Object.keys(input), now),
+      );
       if (!row) throw missing();
       return toEndpoint(row);
     },
 
     async remove(tenantId: string, id: string): Promise<WebhookEndpoint> {
       const now = clock.now();
-      const row = await updateEndpoint(db, tenantId, id, {
-        deleted_at: now,
-        enabled: false,
-        updated_at: now,
-      });
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          updateEndpoint(executor, tenantId, id, { deleted_at: now, enabled: false, updated_at: now }),
+        (removed) => removed && endpointChange('webhook_endpoint.deleted', tenantId, id, [], now),
+      );
       if (!row) throw missing();
       return toEndpoint(row);
     },
@@ -197,6 +212,10 @@ export function createEventService(deps: {
         if (!current) throw missing();
         const now = clock.now();
         const old = secrets.open(current.secret_sealed, secretContext(id, 'current'));
+        await recordAudit(
+          tx,
+          endpointChange('webhook_endpoint.secret_rotated', tenantId, id, ['secret'], now),
+        );
         return updateEndpoint(tx, tenantId, id, {
           secret_sealed: secrets.seal(secret, secretContext(id, 'current')),
           previous_secret_sealed: secrets.seal(old, secretContext(id, 'previous')),
@@ -227,6 +246,14 @@ export function createEventService(deps: {
         if (!found) throw notFound('Delivery');
         await updateDelivery(tx, tenantId, deliveryId, { status: 'pending', next_attempt_at: now });
         await scheduleDelivery(tx, tenantId, { id: deliveryId, endpointId }, now);
+        await recordAudit(tx, {
+          action: 'webhook_delivery.retried',
+          tenantId,
+          objectType: 'webhook_delivery',
+          objectId: deliveryId,
+          fields: ['status'],
+          at: now,
+        });
         return findDelivery(tx, tenantId, endpointId, deliveryId);
       });
       if (!row) throw notFound('Delivery');
@@ -247,3 +274,13 @@ export function createEventService(deps: {
 }
 
 export type EventService = ReturnType<typeof createEventService>;
+
+function endpointChange(
+  action: string,
+  tenantId: string,
+  endpointId: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId, objectType: 'webhook_endpoint', objectId: endpointId, fields, at };
+}

@@ -6,6 +6,7 @@
  */
 
 import { Type } from '@sinclair/typebox';
+import { purgeExpiredAuditEvents } from '../audit/retention.js';
 import { ENGINE_DIAL_RETENTION_MS, purgeResolvedEngineDials } from '../calls/dial-retention.js';
 import type { Clock } from '../core/clock.js';
 import type { Database, Executor } from '../core/db/database.js';
@@ -23,6 +24,7 @@ export const JOB_PURGE_QUEUE = 'maintenance.purge_finished_jobs';
 export const EVENT_PURGE_QUEUE = 'maintenance.purge_events';
 export const MEMBER_PURGE_QUEUE = 'maintenance.purge_member_sessions';
 export const ENGINE_DIAL_PURGE_QUEUE = 'maintenance.purge_engine_dials';
+export const AUDIT_PURGE_QUEUE = 'maintenance.purge_audit_events';
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** A purge that stopped with more to delete comes back this soon, leaving the workers room between runs. */
 const PURGE_AGAIN_MS = 60 * 1000;
@@ -76,6 +78,7 @@ export async function scheduleMaintenance(services: { database: Database; clock:
     MEMBER_PURGE_QUEUE,
     VACUUM_QUEUE,
     ENGINE_DIAL_PURGE_QUEUE,
+    AUDIT_PURGE_QUEUE,
   ]) {
     await scheduleRecurring(db, queue, 'a', services.clock.now());
   }
@@ -113,6 +116,9 @@ export function maintenanceJobs(deps: {
       const cutoff = new Date(clock.now().getTime() - ENGINE_DIAL_RETENTION_MS);
       return untilNext((await purgeResolvedEngineDials(db, { cutoff })).more);
     }),
+    recurring(db, AUDIT_PURGE_QUEUE, async () =>
+      untilNext((await purgeExpiredAuditEvents(db, clock.now())).more),
+    ),
     recurring(db, VACUUM_QUEUE, async () => {
       await maintainTables(database, (table, err) =>
         deps.logger?.warn({ err, table }, 'vacuum of a table failed (autovacuum does not run here)'),

@@ -5,12 +5,15 @@
  * a code from it is confirmed; turning it off needs a current code, and so does replacing a
  * secret that is already on (a stolen session cannot swap the second factor for its own).
  */
+
 import { Secret, TOTP } from 'otpauth';
+import { recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { notFound, validationFailed } from '../core/errors.js';
 import { hashPassword, verifyPassword } from '../core/security/passwords.js';
 import type { SecretBox } from '../core/security/secrets.js';
+import { memberChange } from './audit.js';
 import { findLiveMember, revokeOtherMemberSessions, updateMember } from './repository.js';
 import type { ChangePasswordBody } from './schemas.js';
 
@@ -74,6 +77,10 @@ export function createAccountFunctions(deps: {
       await db.transaction().execute(async (tx) => {
         await updateMember(tx, session.tenantId, session.memberId, { password_hash: hash, updated_at: now });
         await revokeOtherMemberSessions(tx, session.memberId, session.sessionId, now);
+        await recordAudit(
+          tx,
+          memberChange('member.password_changed', session.tenantId, session.memberId, ['password'], now),
+        );
       });
     },
 
@@ -138,6 +145,10 @@ export function createAccountFunctions(deps: {
           updated_at: now,
         });
         await revokeOtherMemberSessions(tx, session.memberId, session.sessionId, now);
+        await recordAudit(
+          tx,
+          memberChange('member.two_factor_enabled', session.tenantId, session.memberId, ['totp'], now),
+        );
       });
     },
 
@@ -146,11 +157,17 @@ export function createAccountFunctions(deps: {
       if (!session.totpSecret) return;
       const secret = secrets.open(session.totpSecret, totpContext(session.memberId));
       if (!totpCodeValid(secret, code, clock.now())) throw wrongCode();
-      await updateMember(db, session.tenantId, session.memberId, {
-        totp_secret: null,
-        totp_enabled_at: null,
-        updated_at: clock.now(),
-      });
+      const now = clock.now();
+      await writeAudited(
+        db,
+        (executor) =>
+          updateMember(executor, session.tenantId, session.memberId, {
+            totp_secret: null,
+            totp_enabled_at: null,
+            updated_at: now,
+          }),
+        () => memberChange('member.two_factor_disabled', session.tenantId, session.memberId, ['totp'], now),
+      );
     },
   };
 }

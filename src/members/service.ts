@@ -15,12 +15,14 @@
  * code's time step is accepted once per member (no replay); and the accepted code ends the
  * half-open session and starts a fresh one under a new token (no session fixation).
  */
+import { writeAudited } from '../core/audit/record.js';
 import { isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { newId, sha256Hex } from '../core/ids.js';
 import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/security/passwords.js';
 import type { SecretBox } from '../core/security/secrets.js';
 import { createAccountFunctions, totpStep } from './account.js';
+import { memberChange } from './audit.js';
 import {
   clearFailedSignIns,
   countTotpFailure,
@@ -116,20 +118,26 @@ export function createMemberService(deps: TeamDeps & { secrets: SecretBox }) {
       const now = clock.now();
       const passwordHash = await hashPassword(input.password, deps.passwordHashMemoryKib);
       try {
-        const row = await insertMember(db, {
-          id: newId('mem'),
-          tenant_id: tenantId,
-          email: input.email.trim(),
-          name: input.name ?? null,
-          role: input.role ?? 'owner',
-          password_hash: passwordHash,
-          totp_secret: null,
-          totp_enabled_at: null,
-          locked_until: null,
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
-        });
+        const id = newId('mem');
+        const row = await writeAudited(
+          db,
+          (executor) =>
+            insertMember(executor, {
+              id,
+              tenant_id: tenantId,
+              email: input.email.trim(),
+              name: input.name ?? null,
+              role: input.role ?? 'owner',
+              password_hash: passwordHash,
+              totp_secret: null,
+              totp_enabled_at: null,
+              locked_until: null,
+              created_at: now,
+              updated_at: now,
+              deleted_at: null,
+            }),
+          () => memberChange('member.created', tenantId, id, Object.keys(input), now),
+        );
         return toMember(row);
       } catch (error) {
         if (isUniqueViolation(error)) throw emailTaken();

@@ -4,12 +4,15 @@
  * it, changing a member's role and removing a member. A tenant always keeps one owner: the last
  * owner can be neither demoted nor removed (the owners are locked while a change is checked).
  */
+import { actAs } from '../core/audit/context.js';
+import { recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Tx } from '../core/db/database.js';
 import { isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { newId, randomBase62, sha256Hex } from '../core/ids.js';
 import { hashPassword } from '../core/security/passwords.js';
+import { memberChange } from './audit.js';
 import {
   acceptInvitation,
   findInvitationByToken,
@@ -119,6 +122,10 @@ export function createTeamFunctions(deps: TeamDeps) {
       const emailed = await db.transaction().execute(async (tx) => {
         await revokePendingInvitations(tx, tenantId, email, now);
         await insertInvitation(tx, row);
+        await recordAudit(
+          tx,
+          memberChange('invitation.created', tenantId, row.id, ['email', 'role'], now, 'invitation'),
+        );
         return deps.mailer.queueMemberInvitation(tx, tenantId, {
           email,
           role: input.role,
@@ -135,7 +142,13 @@ export function createTeamFunctions(deps: TeamDeps) {
     },
 
     async revokeInvitation(tenantId: string, id: string): Promise<Invitation> {
-      const row = await revokeInvitation(db, tenantId, id, clock.now());
+      const now = clock.now();
+      const row = await writeAudited(
+        db,
+        (executor) => revokeInvitation(executor, tenantId, id, now),
+        (revoked) =>
+          revoked && memberChange('invitation.revoked', tenantId, id, ['revoked_at'], now, 'invitation'),
+      );
       if (!row) throw notFound('Invitation');
       return toInvitation(row);
     },
@@ -179,6 +192,12 @@ export function createTeamFunctions(deps: TeamDeps) {
             updated_at: now,
             deleted_at: null,
           });
+          // The invitee holds no session yet: the entry names the member the link creates.
+          actAs({ type: 'member', id: member.id });
+          await recordAudit(
+            tx,
+            memberChange('member.joined', member.tenant_id, member.id, Object.keys(input), now),
+          );
           return startMemberSession(tx, member, now, false);
         });
       } catch (error) {
@@ -195,6 +214,7 @@ export function createTeamFunctions(deps: TeamDeps) {
         const now = clock.now();
         const updated = await updateMember(tx, tenantId, memberId, { role, updated_at: now });
         await revokeMemberSessions(tx, memberId, now);
+        await recordAudit(tx, memberChange('member.role_changed', tenantId, memberId, ['role'], now));
         return updated;
       });
       if (!row) throw notFound('Member');
@@ -209,6 +229,7 @@ export function createTeamFunctions(deps: TeamDeps) {
         const now = clock.now();
         await updateMember(tx, tenantId, memberId, { deleted_at: now, updated_at: now });
         await revokeMemberSessions(tx, memberId, now);
+        await recordAudit(tx, memberChange('member.removed', tenantId, memberId, [], now));
       });
     },
   };

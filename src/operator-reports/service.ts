@@ -3,6 +3,7 @@
  * counts, the engine's calls by ending and the calls that went quiet, the job queues and their
  * failed jobs (which the operator may put back in line).
  */
+import { writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import { type Db, isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
@@ -75,7 +76,21 @@ export function createOperatorReports(deps: { db: Db; clock: Clock }) {
     async retryJob(jobId: string): Promise<void> {
       if (!/^\d{1,18}$/.test(jobId)) throw notFound('Failed job');
       try {
-        if (!(await requeueFailedJob(db, jobId, clock.now()))) throw notFound('Failed job');
+        const now = clock.now();
+        const requeued = await writeAudited(
+          db,
+          (executor) => requeueFailedJob(executor, jobId, now),
+          (done) =>
+            done && {
+              action: 'job.retried',
+              tenantId: null,
+              objectType: 'job',
+              objectId: jobId,
+              fields: [],
+              at: now,
+            },
+        );
+        if (!requeued) throw notFound('Failed job');
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw new ApiError(

@@ -9,6 +9,8 @@ import { agentAdminRoutes } from '../agents/admin-routes.js';
 import type { AgentService } from '../agents/service.js';
 import { apiKeyAdminRoutes } from '../api-keys/admin-routes.js';
 import type { KeyVerifier } from '../api-keys/service.js';
+import { auditAdminRoutes } from '../audit/admin-routes.js';
+import type { AuditService } from '../audit/service.js';
 import type { ProcessorAccounts } from '../billing/accounts.js';
 import type { PaymentProcessor } from '../billing/processor.js';
 import { brandingAdminRoutes } from '../branding/admin-routes.js';
@@ -59,6 +61,7 @@ export interface OperatorServices {
   readonly phoneNumbers: PhoneNumberService;
   readonly inboundCalls: InboundCallService;
   readonly telephony: { readonly name: string };
+  readonly audit: AuditService;
 }
 
 export async function operatorRoutes(app: FastifyInstance, { services }: { services: OperatorServices }) {
@@ -94,4 +97,5 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
     calls: services.calls,
     engine: services.telephony.name,
   });
+  await app.register(auditAdminRoutes, { audit: services.audit });
 }

@@ -5,6 +5,7 @@
  * `callerIdIssue`, which the agents service asks).
  */
 import { findAgent } from '../agents/repository.js';
+import { type AuditChange, recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
@@ -100,16 +101,29 @@ export function createPhoneNumberService(deps: {
       if (existing) throw new ApiError('conflict', 'The number is already imported; reassign it with PATCH.');
       await enginePhoneNumbers?.routeInbound(held).catch(engineUnavailable);
       const now = clock.now();
-      const row = await insertPhoneNumber(db, {
-        phone_number: input.phone_number,
-        tenant_id: input.tenant_id,
-        engine: engineName,
-        engine_number_id: held.id,
-        inbound_agent_id: null,
-        label: null,
-        created_at: now,
-        updated_at: now,
-      });
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          insertPhoneNumber(executor, {
+            phone_number: input.phone_number,
+            tenant_id: input.tenant_id,
+            engine: engineName,
+            engine_number_id: held.id,
+            inbound_agent_id: null,
+            label: null,
+            created_at: now,
+            updated_at: now,
+          }),
+        (inserted) =>
+          inserted &&
+          numberChange(
+            'phone_number.imported',
+            inserted.tenant_id,
+            inserted.phone_number,
+            Object.keys(input),
+            now,
+          ),
+      );
       if (!row) throw new ApiError('conflict', 'The number is already imported; reassign it with PATCH.');
       return toOperatorPhoneNumber(row);
     },
@@ -135,19 +149,33 @@ export function createPhoneNumberService(deps: {
       if (!(await findTenant(db, input.tenant_id))) {
         throw validationFailed([{ field: 'tenant_id', issue: 'no such tenant.' }]);
       }
-      const row = await updatePhoneNumber(db, phoneNumber, {
-        tenant_id: input.tenant_id,
-        inbound_agent_id: null,
-        label: null,
-        updated_at: clock.now(),
-      });
+      const now = clock.now();
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          updatePhoneNumber(executor, phoneNumber, {
+            tenant_id: input.tenant_id,
+            inbound_agent_id: null,
+            label: null,
+            updated_at: now,
+          }),
+        (updated) =>
+          updated &&
+          numberChange('phone_number.reassigned', updated.tenant_id, phoneNumber, ['tenant_id'], now),
+      );
       if (!row) throw missing();
       return toOperatorPhoneNumber(row);
     },
 
     /** Releases the number: no tenant holds it any more (the engine keeps it; calls keep their numbers). */
     async release(phoneNumber: string): Promise<OperatorPhoneNumber> {
-      const row = await deletePhoneNumber(db, phoneNumber);
+      const now = clock.now();
+      const row = await writeAudited(
+        db,
+        (executor) => deletePhoneNumber(executor, phoneNumber),
+        (deleted) =>
+          deleted && numberChange('phone_number.released', deleted.tenant_id, phoneNumber, [], now),
+      );
       if (!row) throw missing();
       return toOperatorPhoneNumber(row);
     },
@@ -174,6 +202,7 @@ export function createPhoneNumberService(deps: {
       phoneNumber: string,
       input: UpdatePhoneNumberBody,
     ): Promise<PhoneNumber> {
+      const now = clock.now();
       return db.transaction().execute(async (tx) => {
         if (!(await findPhoneNumber(tx, phoneNumber, tenantId))) throw missing();
         await checkedAgent(tx, tenantId, input.inbound_agent_id);
@@ -182,10 +211,14 @@ export function createPhoneNumberService(deps: {
         const row = await updatePhoneNumber(
           tx,
           phoneNumber,
-          { inbound_agent_id: input.inbound_agent_id, ...label, updated_at: clock.now() },
+          { inbound_agent_id: input.inbound_agent_id, ...label, updated_at: now },
           tenantId,
         );
         if (!row) throw missing();
+        await recordAudit(
+          tx,
+          numberChange('phone_number.updated', tenantId, phoneNumber, Object.keys(input), now),
+        );
         return toPhoneNumber(row);
       });
     },
@@ -196,3 +229,13 @@ export function createPhoneNumberService(deps: {
 }
 
 export type PhoneNumberService = ReturnType<typeof createPhoneNumberService>;
+
+function numberChange(
+  action: string,
+  tenantId: string | null,
+  phoneNumber: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId, objectType: 'phone_number', objectId: phoneNumber, fields, at };
+}

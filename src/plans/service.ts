@@ -1,4 +1,5 @@
 /** The tenant's plan catalog: read by partners, edited by the operator. */
+import { type AuditChange, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPage, type paginationBlock } from '../core/db/pagination.js';
@@ -95,24 +96,30 @@ export function createPlanService(deps: { db: Db; clock: Clock; listCacheMs?: nu
     async create(tenantId: string, input: CreatePlanBody): Promise<Plan> {
       checkPlanRates(input);
       const now = clock.now();
-      const row = await insertPlan(db, {
-        id: newId('plan'),
-        tenant_id: tenantId,
-        name: input.name,
-        description: input.description ?? null,
-        active: input.active ?? true,
-        provider: input.provider,
-        currency: input.currency,
-        monthly_price: input.monthly_price,
-        annual_price: input.annual_price,
-        included_minutes: input.included_minutes,
-        overage_rate: input.overage_rate,
-        topup_rate: input.topup_rate,
-        trial_period_days: input.trial_period_days ?? 0,
-        created_at: now,
-        updated_at: now,
-        archived_at: null,
-      });
+      const id = newId('plan');
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          insertPlan(executor, {
+            id,
+            tenant_id: tenantId,
+            name: input.name,
+            description: input.description ?? null,
+            active: input.active ?? true,
+            provider: input.provider,
+            currency: input.currency,
+            monthly_price: input.monthly_price,
+            annual_price: input.annual_price,
+            included_minutes: input.included_minutes,
+            overage_rate: input.overage_rate,
+            topup_rate: input.topup_rate,
+            trial_period_days: input.trial_period_days ?? 0,
+            created_at: now,
+            updated_at: now,
+            archived_at: null,
+          }),
+        () => planChange('plan.created', tenantId, id, Object.keys(input), now),
+      );
       listCache.invalidate(tenantId);
       return toPlan(row);
     },
@@ -120,7 +127,12 @@ export function createPlanService(deps: { db: Db; clock: Clock; listCacheMs?: nu
     async update(planId: string, changes: UpdatePlanBody): Promise<Plan> {
       checkPlanRates(changes);
       const tenantId = await tenantOfPlan(planId);
-      const row = await updatePlan(db, tenantId, planId, { ...changes, updated_at: clock.now() });
+      const now = clock.now();
+      const row = await writeAudited(
+        db,
+        (executor) => updatePlan(executor, tenantId, planId, { ...changes, updated_at: now }),
+        (updated) => updated && planChange('plan.updated', tenantId, planId, Object.keys(changes), now),
+      );
       listCache.invalidate(tenantId);
       if (!row) throw notFound('Plan');
       return toPlan(row);
@@ -134,17 +146,22 @@ export function createPlanService(deps: { db: Db; clock: Clock; listCacheMs?: nu
       const tenantId = await tenantOfPlan(planId);
       if (inTenant !== undefined && inTenant !== tenantId) throw notFound('Plan');
       const now = clock.now();
-      const row = await db
-        .updateTable('plans')
-        .set((eb) => ({
-          active: false,
-          archived_at: eb.fn.coalesce('archived_at', eb.val(now)),
-          updated_at: now,
-        }))
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', planId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          executor
+            .updateTable('plans')
+            .set((eb) => ({
+              active: false,
+              archived_at: eb.fn.coalesce('archived_at', eb.val(now)),
+              updated_at: now,
+            }))
+            .where('tenant_id', '=', tenantId)
+            .where('id', '=', planId)
+            .returningAll()
+            .executeTakeFirstOrThrow(),
+        () => planChange('plan.archived', tenantId, planId, ['active'], now),
+      );
       listCache.invalidate(tenantId);
       return toPlan(row);
     },
@@ -152,4 +169,14 @@ export function createPlanService(deps: { db: Db; clock: Clock; listCacheMs?: nu
 }
 
 export type PlanService = ReturnType<typeof createPlanService>;
+
+function planChange(
+  action: string,
+  tenantId: string,
+  planId: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId, objectType: 'plan', objectId: planId, fields, at };
+}
 export type PlanPage = { data: Plan[]; pagination: ReturnType<typeof paginationBlock> };

@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { Selectable } from 'kysely';
+import { writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import { HEX_COLOR, type PlatformBrandConfig } from '../core/config/brand.js';
 import type { Db } from '../core/db/database.js';
@@ -137,11 +138,23 @@ export function createPlatformBrandService(deps: { db: Db; clock: Clock; default
       const issues = issuesOf(values);
       if (issues.length > 0) throw validationFailed(issues);
       const row = { id: true, ...values, updated_at: clock.now() };
-      await db
-        .insertInto('platform_brand')
-        .values(row)
-        .onConflict((oc) => oc.column('id').doUpdateSet({ ...values, updated_at: row.updated_at }))
-        .execute();
+      await writeAudited(
+        db,
+        (executor) =>
+          executor
+            .insertInto('platform_brand')
+            .values(row)
+            .onConflict((oc) => oc.column('id').doUpdateSet({ ...values, updated_at: row.updated_at }))
+            .execute(),
+        () => ({
+          action: 'platform_brand.updated',
+          tenantId: null,
+          objectType: 'platform_brand',
+          objectId: null,
+          fields: Object.keys(input),
+          at: row.updated_at,
+        }),
+      );
       cache = undefined;
       return current();
     },

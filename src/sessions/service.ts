@@ -10,6 +10,8 @@
  * docs/portal.md), in the agency's brand like the email itself: never on the platform's host.
  */
 
+import { auditNothingChanged } from '../core/audit/context.js';
+import { recordAudit } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor, Tx } from '../core/db/database.js';
 import { ApiError, notFound, unprocessable } from '../core/errors.js';
@@ -195,7 +197,19 @@ export function createSessionService(deps: {
         const user = await findUser(tx, tenantId, userId);
         if (!user || user.deleted_at) throw notFound('User');
         if (user.status === 'blocked') throw unprocessable('The user is blocked.');
-        return this.inviteInTx(tx, user);
+        const invited = await this.inviteInTx(tx, user);
+        if (!invited) auditNothingChanged();
+        else {
+          await recordAudit(tx, {
+            action: 'user.invitation_sent',
+            tenantId,
+            objectType: 'user',
+            objectId: userId,
+            fields: [],
+            at: clock.now(),
+          });
+        }
+        return invited;
       });
       if (sent) deps.onQueued();
       return sent;

@@ -9,6 +9,8 @@
  * IDLE_MS without a request or ABSOLUTE_MS after sign-in. Removing a staff member or changing their
  * role ends their sessions; the last owner can be neither removed nor demoted.
  */
+import { actAs, auditNothingChanged } from '../core/audit/context.js';
+import { type AuditChange, recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import { type Db, type Executor, isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound, validationFailed } from '../core/errors.js';
@@ -115,14 +117,19 @@ export function createStaffService(deps: {
   const { db, clock, secrets } = deps;
   const memoryKib = deps.config.passwordHashMemoryKib;
 
-  async function insert(input: CreateStaffBody, secret: string, before?: (tx: Executor) => Promise<void>) {
+  async function insert(
+    input: CreateStaffBody,
+    secret: string,
+    action: string,
+    before?: (tx: Executor, id: string) => Promise<void>,
+  ) {
     const now = clock.now();
     const id = newId('stf');
     const passwordHash = await hashPassword(input.password, memoryKib);
     try {
       return await db.transaction().execute(async (tx) => {
-        await before?.(tx);
-        return insertStaff(tx, {
+        await before?.(tx, id);
+        const row = await insertStaff(tx, {
           id,
           email: input.email.trim(),
           name: input.name ?? null,
@@ -134,6 +141,8 @@ export function createStaffService(deps: {
           updated_at: now,
           deleted_at: null,
         });
+        await recordAudit(tx, staffChange(action, 'staff', id, Object.keys(input), now));
+        return row;
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw emailTaken();
@@ -171,7 +180,7 @@ export function createStaffService(deps: {
     /** A staff member with a new TOTP secret, returned once (the CLI prints it). */
     async create(input: CreateStaffBody): Promise<{ staff: Staff; totp: TotpEnrolment }> {
       const secret = newTotpSecret();
-      const row = await insert(input, secret);
+      const row = await insert(input, secret, 'staff.created');
       return { staff: toStaff(row), totp: await enrolment(row.email, secret) };
     },
 
@@ -244,7 +253,11 @@ export function createStaffService(deps: {
         revoked_at: null,
         created_at: now,
       };
-      await insertStaffInvitation(db, row);
+      await writeAudited(
+        db,
+        (executor) => insertStaffInvitation(executor, row),
+        () => staffChange('staff_invitation.created', 'staff_invitation', row.id, Object.keys(input), now),
+      );
       return { invitation: toInvitation(row), token };
     },
 
@@ -253,8 +266,13 @@ export function createStaffService(deps: {
     },
 
     async revokeInvitation(invitationId: string): Promise<void> {
-      if (!(await closeStaffInvitation(db, invitationId, 'revoked_at', clock.now())))
-        throw notFound('Invitation');
+      const now = clock.now();
+      const closed = await writeAudited(
+        db,
+        (executor) => closeStaffInvitation(executor, invitationId, 'revoked_at', now),
+        (done) => done && staffChange('staff_invitation.revoked', 'staff_invitation', invitationId, [], now),
+      );
+      if (!closed) throw notFound('Invitation');
     },
 
     /** The open invitation of a link's token, or undefined (unknown, used, revoked or expired). */
@@ -310,9 +328,12 @@ export function createStaffService(deps: {
       const row = await insert(
         { email: invitation.email, role: invitation.role, ...input },
         secret,
-        async (tx) => {
+        'staff.joined',
+        async (tx, id) => {
           if (!(await closeStaffInvitation(tx, invitation.id, 'accepted_at', now)))
             throw notFound('Invitation');
+          // The invitee holds no session yet: the entry names the staff member the link creates.
+          actAs({ type: 'operator_staff', id });
         },
       );
       return toStaff(row);
@@ -321,12 +342,19 @@ export function createStaffService(deps: {
     async changeRole(staffId: string, role: StaffRole): Promise<Staff> {
       const target = await findLiveStaff(db, staffId);
       if (!target) throw notFound('Staff member');
-      if (target.role === role) return toStaff(target);
+      if (target.role === role) {
+        auditNothingChanged();
+        return toStaff(target);
+      }
       await keepAnOwner(target);
       const now = clock.now();
-      const row = await updateStaff(db, staffId, { role, updated_at: now });
-      if (!row) throw notFound('Staff member');
-      await revokeStaffSessions(db, staffId, now);
+      const row = await db.transaction().execute(async (tx) => {
+        const updated = await updateStaff(tx, staffId, { role, updated_at: now });
+        if (!updated) throw notFound('Staff member');
+        await revokeStaffSessions(tx, staffId, now);
+        await recordAudit(tx, staffChange('staff.role_changed', 'staff', staffId, ['role'], now));
+        return updated;
+      });
       return toStaff(row);
     },
 
@@ -335,10 +363,24 @@ export function createStaffService(deps: {
       if (!target) throw notFound('Staff member');
       await keepAnOwner(target);
       const now = clock.now();
-      await updateStaff(db, staffId, { deleted_at: now, updated_at: now });
-      await revokeStaffSessions(db, staffId, now);
+      await db.transaction().execute(async (tx) => {
+        await updateStaff(tx, staffId, { deleted_at: now, updated_at: now });
+        await revokeStaffSessions(tx, staffId, now);
+        await recordAudit(tx, staffChange('staff.removed', 'staff', staffId, [], now));
+      });
     },
   };
 }
 
 export type StaffService = ReturnType<typeof createStaffService>;
+
+/** The audit entry of a change to the operator's staff (platform-wide: no tenant). */
+function staffChange(
+  action: string,
+  objectType: string,
+  id: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId: null, objectType, objectId: id, fields, at };
+}

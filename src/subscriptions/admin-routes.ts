@@ -1,4 +1,5 @@
 /** Operator routes for a user's card on file (docs/design-choices.md), through the processor port. */
+
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ProcessorAccounts } from '../billing/accounts.js';
@@ -8,6 +9,8 @@ import {
   ProcessorUnavailableError,
 } from '../billing/processor.js';
 import { findCustomer, insertCustomer, setCard } from '../billing/repository.js';
+import { auditNothingChanged } from '../core/audit/context.js';
+import { type AuditChange, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { ApiError, unprocessable } from '../core/errors.js';
@@ -79,7 +82,12 @@ export async function paymentMethodAdminRoutes(
           `vp_pm_${randomBase62(24)}`,
         ),
       );
-      await setCard(deps.db, tenantId, userId, processor.name, card, deps.clock.now());
+      const now = deps.clock.now();
+      await writeAudited(
+        deps.db,
+        (executor) => setCard(executor, tenantId, userId, processor.name, card, now),
+        () => cardChange('payment_method.set', tenantId, userId, now),
+      );
       if (customer.payment_method_id && customer.payment_method_id !== card.id) {
         // The replaced card is only detached; a failure here leaves a harmless extra card at the processor.
         await processor
@@ -108,9 +116,21 @@ export async function paymentMethodAdminRoutes(
             if (!(error instanceof ProcessorRequestError)) throw error;
           }
         });
-        await setCard(deps.db, tenantId, userId, processor.name, null, deps.clock.now());
+        const now = deps.clock.now();
+        await writeAudited(
+          deps.db,
+          (executor) => setCard(executor, tenantId, userId, processor.name, null, now),
+          () => cardChange('payment_method.removed', tenantId, userId, now),
+        );
+      } else {
+        auditNothingChanged();
       }
       return { data: { user_id: userId, brand: null, last4: null } };
     },
   );
+}
+
+/** A card's audit entry: the user it belongs to, never a token or a card number. */
+function cardChange(action: string, tenantId: string, userId: string, at: Date): AuditChange {
+  return { action, tenantId, objectType: 'user', objectId: userId, fields: ['payment_method'], at };
 }

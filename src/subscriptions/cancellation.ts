@@ -11,6 +11,8 @@
  * again answers the same subscription and changes nothing.
  */
 import { ProcessorRequestError, ProcessorUnavailableError } from '../billing/processor.js';
+import { auditNothingChanged } from '../core/audit/context.js';
+import { type AuditChange, recordAudit } from '../core/audit/record.js';
 import { notFound, unprocessable } from '../core/errors.js';
 import type { SubscriptionWriter } from './events.js';
 import { toSubscription } from './events.js';
@@ -43,6 +45,7 @@ export function createCancellation(deps: ProcessorDeps, writer: SubscriptionWrit
       if (refused || !sub) throw refused;
       if (sub.current_period_start > now) {
         const ended = await writer.update(tx, sub, { status: 'canceled', canceled_at: now, updated_at: now });
+        await recordAudit(tx, canceled(tenantId, sub.id, ['status', 'canceled_at'], now));
         return toSubscription(ended);
       }
       const successors = await findScheduledSubscriptions(tx, tenantId, sub.user_id, now, {
@@ -51,13 +54,21 @@ export function createCancellation(deps: ProcessorDeps, writer: SubscriptionWrit
       for (const next of successors) {
         await writer.update(tx, next, { status: 'canceled', canceled_at: now, updated_at: now });
       }
-      if (sub.cancel_at_period_end) return toSubscription(sub);
-      return toSubscription(await writer.update(tx, sub, { cancel_at_period_end: true, updated_at: now }));
+      if (sub.cancel_at_period_end) {
+        auditNothingChanged();
+        return toSubscription(sub);
+      }
+      const flagged = await writer.update(tx, sub, { cancel_at_period_end: true, updated_at: now });
+      await recordAudit(tx, canceled(tenantId, sub.id, ['cancel_at_period_end'], now));
+      return toSubscription(flagged);
     });
   }
 
   async function cancelProcessor(tenantId: string, sub: SubscriptionRow): Promise<Subscription> {
-    if (sub.cancel_at_period_end) return toSubscription(sub);
+    if (sub.cancel_at_period_end) {
+      auditNothingChanged();
+      return toSubscription(sub);
+    }
     if (!sub.provider_subscription_id) {
       throw unprocessable('The subscription is still being set up at the processor; try again in a minute.');
     }
@@ -75,11 +86,16 @@ export function createCancellation(deps: ProcessorDeps, writer: SubscriptionWrit
     return db.transaction().execute(async (tx) => {
       const locked = await findSubscription(tx, tenantId, sub.id, { forUpdate: true });
       if (!locked) throw notFound('Subscription');
-      if (locked.cancel_at_period_end === remote.cancelAtPeriodEnd) return toSubscription(locked);
+      if (locked.cancel_at_period_end === remote.cancelAtPeriodEnd) {
+        auditNothingChanged();
+        return toSubscription(locked);
+      }
+      const now = clock.now();
       const updated = await writer.update(tx, locked, {
         cancel_at_period_end: remote.cancelAtPeriodEnd,
-        updated_at: clock.now(),
+        updated_at: now,
       });
+      await recordAudit(tx, canceled(tenantId, sub.id, ['cancel_at_period_end'], now));
       return toSubscription(updated);
     });
   }
@@ -95,5 +111,16 @@ export function createCancellation(deps: ProcessorDeps, writer: SubscriptionWrit
       }
       return cancelAgency(tenantId, subscriptionId);
     },
+  };
+}
+
+function canceled(tenantId: string, subscriptionId: string, fields: string[], at: Date): AuditChange {
+  return {
+    action: 'subscription.canceled',
+    tenantId,
+    objectType: 'subscription',
+    objectId: subscriptionId,
+    fields,
+    at,
   };
 }

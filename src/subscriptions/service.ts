@@ -11,6 +11,7 @@
  */
 
 import { processorKeyBase } from '../billing/processor.js';
+import { type AuditChange, recordAudit } from '../core/audit/record.js';
 import type { Tx } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
 import { type ApiError, notFound, unprocessable } from '../core/errors.js';
@@ -275,6 +276,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
             result_subscription_id: sub.id,
           });
           const result = resultOf(op, sub);
+          await recordAudit(tx, subscriptionChange(op, sub.id, now));
           await recordAnswer(deps.idempotency, tx, recorder, result);
           return { done: result };
         }
@@ -292,8 +294,10 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
 
     // Phase 3.
     return db.transaction().execute(async (tx) => {
-      const sub = await processorChange.settle(tx, op, remote, clock.now());
+      const now = clock.now();
+      const sub = await processorChange.settle(tx, op, remote, now);
       const result = resultOf(op, sub);
+      await recordAudit(tx, subscriptionChange(op, sub.id, now));
       await recordAnswer(deps.idempotency, tx, recorder, result);
       return result;
     });
@@ -372,3 +376,20 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
 }
 
 export type SubscriptionService = ReturnType<typeof createSubscriptionService>;
+
+/** The audit entry of a subscription created or moved to another plan. */
+function subscriptionChange(
+  op: Pick<OperationRow, 'kind' | 'tenant_id'>,
+  subscriptionId: string,
+  at: Date,
+): AuditChange {
+  const created = op.kind === 'create';
+  return {
+    action: created ? 'subscription.created' : 'subscription.plan_changed',
+    tenantId: op.tenant_id,
+    objectType: 'subscription',
+    objectId: subscriptionId,
+    fields: created ? ['plan_id', 'user_id'] : ['plan_id'],
+    at,
+  };
+}

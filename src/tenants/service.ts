@@ -1,5 +1,7 @@
 /** Tenants (one per partner agency) and their email provider settings. */
+
 import type { ProcessorAccounts } from '../billing/accounts.js';
+import { type AuditChange, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
@@ -132,6 +134,7 @@ export function createTenantService(deps: {
   }
 
   async function update(tenantId: string, input: UpdateTenantBody): Promise<Tenant> {
+    const now = clock.now();
     const changes = {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.email !== undefined ? await emailColumns(tenantId, input.email) : {}),
@@ -145,16 +148,22 @@ export function createTenantService(deps: {
         ? { max_concurrent_calls: input.max_concurrent_calls }
         : {}),
       ...(input.low_balance_minutes !== undefined ? { low_balance_minutes: input.low_balance_minutes } : {}),
-      updated_at: clock.now(),
+      updated_at: now,
     };
     const accountChange =
       input.processor_account_id !== undefined || input.application_fee_percent !== undefined;
+    const audited = (updated: object | undefined) =>
+      updated !== undefined && tenantChange(tenantId, input, now);
     const row = accountChange
       ? await db.transaction().execute(async (tx) => {
           const account = await deps.processorAccounts.columnsFor(tx, tenantId, input);
-          return updateTenant(tx, tenantId, { ...changes, ...account });
+          return writeAudited(
+            tx,
+            (executor) => updateTenant(executor, tenantId, { ...changes, ...account }),
+            audited,
+          );
         })
-      : await updateTenant(db, tenantId, changes);
+      : await writeAudited(db, (executor) => updateTenant(executor, tenantId, changes), audited);
     if (accountChange) deps.processorAccounts.forget(tenantId);
     if (!row) throw notFound('Tenant');
     return toTenant(row, deps.partnerLimitDefault);
@@ -220,13 +229,20 @@ export function createTenantService(deps: {
     async create(input: CreateTenantBody): Promise<Tenant> {
       const now = clock.now();
       const id = newId('ten');
-      const row = await insertTenant(db, {
-        id,
-        name: input.name,
-        ...(await emailColumns(id, input.email ?? null)),
-        created_at: now,
-        updated_at: now,
-      });
+      const columns = await emailColumns(id, input.email ?? null);
+      const row = await writeAudited(
+        db,
+        (executor) =>
+          insertTenant(executor, { id, name: input.name, ...columns, created_at: now, updated_at: now }),
+        () => ({
+          action: 'tenant.created',
+          tenantId: id,
+          objectType: 'tenant',
+          objectId: id,
+          fields: Object.keys(input),
+          at: now,
+        }),
+      );
       return toTenant(row, deps.partnerLimitDefault);
     },
 
@@ -249,3 +265,15 @@ export function createTenantService(deps: {
 }
 
 export type TenantService = ReturnType<typeof createTenantService>;
+
+/** A tenant's audit entry. */
+function tenantChange(tenantId: string, input: UpdateTenantBody, at: Date): AuditChange {
+  return {
+    action: 'tenant.updated',
+    tenantId,
+    objectType: 'tenant',
+    objectId: tenantId,
+    fields: Object.keys(input),
+    at,
+  };
+}

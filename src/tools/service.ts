@@ -6,12 +6,15 @@
  * tool's JSON as the result, or an error text the agent can speak about. Every call is a timeline
  * entry of the call (name, duration, outcome): never the arguments.
  */
+
 import crypto from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { type AgentTool, CONFIG_LIMITS } from '../agents/config.js';
 import { findAgentVersion } from '../agents/repository.js';
 import { findCall } from '../calls/repository.js';
 import { insertTimelineEntry, TOOL_CALL_ENTRY } from '../calls/timeline-repository.js';
+import { auditNothingChanged } from '../core/audit/context.js';
+import { recordAudit } from '../core/audit/record.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { randomBase62 } from '../core/ids.js';
@@ -217,6 +220,15 @@ export function createToolService(deps: ToolServiceDeps) {
       const stored = await db.transaction().execute(async (tx) => {
         const current = await lockToolsSecret(tx, tenantId);
         if (!holds(current)) return 'changed' as const;
+        const audited = () =>
+          recordAudit(tx, {
+            action: 'tools_secret.rotated',
+            tenantId,
+            objectType: 'tools_secret',
+            objectId: tenantId,
+            fields: ['secret'],
+            at: now,
+          });
         if (!current) {
           const row = { tenant_id: tenantId, secret_sealed: sealed, rotated_at: now };
           const inserted = await insertToolsSecret(tx, {
@@ -224,7 +236,9 @@ export function createToolService(deps: ToolServiceDeps) {
             previous_secret_sealed: null,
             previous_secret_expires_at: null,
           });
-          return inserted ? { secret, previous_valid_until: null } : undefined;
+          if (!inserted) return undefined;
+          await audited();
+          return { secret, previous_valid_until: null };
         }
         const previous = secrets.open(current.secret_sealed, toolsSecretContext(tenantId, 'current'));
         const validUntil = new Date(now.getTime() + TOOLS_SECRET_OVERLAP_MS);
@@ -235,9 +249,13 @@ export function createToolService(deps: ToolServiceDeps) {
           previous_secret_expires_at: validUntil,
           rotated_at: now,
         });
+        await audited();
         return { secret, previous_valid_until: validUntil.toISOString() };
       });
-      if (stored === 'changed') return undefined;
+      if (stored === 'changed') {
+        auditNothingChanged();
+        return undefined;
+      }
       if (stored) return stored;
     }
     return undefined;

@@ -8,9 +8,11 @@
  * `create` returns the top-up; the route decides the HTTP answer and hands it in as an
  * `AnswerRecorder`, stored in the transaction that credits the minutes (or finds them credited).
  */
+
 import type { ProcessorAccounts } from '../billing/accounts.js';
 import { type PaymentProcessor, processorKeyBase } from '../billing/processor.js';
 import { findCustomer } from '../billing/repository.js';
+import { recordAudit } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Tx } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
@@ -216,7 +218,16 @@ export function createTopUpService(deps: TopUpServiceDeps) {
 
   /** Stores a succeeded top-up's answer in `tx`; a decline's 422 is stored once sent (core/idempotency/store.ts). */
   async function recordSucceeded(tx: Tx, settled: TopUpRow, recorder: TopUpRecorder | undefined) {
-    if (settled.status === 'succeeded') await recordAnswer(deps.idempotency, tx, recorder, toTopUp(settled));
+    if (settled.status !== 'succeeded') return;
+    await recordAudit(tx, {
+      action: 'top_up.created',
+      tenantId: settled.tenant_id,
+      objectType: 'top_up',
+      objectId: settled.id,
+      fields: ['minutes'],
+      at: settled.created_at,
+    });
+    await recordAnswer(deps.idempotency, tx, recorder, toTopUp(settled));
   }
 
   /** A settled top-up as the request's answer: itself, or (declined) the 422 naming it. */

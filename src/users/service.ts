@@ -3,6 +3,9 @@
  * Other features hook into the user's life inside the same transaction: the welcome-email
  * outbox on creation, subscription cancellation on deletion.
  */
+
+import { auditNothingChanged } from '../core/audit/context.js';
+import { type AuditChange, recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor, Tx } from '../core/db/database.js';
 import { isUniqueViolation } from '../core/db/database.js';
@@ -109,6 +112,8 @@ export function createUserService(deps: {
         });
         for (const hook of lifecycle.created) await hook(tx, user);
         if (invite) await invite(tx, user);
+        const action = invite ? 'user.invited' : 'user.created';
+        await recordAudit(tx, userChange(action, tenantId, id, Object.keys(input), now));
         if (claim) {
           await deps.idempotency.recordInTx(tx, claim, {
             status: 201,
@@ -173,7 +178,13 @@ export function createUserService(deps: {
 
     /** Sets the user's status (approve, block, unblock); the operator API and the console call this. */
     async setStatus(tenantId: string, userId: string, status: UserStatus): Promise<UserListItem> {
-      const updated = await updateUserStatus(db, tenantId, userId, status, clock.now());
+      const now = clock.now();
+      const updated = await db.transaction().execute(async (tx) => {
+        const changed = await updateUserStatus(tx, tenantId, userId, status, now);
+        if (changed)
+          await recordAudit(tx, userChange('user.status_changed', tenantId, userId, ['status'], now));
+        return changed;
+      });
       const row = updated && (await findUserListItem(db, tenantId, userId, clock.now()));
       if (!row) throw notFound('User');
       return toUserListItem(row);
@@ -182,7 +193,12 @@ export function createUserService(deps: {
     /** Changes the user's name, email or phone (PATCH /users/{id} and the console's edit form). */
     async update(tenantId: string, userId: string, changes: UpdateUserBody): Promise<UserListItem> {
       try {
-        const updated = await updateUserProfile(db, tenantId, userId, changes, clock.now());
+        const now = clock.now();
+        const updated = await writeAudited(
+          db,
+          (executor) => updateUserProfile(executor, tenantId, userId, changes, now),
+          (row) => row && userChange('user.updated', tenantId, userId, Object.keys(changes), now),
+        );
         if (!updated) throw notFound('User');
       } catch (error) {
         if (isUniqueViolation(error, 'users_tenant_email_live')) throw emailTaken();
@@ -218,9 +234,13 @@ export function createUserService(deps: {
       return db.transaction().execute(async (tx) => {
         const user = await findUser(tx, tenantId, userId, { forUpdate: true });
         if (!user) throw notFound('User');
-        if (user.deleted_at) return { id: user.id, deleted_at: user.deleted_at.toISOString() };
+        if (user.deleted_at) {
+          auditNothingChanged();
+          return { id: user.id, deleted_at: user.deleted_at.toISOString() };
+        }
         const at = clock.now();
         await markUserDeleted(tx, tenantId, userId, at);
+        await recordAudit(tx, userChange('user.deleted', tenantId, userId, [], at));
         for (const hook of lifecycle.deleted) await hook(tx, user, at);
         return { id: user.id, deleted_at: at.toISOString() };
       });
@@ -229,3 +249,13 @@ export function createUserService(deps: {
 }
 
 export type UserService = ReturnType<typeof createUserService>;
+
+function userChange(
+  action: string,
+  tenantId: string,
+  userId: string,
+  fields: string[],
+  at: Date,
+): AuditChange {
+  return { action, tenantId, objectType: 'user', objectId: userId, fields, at };
+}

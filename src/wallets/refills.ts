@@ -8,11 +8,13 @@
  * job's id (a retry replays the processor's first answer, never charges twice), and the credit's
  * ledger reference is the job's id too (a retry that finds it credited changes nothing).
  */
+
 import {
   type PaymentProcessor,
   ProcessorRequestError,
   ProcessorUnavailableError,
 } from '../billing/processor.js';
+import { recordAudit } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { ApiError, notFound, unprocessable } from '../core/errors.js';
@@ -88,7 +90,16 @@ export function createWalletRefills(deps: { db: Db; clock: Clock; processor: Pay
         processor.attachPaymentMethod({ customerId, token }, `vp_wallet_pm_${randomBase62(24)}`),
       );
       const updated = await db.transaction().execute(async (tx) => {
-        const row = await setRefillCard(tx, tenantId, { customerId, paymentMethodId: card.id }, clock.now());
+        const now = clock.now();
+        const row = await setRefillCard(tx, tenantId, { customerId, paymentMethodId: card.id }, now);
+        await recordAudit(tx, {
+          action: 'wallet.refill_card_set',
+          tenantId,
+          objectType: 'wallet',
+          objectId: tenantId,
+          fields: ['payment_method'],
+          at: now,
+        });
         await enqueueRefillIfDue(tx, tenantId, clock.now());
         return row;
       });

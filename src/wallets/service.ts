@@ -6,6 +6,7 @@
  */
 
 import type { PaymentProcessor } from '../billing/processor.js';
+import { type AuditChange, recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
@@ -83,11 +84,18 @@ export function createWalletService(deps: {
             refillMinutes: body.auto_refill.refill_minutes,
           }
         : null;
-      const { wallet, created } = await upsertWallet(
+      const now = clock.now();
+      const { wallet, created } = await writeAudited(
         db,
-        tenantId,
-        { wholesaleRate: body.wholesale_rate, currency: body.currency, autoRefill },
-        clock.now(),
+        (executor) =>
+          upsertWallet(
+            executor,
+            tenantId,
+            { wholesaleRate: body.wholesale_rate, currency: body.currency, autoRefill },
+            now,
+          ),
+        (saved) =>
+          walletChange(saved.created ? 'wallet.created' : 'wallet.updated', tenantId, Object.keys(body), now),
       );
       // A new threshold may make a refill due now.
       await enqueueRefillIfDue(db, tenantId, clock.now());
@@ -121,6 +129,10 @@ export function createWalletService(deps: {
           at: clock.now(),
         });
         if (!appended) throw unmetered();
+        await recordAudit(
+          tx,
+          walletChange('wallet.credited', tenantId, Object.keys(body), appended.entry.created_at),
+        );
         const result = { entry: toLedgerEntry(appended.entry), balance_minutes: appended.balance_minutes };
         await recordAnswer(deps.idempotency, tx, recorder, result);
         return result;
@@ -162,3 +174,7 @@ export function createWalletService(deps: {
 }
 
 export type WalletService = ReturnType<typeof createWalletService>;
+
+function walletChange(action: string, tenantId: string, fields: string[], at: Date): AuditChange {
+  return { action, tenantId, objectType: 'wallet', objectId: tenantId, fields, at };
+}

@@ -9,7 +9,7 @@
  */
 import { Agents, Calls, DoNotCall } from './calling.js';
 import { Campaigns } from './campaigns.js';
-import { Events, WebhookEndpoints } from './notifications.js';
+import { AuditEvents, Events, WebhookEndpoints } from './notifications.js';
 import { Plans, Subscriptions, TopUps, Usage, Users } from './resources.js';
 import { Sessions } from './sessions.js';
 import { Tools } from './tools.js';
@@ -30,6 +30,8 @@ export class Voiceplane {
   readonly doNotCall: DoNotCall;
   readonly webhookEndpoints: WebhookEndpoints;
   readonly events: Events;
+  /** Who changed what in the tenant, kept 400 days (scope `audit:read`). */
+  readonly auditEvents: AuditEvents;
   /** User sessions of your white-label dashboard (/auth/v1). */
   readonly sessions: Sessions;
   /** The tools secret agents' tool requests are signed with (docs/tools.md). */
@@ -49,6 +51,7 @@ export class Voiceplane {
     this.doNotCall = new DoNotCall(send);
     this.webhookEndpoints = new WebhookEndpoints(send);
     this.events = new Events(send);
+    this.auditEvents = new AuditEvents(send);
     this.sessions = new Sessions(send);
     this.tools = new Tools(send);
   }

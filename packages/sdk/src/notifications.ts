@@ -1,4 +1,7 @@
-/** Webhook endpoints, their deliveries, and the events list (resources.ts says how methods are typed). */
+/**
+ * Webhook endpoints, their deliveries, the events list and the audit log (resources.ts says how
+ * methods are typed).
+ */
 import type { PageRequest } from './pagination.js';
 import { type Body, type Data, type Item, type Query, Resource, segment } from './resources.js';
 import type { RequestOptions } from './transport.js';
@@ -63,5 +66,16 @@ export class Events extends Resource {
   /** listEvents: the last 30 days, newest first. */
   list(query?: Query<'listEvents'>): PageRequest<Item<'listEvents'>> {
     return this.paged<'listEvents'>('/api/v1/events', query);
+  }
+}
+
+export class AuditEvents extends Resource {
+  /** listAuditEvents: who changed what in the tenant, newest first (scope `audit:read`). */
+  list(query?: Query<'listAuditEvents'>): PageRequest<Item<'listAuditEvents'>> {
+    return this.paged<'listAuditEvents'>('/api/v1/audit-events', query);
+  }
+  /** getAuditEvent */
+  retrieve(id: string, options?: RequestOptions): Promise<Data<'getAuditEvent'>> {
+    return this.data({ method: 'GET', path: `/api/v1/audit-events/${segment(id)}`, options });
   }
 }

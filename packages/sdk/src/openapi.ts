@@ -973,6 +973,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description Every write made in the tenant by its API keys, its console members and the operator: who, what (action, object, names of the changed fields, never their values), when, from where and the request id. Newest first; kept 400 days.
+         *
+         *     Required scope: `audit:read`.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit-events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an audit event
+         * @description One entry of the tenant’s audit log; 404 when it is not the tenant’s or was purged.
+         *
+         *     Required scope: `audit:read`.
+         */
+        get: operations["getAuditEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/v1/sessions": {
         parameters: {
             query?: never;
@@ -1498,6 +1542,52 @@ export interface components {
              * @example Hi {name}, this is Acme calling about your order. We will call back.
              */
             message?: string;
+        };
+        /** AuditEvent */
+        AuditEvent: {
+            /** @example aud_7XkQ2mN9pR4sT6vW8yZ1bC3d */
+            id: string;
+            tenant_id: string | null;
+            actor: {
+                /**
+                 * @description Who wrote: `operator_token` (the operator’s ADMIN_TOKEN), `operator_staff` (an operator staff member), `member` (a console member), `api_key` (a partner API key), `cli` (a command of the voiceplane CLI), `system`.
+                 * @example api_key
+                 * @enum {string}
+                 */
+                type: "operator_token" | "operator_staff" | "member" | "api_key" | "cli" | "system";
+                /**
+                 * @description The API key’s id (never the key), the member’s or staff member’s id, the CLI’s operating-system user, or `admin_token`.
+                 * @example key_4fGh8JkL2mNp6QrS0tUv9WxY
+                 */
+                id: string;
+            };
+            /**
+             * @description `<object>.<what happened>`, e.g. `user.created`, `plan.updated`, `agent.published`.
+             * @example user.created
+             */
+            action: string;
+            object: {
+                /** @example user */
+                type: string;
+                id: string | null;
+            };
+            /**
+             * @description Names of the fields the write set or changed; values are never recorded.
+             * @example [
+             *       "email",
+             *       "name",
+             *       "password"
+             *     ]
+             */
+            fields: string[];
+            ip: string | null;
+            user_agent: string | null;
+            request_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
         };
         /**
          * CallAnalysis
@@ -4787,6 +4877,94 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CampaignRetry"];
+                    };
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100. */
+                limit?: number;
+                /**
+                 * @description Who wrote: `operator_token` (the operator’s ADMIN_TOKEN), `operator_staff` (an operator staff member), `member` (a console member), `api_key` (a partner API key), `cli` (a command of the voiceplane CLI), `system`.
+                 * @example api_key
+                 */
+                actor_type?: "operator_token" | "operator_staff" | "member" | "api_key" | "cli" | "system";
+                /**
+                 * @description Only what this actor did (an API key id, a member id, …).
+                 * @example key_4fGh8JkL2mNp6QrS0tUv9WxY
+                 */
+                actor_id?: string;
+                /**
+                 * @description Only this action.
+                 * @example user.created
+                 */
+                action?: string;
+                /**
+                 * @description Only changes to objects of this type.
+                 * @example user
+                 */
+                object_type?: string;
+                /**
+                 * @description Only changes to this object.
+                 * @example usr_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                object_id?: string;
+                /**
+                 * @description Only entries recorded strictly after this time.
+                 * @example 2026-11-21T10:00:00.000Z
+                 */
+                created_after?: string;
+                /**
+                 * @description Only entries recorded strictly before this time.
+                 * @example 2026-11-21T10:00:00.000Z
+                 */
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEvent"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+        };
+    };
+    getAuditEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example aud_7XkQ2mN9pR4sT6vW8yZ1bC3d */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audit event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEvent"];
                     };
                 };
             };

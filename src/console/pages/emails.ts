@@ -144,7 +144,7 @@ export const emailPages = consolePages(['emails', 'tenants'], async (app, { emai
     },
   );
 
-  app.post('/emails/test', async (request, reply) => {
+  app.post('/emails/test', { config: { audit: false } }, async (request, reply) => {
     const session = request.consoleSession;
     if (!session) throw new Error('a signed-in route');
     const email = await emails.sendTest(session.tenantId, { email: session.email, name: session.name });

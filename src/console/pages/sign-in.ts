@@ -148,12 +148,16 @@ export const signInPages = consolePages(
       },
     );
 
-    app.post('/sign-out', { config: { consoleAccess: 'second-factor' } }, async (request, reply) => {
-      if (request.consoleSession) await members.signOut(request.consoleSession);
-      reply.clearCookie(SESSION_COOKIE, { path: '/console' });
-      setFlash(reply, { kind: 'success', message: 'You are signed out.' });
-      return reply.code(303).redirect('/console/sign-in');
-    });
+    app.post(
+      '/sign-out',
+      { config: { consoleAccess: 'second-factor', audit: false } },
+      async (request, reply) => {
+        if (request.consoleSession) await members.signOut(request.consoleSession);
+        reply.clearCookie(SESSION_COOKIE, { path: '/console' });
+        setFlash(reply, { kind: 'success', message: 'You are signed out.' });
+        return reply.code(303).redirect('/console/sign-in');
+      },
+    );
   },
 );
 

@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { actAs, OPERATOR_TOKEN_ACTOR } from '../audit/context.js';
 import { ApiError } from '../errors.js';
 
 /** What a partner API key may be allowed to do; each partner route declares the one it needs. */
@@ -20,6 +21,7 @@ export const SCOPES = [
   'calls:write',
   'webhooks:read',
   'webhooks:write',
+  'audit:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -115,6 +117,7 @@ export function registerPartnerAuth(
     // Before the scope check and the idempotent replay: both count against the key's budget.
     await limiter?.authenticated(request, reply, result.principal);
     request.principal = result.principal;
+    actAs({ type: 'api_key', id: result.principal.keyId });
     const required = request.routeOptions.config.scope;
     if (required && !result.principal.scopes.has(required)) {
       throw new ApiError(
@@ -146,5 +149,6 @@ export function registerAdminAuth(app: FastifyInstance, adminToken: string | und
     if (!adminToken || !token || !constantTimeEquals(token, adminToken)) {
       throw bearerRefused('A valid operator token is required: Authorization: Bearer <ADMIN_TOKEN>.', token);
     }
+    actAs(OPERATOR_TOKEN_ACTOR);
   });
 }

@@ -46,6 +46,11 @@ const PARTNER_TAGS = [
   },
   { name: 'Webhooks', description: 'The per-agent call-trigger webhook; the URL is the credential.' },
   {
+    name: 'Audit log',
+    description:
+      'Who changed what in your tenant: API keys, console members and the operator, kept 400 days.',
+  },
+  {
     name: 'User sessions',
     description:
       'For your own dashboard: your users sign in with their email and password and act with a session token (`/auth/v1`), never with your API key.',
@@ -63,6 +68,7 @@ const OPERATOR_TAGS: [RegExp, string, string][] = [
   [/\/calls/, 'Calls', 'Calls placed by agents.'],
   [/\/users/, 'Users', 'Users of any tenant.'],
   [/\/tenants/, 'Tenants', 'Partner agencies.'],
+  [/\/audit-events/, 'Audit log', 'Every write by the operator, console members, API keys and the CLI.'],
 ];
 
 const header = (description: string, schema: Record<string, unknown> = { type: 'string' }) => ({

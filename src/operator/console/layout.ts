@@ -11,7 +11,7 @@ import { type Html, html } from '../../web/html.js';
 import { operatorAssetUrl } from './assets.js';
 import { csrfUserInfo } from './cookies.js';
 
-export type Section = 'tenants' | 'revenue' | 'engines' | 'jobs' | 'staff' | 'brand';
+export type Section = 'tenants' | 'revenue' | 'engines' | 'jobs' | 'audit' | 'staff' | 'brand';
 
 const NAV: {
   heading: string;
@@ -29,6 +29,7 @@ const NAV: {
     items: [
       { section: 'engines', label: 'Engines', href: '/operator/engines', role: 'support' },
       { section: 'jobs', label: 'Jobs', href: '/operator/jobs', role: 'support' },
+      { section: 'audit', label: 'Audit log', href: '/operator/audit', role: 'support' },
     ],
   },
   {

@@ -7,7 +7,9 @@
  * a support session is refused every write with 403 whatever page the form came from.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditService } from '../../audit/service.js';
 import type { BrandingService } from '../../branding/service.js';
+import { actAs } from '../../core/audit/context.js';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config/config.js';
 import type { IdempotencyStore } from '../../core/idempotency/store.js';
@@ -63,6 +65,7 @@ export interface OperatorConsoleServices {
   readonly branding: BrandingService;
   readonly events: EventService;
   readonly suspension: TenantSuspension;
+  readonly audit: AuditService;
 }
 
 export type OperatorPages = (app: FastifyInstance, services: OperatorConsoleServices) => Promise<unknown>;
@@ -111,6 +114,7 @@ export async function operatorConsoleSurface(
     await services.platformBrand.current();
     if (request.url.startsWith(`${OPERATOR_PATH}/assets/`)) return;
     request.operatorSession = await services.staff.authenticate(request.cookies[SESSION_COOKIE]);
+    if (request.operatorSession) actAs({ type: 'operator_staff', id: request.operatorSession.staffId });
     if (request.method === 'GET') request.operatorFlash = takeFlash(request, reply);
   });
 

@@ -1,4 +1,5 @@
 /** The operator console's one list of pages (docs/operator-console.md). */
+import { operatorAuditPages } from './pages/audit.js';
 import { operatorBrandPages } from './pages/brand.js';
 import { operatorOperationsPages } from './pages/operations.js';
 import { operatorRevenuePages } from './pages/revenue.js';
@@ -16,4 +17,5 @@ export const OPERATOR_CONSOLE_PAGES: OperatorPages[] = [
   operatorOperationsPages,
   operatorBrandPages,
   operatorStaffPages,
+  operatorAuditPages,
 ];

@@ -92,7 +92,7 @@ export const operatorSignInPages = operatorPages(
       return reply.code(303).redirect(next);
     });
 
-    app.post('/sign-out', { config: { operatorAccess: 'public' } }, async (request, reply) => {
+    app.post('/sign-out', { config: { operatorAccess: 'public', audit: false } }, async (request, reply) => {
       if (request.operatorSession) await staff.signOut(request.operatorSession);
       reply.clearCookie(SESSION_COOKIE, { path: OPERATOR_PATH });
       setFlash(reply, { kind: 'success', message: 'You are signed out.' });
