@@ -5,6 +5,7 @@
 
 import { accountPages } from './pages/account.js';
 import { agentPages } from './pages/agents.js';
+import { analyticsPages } from './pages/analytics.js';
 import { apiKeyPages } from './pages/api-keys.js';
 import { brandingPages } from './pages/branding.js';
 import { callPages } from './pages/calls.js';
@@ -21,6 +22,7 @@ import { toolsSecretPages } from './pages/tools-secret.js';
 import { usagePages } from './pages/usage.js';
 import { userFormPages } from './pages/user-forms.js';
 import { userPages } from './pages/users.js';
+import { webhookDeliveryPages } from './pages/webhook-deliveries.js';
 import { webhookPages } from './pages/webhooks.js';
 import type { ConsolePages } from './plugin.js';
 
@@ -44,4 +46,6 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   userFormPages,
   subscriptionFormPages,
   campaignPages,
+  analyticsPages,
+  webhookDeliveryPages,
 ];

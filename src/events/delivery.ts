@@ -81,7 +81,12 @@ function exchangeOf(requestHeaders: Record<string, string>, outcome: PostOutcome
   if ('error' in outcome) {
     return { requestHeaders, responseHeaders: null, responseBody: null, error: storable(outcome.error) };
   }
-  return { requestHeaders, responseHeaders: outcome.headers, responseBody: storable(outcome.body), error: null };
+  return {
+    requestHeaders,
+    responseHeaders: outcome.headers,
+    responseBody: storable(outcome.body),
+    error: null,
+  };
 }
 
 export interface EventDeliveryDeps {
@@ -198,7 +203,14 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
       // The usual case is one statement for the batch; an endpoint answering again also clears
       // its failing_since.
       if (!endpoint.failing_since) {
-        await markSucceeded({ tenantId, deliveryId: delivery.id, attempts, at, responseCode: code, exchange });
+        await markSucceeded({
+          tenantId,
+          deliveryId: delivery.id,
+          attempts,
+          at,
+          responseCode: code,
+          exchange,
+        });
         return;
       }
       await db.transaction().execute(async (tx) => {

@@ -20,8 +20,15 @@ export async function insertTestDelivery(
   const eventId = newId('evt');
   await sql`
     INSERT INTO events (id, tenant_id, type, created_at, data)
-    VALUES (${eventId}, ${tenantId}, ${TEST_EVENT_TYPE}, ${at}, ${JSON.stringify({ object })}::jsonb)`.execute(tx);
-  return insertDelivery(tx, tenantId, { endpointId, eventId, eventType: TEST_EVENT_TYPE, resentFrom: null }, at);
+    VALUES (${eventId}, ${tenantId}, ${TEST_EVENT_TYPE}, ${at}, ${JSON.stringify({ object })}::jsonb)`.execute(
+    tx,
+  );
+  return insertDelivery(
+    tx,
+    tenantId,
+    { endpointId, eventId, eventType: TEST_EVENT_TYPE, resentFrom: null },
+    at,
+  );
 }
 
 /** A new pending delivery of an event to an endpoint, and its job. */
@@ -61,7 +68,12 @@ export async function insertDelivery(
  * tenant's history (the overview's recent activity).
  */
 export async function latestEvents(db: Executor, tenantId: string, limit: number) {
-  const { rows } = await sql<{ id: string; type: string; created_at: Date; data: { object: Record<string, unknown> } }>`
+  const { rows } = await sql<{
+    id: string;
+    type: string;
+    created_at: Date;
+    data: { object: Record<string, unknown> };
+  }>`
     SELECT id, type, created_at, data FROM events
     WHERE tenant_id = ${tenantId}
     ORDER BY created_at DESC, id DESC

@@ -167,7 +167,10 @@ export const DeliveryDetail = Type.Object(
           headers: Headers,
           body: Type.String({ description: 'The event as sent: its first 4 KiB.' }),
         },
-        { additionalProperties: false, description: 'What the last attempt sent; null before the first attempt.' },
+        {
+          additionalProperties: false,
+          description: 'What the last attempt sent; null before the first attempt.',
+        },
       ),
     ),
     response: Nullable(
@@ -182,7 +185,8 @@ export const DeliveryDetail = Type.Object(
     ),
     error: Nullable(
       Type.String({
-        description: 'Why the last attempt got no answer (a timeout, a refused address); null when it got one.',
+        description:
+          'Why the last attempt got no answer (a timeout, a refused address); null when it got one.',
         examples: ['no answer within 10000 ms'],
       }),
     ),

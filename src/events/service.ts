@@ -82,7 +82,8 @@ const toDelivery = (row: DeliveryListRow): Delivery => ({
 
 /** The most of a body a delivery's detail shows, as the receiver's answer is read. */
 export const DETAIL_BODY_BYTES = 4096;
-const firstBytes = (text: string) => Buffer.from(text, 'utf8').subarray(0, DETAIL_BODY_BYTES).toString('utf8');
+const firstBytes = (text: string) =>
+  Buffer.from(text, 'utf8').subarray(0, DETAIL_BODY_BYTES).toString('utf8');
 
 /**
  * The answer of a delivery made by hand (a test event, a resend): 201 with the delivery and its
@@ -349,7 +350,12 @@ export function createEventService(deps: {
         return insertDelivery(
           tx,
           tenantId,
-          { endpointId: endpoint.id, eventId: original.event_id, eventType: original.event_type, resentFrom: original.id },
+          {
+            endpointId: endpoint.id,
+            eventId: original.event_id,
+            eventType: original.event_type,
+            resentFrom: original.id,
+          },
           at,
         );
       });

@@ -98,12 +98,18 @@ const counts = (row: Row): CallCounts => ({
   seconds: Number(row.seconds),
 });
 
-export async function callAggregates(db: Executor, tenantId: string, range: CallRange): Promise<CallAggregates> {
+export async function callAggregates(
+  db: Executor,
+  tenantId: string,
+  range: CallRange,
+): Promise<CallAggregates> {
   const { rows } = await callAggregatesQuery(tenantId, range).execute(db);
   const result: CallAggregates = { byDayStatus: [], byDayReason: [], byAgent: [] };
   for (const row of rows) {
-    if (row.set === 'status') result.byDayStatus.push({ day: row.day ?? '', status: row.status ?? '', ...counts(row) });
-    else if (row.set === 'reason') result.byDayReason.push({ day: row.day ?? '', reason: row.reason, calls: Number(row.calls) });
+    if (row.set === 'status')
+      result.byDayStatus.push({ day: row.day ?? '', status: row.status ?? '', ...counts(row) });
+    else if (row.set === 'reason')
+      result.byDayReason.push({ day: row.day ?? '', reason: row.reason, calls: Number(row.calls) });
     else result.byAgent.push({ agent_id: row.agent_id ?? '', name: null, ...counts(row) });
   }
   if (result.byAgent.length > 0) {

@@ -80,8 +80,10 @@ export function dayRangeOf(input: RangeInput, now: Date): DayRange {
   const issues: FieldIssue[] = [];
   const today = new Date(`${dayOf(now)}T00:00:00Z`);
   const to = parseDay(input.to, 'to', issues) ?? today;
-  const from = parseDay(input.from, 'from', issues) ?? new Date(to.getTime() - (DEFAULT_RANGE_DAYS - 1) * DAY_MS);
-  if (issues.length === 0 && from > to) issues.push({ field: 'from', issue: 'must be on or before the end date.' });
+  const from =
+    parseDay(input.from, 'from', issues) ?? new Date(to.getTime() - (DEFAULT_RANGE_DAYS - 1) * DAY_MS);
+  if (issues.length === 0 && from > to)
+    issues.push({ field: 'from', issue: 'must be on or before the end date.' });
   const days = Math.round((to.getTime() - from.getTime()) / DAY_MS) + 1;
   if (issues.length === 0 && days > MAX_RANGE_DAYS) {
     issues.push({ field: 'from', issue: `must be at most ${MAX_RANGE_DAYS} days before the end date.` });
@@ -122,7 +124,9 @@ export function createCallAnalytics(deps: { db: Db; clock: Clock }) {
       const to = new Date(new Date(`${range.to}T00:00:00Z`).getTime() + DAY_MS);
       const rows = await callAggregates(deps.db, tenantId, { from, to });
 
-      const dayList = Array.from({ length: range.days }, (_, i) => dayOf(new Date(from.getTime() + i * DAY_MS)));
+      const dayList = Array.from({ length: range.days }, (_, i) =>
+        dayOf(new Date(from.getTime() + i * DAY_MS)),
+      );
       const byDay = new Map<string, DayOutcomes>(
         dayList.map((day) => [day, { day, completed: 0, no_answer: 0, failed: 0, open: 0, minutes: 0 }]),
       );
@@ -145,7 +149,9 @@ export function createCallAnalytics(deps: { db: Db; clock: Clock }) {
         .slice(0, CHARTED_REASONS)
         .map(([reason]) => reason);
       const reasonIndex = new Map(reasons.map((reason, i) => [reason, i]));
-      const reasonDays = new Map(dayList.map((day) => [day, { day, counts: reasons.map(() => 0), other: 0 }]));
+      const reasonDays = new Map(
+        dayList.map((day) => [day, { day, counts: reasons.map(() => 0), other: 0 }]),
+      );
       for (const row of rows.byDayReason) {
         const entry = reasonDays.get(row.day);
         if (!entry) continue;

@@ -2,7 +2,6 @@
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
 import { createCallAnalytics } from './analytics.js';
-import { type RevenueTotals, revenueBetween } from './revenue-repository.js';
 import {
   countLiveSubscriptions,
   type DailyCalls,
@@ -10,6 +9,7 @@ import {
   liveUsers,
   minutesBilledSince,
 } from './repository.js';
+import { type RevenueTotals, revenueBetween } from './revenue-repository.js';
 
 export const CHART_DAYS = 14;
 const DAY_MS = 24 * 60 * 60 * 1000;
