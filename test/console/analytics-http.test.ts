@@ -85,7 +85,8 @@ describe('calls analytics', () => {
       expect(day.counts.reduce((a, b) => a + b, 0) + day.other).toBe(calls);
     }
     expect(data.reasons.length).toBeGreaterThan(1);
-    for (const reason of data.reasons) expect(page).toContain(`<th scope="col" class="numeric">${reason}</th>`);
+    for (const reason of data.reasons)
+      expect(page).toContain(`<th scope="col" class="numeric">${reason}</th>`);
   });
 
   it('breaks the range down per agent, busiest first', async () => {
@@ -151,7 +152,10 @@ describe('the overview’s revenue and recent activity', () => {
 
     const plan = await createPlan(f.t, tenant.id, { monthly_price: 2900, topup_rate: 0.1 });
     const user = await createUser(tenant, { name: 'Grace Hopper' });
-    const subscribed = await tenant.request('POST', '/api/v1/subscriptions', { user_id: user.id, plan_id: plan.id });
+    const subscribed = await tenant.request('POST', '/api/v1/subscriptions', {
+      user_id: user.id,
+      plan_id: plan.id,
+    });
     expect(subscribed.status, subscribed.raw).toBe(201);
     const topUp = await tenant.request('POST', `/api/v1/users/${user.id}/top-ups`, { minutes: 100 });
     expect(topUp.status, topUp.raw).toBe(201);
