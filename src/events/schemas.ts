@@ -153,7 +153,7 @@ export const Delivery = Type.Object(
 );
 export type Delivery = Static<typeof Delivery>;
 
-const Headers = Type.Record(Type.String(), Type.String(), {
+const Headers = Type.Record(Type.String(), Type.String({ examples: ['application/json'] }), {
   description: 'Header names (lower case) and values.',
   examples: [{ 'content-type': 'application/json' }],
 });
@@ -165,7 +165,12 @@ export const DeliveryDetail = Type.Object(
       Type.Object(
         {
           headers: Headers,
-          body: Type.String({ description: 'The event as sent: its first 4 KiB.' }),
+          body: Type.String({
+            description: 'The event as sent: its first 4 KiB.',
+            examples: [
+              '{"id":"evt_3kTmd8Qw1ZbXcV5nR7pL2yHs","type":"webhook.test","created_at":"2026-11-21T10:00:00.000Z","data":{"object":{}}}',
+            ],
+          }),
         },
         {
           additionalProperties: false,
@@ -178,7 +183,10 @@ export const DeliveryDetail = Type.Object(
         {
           status: Type.Integer({ examples: [200] }),
           headers: Headers,
-          body: Type.String({ description: 'The first 4 KiB of the answer (no more is read).' }),
+          body: Type.String({
+            description: 'The first 4 KiB of the answer (no more is read).',
+            examples: ['{"received":true}'],
+          }),
         },
         { additionalProperties: false, description: 'The last attempt’s answer; null when none came.' },
       ),

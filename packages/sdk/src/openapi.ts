@@ -2439,7 +2439,10 @@ export interface components {
                 headers: {
                     [key: string]: string;
                 };
-                /** @description The event as sent: its first 4 KiB. */
+                /**
+                 * @description The event as sent: its first 4 KiB.
+                 * @example {"id":"evt_3kTmd8Qw1ZbXcV5nR7pL2yHs","type":"webhook.test","created_at":"2026-11-21T10:00:00.000Z","data":{"object":{}}}
+                 */
                 body: string;
             } | null;
             response: {
@@ -2454,7 +2457,10 @@ export interface components {
                 headers: {
                     [key: string]: string;
                 };
-                /** @description The first 4 KiB of the answer (no more is read). */
+                /**
+                 * @description The first 4 KiB of the answer (no more is read).
+                 * @example {"received":true}
+                 */
                 body: string;
             } | null;
             error: string | null;
