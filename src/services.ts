@@ -291,7 +291,7 @@ export function createServices(options: ServiceOptions): Services {
   const pipeline = createCallPipeline({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const engineReports = createEngineReports({ db, clock, telephony, onCallEnded: metrics.callEnded });
   const eventOptions = { db, clock, secrets, allowPrivate: config.webhookAllowPrivate, resolve: resolveHost };
-  const events = createEventService({ ...eventOptions, onQueued: doorbell.ring });
+  const events = createEventService({ ...eventOptions, idempotency, onQueued: doorbell.ring });
   const tools = createToolService(eventOptions);
   const eventDelivery = createEventDelivery({ ...eventOptions, onAttempt: metrics.eventDeliveryAttempted });
   const members = createMemberService({

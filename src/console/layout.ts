@@ -13,6 +13,7 @@ import { csrfUserInfo } from './cookies.js';
 
 export type Section =
   | 'overview'
+  | 'analytics'
   | 'api-keys'
   | 'plans'
   | 'users'
@@ -54,6 +55,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
     items: [
       { section: 'agents', label: 'Agents', href: '/console/agents', role: 'viewer' },
       { section: 'calls', label: 'Calls', href: '/console/calls', role: 'viewer' },
+      { section: 'analytics', label: 'Analytics', href: '/console/analytics', role: 'viewer' },
       { section: 'campaigns', label: 'Campaigns', href: '/console/campaigns', role: 'viewer' },
       { section: 'do-not-call', label: 'Do-not-call list', href: '/console/do-not-call', role: 'viewer' },
     ],

@@ -5,6 +5,7 @@
 
 import { accountPages } from './pages/account.js';
 import { agentPages } from './pages/agents.js';
+import { analyticsPages } from './pages/analytics.js';
 import { apiKeyPages } from './pages/api-keys.js';
 import { auditPages } from './pages/audit.js';
 import { brandingPages } from './pages/branding.js';
@@ -22,6 +23,7 @@ import { toolsSecretPages } from './pages/tools-secret.js';
 import { usagePages } from './pages/usage.js';
 import { userFormPages } from './pages/user-forms.js';
 import { userPages } from './pages/users.js';
+import { webhookDeliveryPages } from './pages/webhook-deliveries.js';
 import { webhookPages } from './pages/webhooks.js';
 import type { ConsolePages } from './plugin.js';
 
@@ -46,4 +48,6 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   subscriptionFormPages,
   campaignPages,
   auditPages,
+  analyticsPages,
+  webhookDeliveryPages,
 ];

@@ -3,10 +3,10 @@
  * loading what they need, and recording their successes.
  */
 import { type Executor, runPrepared } from '../core/db/database.js';
-import type { DeliveryRow, EndpointRow, EventRow } from './repository.js';
+import type { DeliveryCore, EndpointRow, EventRow } from './repository.js';
 
 export interface DeliveryAttempt {
-  delivery: DeliveryRow;
+  delivery: DeliveryCore;
   endpoint: EndpointRow;
   event: EventRow;
 }
@@ -34,12 +34,23 @@ export async function loadDeliveryAttempts(
   return new Map(rows.map((row) => [row.id, attemptOf(row)]));
 }
 
+/** What one attempt sent and got back, kept on the delivery for its detail page. */
+export interface Exchange {
+  requestHeaders: Record<string, string>;
+  responseHeaders: Record<string, string> | null;
+  /** At most the first 4 KiB of the answer. */
+  responseBody: string | null;
+  /** Why there was no answer. */
+  error: string | null;
+}
+
 export interface DeliverySuccess {
   tenantId: string;
   deliveryId: string;
   attempts: number;
   at: Date;
   responseCode: number;
+  exchange: Exchange;
 }
 
 /**
@@ -56,9 +67,13 @@ export async function markDeliveriesSucceeded(db: Executor, successes: DeliveryS
       WITH commit_without_flush AS (SELECT set_config('synchronous_commit', 'off', true))
       UPDATE event_deliveries d
       SET status = 'succeeded', attempts = s.attempts, last_attempt_at = s.at,
-          last_response_code = s.response_code, next_attempt_at = NULL
-      FROM unnest($1::text[], $2::text[], $3::integer[], $4::timestamptz[], $5::integer[])
-        AS s(tenant_id, id, attempts, at, response_code), commit_without_flush
+          last_response_code = s.response_code, next_attempt_at = NULL,
+          last_request_headers = s.request_headers, last_response_headers = s.response_headers,
+          last_response_body = s.response_body, last_error = NULL
+      FROM unnest($1::text[], $2::text[], $3::integer[], $4::timestamptz[], $5::integer[],
+                  $6::jsonb[], $7::jsonb[], $8::text[])
+        AS s(tenant_id, id, attempts, at, response_code, request_headers, response_headers, response_body),
+        commit_without_flush
       WHERE d.tenant_id = s.tenant_id AND d.id = s.id`,
     values: [
       successes.map((s) => s.tenantId),
@@ -66,6 +81,9 @@ export async function markDeliveriesSucceeded(db: Executor, successes: DeliveryS
       successes.map((s) => s.attempts),
       successes.map((s) => s.at),
       successes.map((s) => s.responseCode),
+      successes.map((s) => JSON.stringify(s.exchange.requestHeaders)),
+      successes.map((s) => JSON.stringify(s.exchange.responseHeaders)),
+      successes.map((s) => s.exchange.responseBody),
     ],
   });
 }
@@ -109,7 +127,7 @@ function attemptOf(row: AttemptRow): DeliveryAttempt {
   };
 }
 
-type AttemptRow = DeliveryRow &
+type AttemptRow = DeliveryCore &
   Omit<EndpointRow, 'id' | 'tenant_id' | 'created_at' | 'updated_at'> & {
     endpoint_created_at: Date;
     endpoint_updated_at: Date;

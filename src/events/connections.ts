@@ -16,10 +16,27 @@ import https from 'node:https';
 import { BoundedMap } from '../core/bounded-map.js';
 import { lookupFor, type ResolvedAddress } from '../core/security/outbound-addresses.js';
 
-/** The most of an answer read: only its status matters. */
+/** The most of an answer read: its status decides, its first 4 KiB are kept for the delivery log. */
 export const MAX_ANSWER_BYTES = 4096;
 
-export type PostOutcome = { status: number } | { error: string };
+/** An answer: its status, headers and at most MAX_ANSWER_BYTES of its body (as UTF-8 text). */
+export interface PostAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type PostOutcome = PostAnswer | { error: string };
+
+/** The answer's headers as one string each (repeated headers joined by a comma). */
+function headersOf(raw: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    headers[name] = name in headers ? `${headers[name]}, ${raw[i + 1]}` : raw[i + 1];
+  }
+  return headers;
+}
 
 export interface PostRequest {
   endpointId: string;
@@ -146,13 +163,21 @@ export function createEndpointConnections(options: EndpointConnectionOptions): E
         (response) => {
           answered = true;
           const status = response.statusCode ?? 0;
+          const headers = headersOf(response.rawHeaders);
+          const chunks: Buffer[] = [];
           let received = 0;
-          response.on('data', (chunk: Buffer) => {
-            received += chunk.length;
-            if (received >= MAX_ANSWER_BYTES) finish({ status });
+          const answer = (): PostAnswer => ({
+            status,
+            headers,
+            body: Buffer.concat(chunks).subarray(0, MAX_ANSWER_BYTES).toString('utf8'),
           });
-          response.on('end', () => finish({ status }, true));
-          response.on('error', () => finish({ status }));
+          response.on('data', (chunk: Buffer) => {
+            if (received < MAX_ANSWER_BYTES) chunks.push(chunk);
+            received += chunk.length;
+            if (received >= MAX_ANSWER_BYTES) finish(answer());
+          });
+          response.on('end', () => finish(answer(), true));
+          response.on('error', () => finish(answer()));
         },
       );
       const timer = setTimeout(
@@ -179,7 +204,8 @@ export function createEndpointConnections(options: EndpointConnectionOptions): E
       for (let tries = 0; ; tries++) {
         const sent = await send(request, pooled.agent, Math.max(1, deadline - now()));
         if (!('error' in sent) || !sent.staleSocket || tries >= options.maxSockets || now() >= deadline) {
-          return 'error' in sent ? { error: sent.error } : { status: sent.status };
+          if ('error' in sent) return { error: sent.error };
+          return { status: sent.status, headers: sent.headers, body: sent.body };
         }
       }
     } finally {

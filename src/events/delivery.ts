@@ -21,6 +21,7 @@ import type { SecretBox } from '../core/security/secrets.js';
 import {
   type DeliveryAttempt,
   type DeliverySuccess,
+  type Exchange,
   loadDeliveryAttempts,
   markDeliveriesSucceeded,
 } from './attempt-repository.js';
@@ -70,6 +71,22 @@ export function eventBody(event: EventRow): string {
     created_at: event.created_at.toISOString(),
     data: event.data,
   });
+}
+
+/** PostgreSQL text holds no NUL character: an answer's are shown as U+FFFD. */
+const storable = (text: string) => text.replaceAll('\u0000', '\uFFFD');
+
+/** What the delivery log keeps of an attempt: the request's headers, the answer's (or why none came). */
+function exchangeOf(requestHeaders: Record<string, string>, outcome: PostOutcome): Exchange {
+  if ('error' in outcome) {
+    return { requestHeaders, responseHeaders: null, responseBody: null, error: storable(outcome.error) };
+  }
+  return {
+    requestHeaders,
+    responseHeaders: outcome.headers,
+    responseBody: storable(outcome.body),
+    error: null,
+  };
 }
 
 export interface EventDeliveryDeps {
@@ -133,14 +150,17 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
     return current;
   }
 
-  async function attempt(endpoint: EndpointRow, event: EventRow): Promise<PostOutcome> {
+  async function attempt(
+    endpoint: EndpointRow,
+    event: EventRow,
+  ): Promise<{ outcome: PostOutcome; requestHeaders: Record<string, string> }> {
+    const body = eventBody(event);
     // Checked again at each attempt: the name may resolve elsewhere since the endpoint was saved.
     const checked = await checkWebhookUrl(endpoint.url, {
       allowPrivate: deps.allowPrivate,
       resolve: deps.resolve,
     });
-    if (!checked.ok) return { error: `refused: url ${checked.issue}` };
-    const body = eventBody(event);
+    if (!checked.ok) return { outcome: { error: `refused: url ${checked.issue}` }, requestHeaders: {} };
     // The signature's timestamp is the wall clock: receivers compare it with theirs.
     const sentAt = systemClock.now();
     const signature = signersOf(endpoint, clock.now())
@@ -153,7 +173,7 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
       'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
       'webhook-signature': signature,
     };
-    return connections.post({
+    const outcome = await connections.post({
       endpointId: endpoint.id,
       url: checked.url,
       addresses: checked.addresses,
@@ -161,6 +181,7 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
       body,
       timeoutMs,
     });
+    return { outcome, requestHeaders: headers };
   }
 
   async function deliver(job: Job<DeliveryJobPayload>): Promise<void> {
@@ -172,21 +193,29 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
       await updateDelivery(db, tenantId, delivery.id, { status: 'failed', next_attempt_at: null });
       return;
     }
-    const outcome = await attempt(endpoint, event);
+    const { outcome, requestHeaders } = await attempt(endpoint, event);
     const at = clock.now();
     const attempts = delivery.attempts + 1;
     const code = 'status' in outcome ? outcome.status : null;
+    const exchange = exchangeOf(requestHeaders, outcome);
     if (code !== null && code >= 200 && code < 300) {
       deps.onAttempt?.('succeeded');
       // The usual case is one statement for the batch; an endpoint answering again also clears
       // its failing_since.
       if (!endpoint.failing_since) {
-        await markSucceeded({ tenantId, deliveryId: delivery.id, attempts, at, responseCode: code });
+        await markSucceeded({
+          tenantId,
+          deliveryId: delivery.id,
+          attempts,
+          at,
+          responseCode: code,
+          exchange,
+        });
         return;
       }
       await db.transaction().execute(async (tx) => {
         await markDeliveriesSucceeded(tx, [
-          { tenantId, deliveryId: delivery.id, attempts, at, responseCode: code },
+          { tenantId, deliveryId: delivery.id, attempts, at, responseCode: code, exchange },
         ]);
         await updateEndpoint(tx, tenantId, endpoint.id, { failing_since: null });
       });
@@ -203,6 +232,10 @@ export function createEventDelivery(deps: EventDeliveryDeps): EventDelivery {
         last_attempt_at: at,
         last_response_code: code,
         next_attempt_at: delay === undefined || disable ? null : new Date(at.getTime() + delay),
+        last_request_headers: JSON.stringify(exchange.requestHeaders),
+        last_response_headers: exchange.responseHeaders && JSON.stringify(exchange.responseHeaders),
+        last_response_body: exchange.responseBody,
+        last_error: exchange.error,
       });
       if (!endpoint.failing_since || disable) {
         await updateEndpoint(tx, tenantId, endpoint.id, {

@@ -40,6 +40,15 @@ export interface EventDeliveriesTable {
   last_response_code: number | null;
   next_attempt_at: Date | null;
   created_at: Date;
+  /** What the last attempt sent and got back (migration 0048); null before any attempt. */
+  last_request_headers: ColumnType<Record<string, string> | null, string | null, string | null>;
+  last_response_headers: ColumnType<Record<string, string> | null, string | null, string | null>;
+  /** The answer's first 4 KiB. */
+  last_response_body: string | null;
+  /** Why the last attempt got no answer (a timeout, a refused address); null when it got one. */
+  last_error: string | null;
+  /** The delivery this one resends (the same event to the same endpoint). */
+  resent_from: string | null;
 }
 
 declare module '../core/db/database.js' {
@@ -53,6 +62,15 @@ declare module '../core/db/database.js' {
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type EventRow = Selectable<EventsTable>;
 export type DeliveryRow = Selectable<EventDeliveriesTable>;
+/** What an attempt records of its exchange, kept out of the rows the delivery job loads. */
+export type ExchangeColumns =
+  | 'last_request_headers'
+  | 'last_response_headers'
+  | 'last_response_body'
+  | 'last_error'
+  | 'resent_from';
+/** A delivery as the job and the lists use it: without what its last exchange recorded. */
+export type DeliveryCore = Omit<DeliveryRow, ExchangeColumns>;
 
 export const DELIVERY_QUEUE = 'events.deliver';
 /** The delivery row counts attempts and decides when to stop; the job only carries it. */

@@ -4,10 +4,18 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/http/auth.js';
 import { bodySchemaIssues } from '../core/http/body-issues.js';
-import { DataEnvelope, errorResponses, ListEnvelope, PARTNER_ERRORS } from '../core/http/schemas.js';
+import {
+  DataEnvelope,
+  errorResponses,
+  IdempotencyKeyHeader,
+  ListEnvelope,
+  PARTNER_ERRORS,
+} from '../core/http/schemas.js';
+import { answerRecorder, sendAnswer } from '../core/idempotency/answer.js';
 import {
   CreateEndpointBody,
   Delivery,
+  DeliveryDetail,
   DeliveryParams,
   EndpointIdParam,
   Event,
@@ -18,7 +26,7 @@ import {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
 } from './schemas.js';
-import type { EventService } from './service.js';
+import { deliveryAnswer, type EventService } from './service.js';
 
 const TAGS = ['Events'];
 
@@ -201,6 +209,88 @@ export async function eventRoutes(
     async (request) => ({
       data: await events.retryDelivery(tenantOf(request), request.params.id, request.params.delivery_id),
     }),
+  );
+
+  app.get(
+    '/webhook-endpoints/:id/deliveries/:delivery_id',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        operationId: 'getWebhookDelivery',
+        summary: 'Get a delivery, with its request and response',
+        description:
+          'The delivery with what its last attempt sent (headers, and the event’s first 4 KiB) and got back (status, headers, the first 4 KiB of the body), or why no answer came.',
+        tags: TAGS,
+        params: DeliveryParams,
+        response: {
+          200: DataEnvelope(DeliveryDetail, 'The delivery.'),
+          ...errorResponses(...PARTNER_ERRORS, 404),
+        },
+      },
+    },
+    async (request) => ({
+      data: await events.getDelivery(tenantOf(request), request.params.id, request.params.delivery_id),
+    }),
+  );
+
+  const made = deliveryAnswer(publicBaseUrl);
+  const madeResponses = {
+    201: {
+      ...DataEnvelope(Delivery, 'The new delivery, pending: it is sent at once.'),
+      headers: { Location: Type.String({ format: 'uri', description: 'URL of the delivery.' }) },
+    },
+    ...errorResponses(...PARTNER_ERRORS, 404, [409, ['conflict', 'idempotency_key_reuse']]),
+  };
+
+  app.post(
+    '/webhook-endpoints/:id/test',
+    {
+      config: { scope: 'webhooks:write', idempotent: true },
+      schema: {
+        operationId: 'sendWebhookTestEvent',
+        summary: 'Send a test event',
+        description:
+          'Records a `webhook.test` event whose `data.object` is the endpoint, and delivers it to this endpoint only (whatever events it subscribes to), signed and retried like any event. A disabled endpoint is 409. With an Idempotency-Key a retry answers the first delivery again.',
+        tags: TAGS,
+        headers: IdempotencyKeyHeader,
+        params: EndpointIdParam,
+        response: madeResponses,
+      },
+    },
+    async (request, reply) => {
+      const delivery = await events.sendTest(
+        tenantOf(request),
+        request.params.id,
+        answerRecorder(request.idempotency, made),
+      );
+      return sendAnswer(reply, made(delivery));
+    },
+  );
+
+  app.post(
+    '/webhook-endpoints/:id/deliveries/:delivery_id/resend',
+    {
+      config: { scope: 'webhooks:write', idempotent: true },
+      schema: {
+        operationId: 'resendWebhookDelivery',
+        summary: 'Resend a delivery',
+        description:
+          'A new delivery of the same event to the same endpoint (the same `webhook-id`), with its own attempts; the first delivery stays as it was (`retry` sends the first again instead). A disabled endpoint is 409. With an Idempotency-Key a retry answers the first resend again.',
+        tags: TAGS,
+        headers: IdempotencyKeyHeader,
+        params: DeliveryParams,
+        response: madeResponses,
+      },
+    },
+    async (request, reply) => {
+      const delivery = await events.resendDelivery(
+        tenantOf(request),
+        request.params.id,
+        request.params.delivery_id,
+        answerRecorder(request.idempotency, made),
+      );
+      return sendAnswer(reply, made(delivery));
+    },
   );
 
   app.get(

@@ -21,10 +21,15 @@ export const EVENT_TYPES = [
   'campaign.paused',
   'campaign.completed',
 ] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * The event "send a test event" delivers to one endpoint, whatever its subscriptions; nothing
+ * else records it, so no endpoint subscribes to it.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
+export type EventType = (typeof EVENT_TYPES)[number] | typeof TEST_EVENT_TYPE;
 
 const EventTypeName = Type.Union(
-  EVENT_TYPES.map((type) => Type.Literal(type)),
+  [...EVENT_TYPES, TEST_EVENT_TYPE].map((type) => Type.Literal(type)),
   { description: 'An event type.', examples: ['call.completed'] },
 );
 
@@ -136,10 +141,67 @@ export const Delivery = Type.Object(
       Type.Integer({ description: 'HTTP status of the last answer; null: none.', examples: [200] }),
     ),
     next_attempt_at: Nullable(Timestamp),
+    resent_from: Nullable(
+      Type.String({
+        description: 'The delivery this one resends (the same event to the same endpoint); null: none.',
+        examples: ['del_8aXmd8Qw1ZbXcV5nR7pL2yHs'],
+      }),
+    ),
+    created_at: Timestamp,
   },
   { additionalProperties: false, title: 'EventDelivery' },
 );
 export type Delivery = Static<typeof Delivery>;
+
+const Headers = Type.Record(Type.String(), Type.String({ examples: ['application/json'] }), {
+  description: 'Header names (lower case) and values.',
+  examples: [{ 'content-type': 'application/json' }],
+});
+
+export const DeliveryDetail = Type.Object(
+  {
+    ...Delivery.properties,
+    request: Nullable(
+      Type.Object(
+        {
+          headers: Headers,
+          body: Type.String({
+            description: 'The event as sent: its first 4 KiB.',
+            examples: [
+              '{"id":"evt_3kTmd8Qw1ZbXcV5nR7pL2yHs","type":"webhook.test","created_at":"2026-11-21T10:00:00.000Z","data":{"object":{}}}',
+            ],
+          }),
+        },
+        {
+          additionalProperties: false,
+          description: 'What the last attempt sent; null before the first attempt.',
+        },
+      ),
+    ),
+    response: Nullable(
+      Type.Object(
+        {
+          status: Type.Integer({ examples: [200] }),
+          headers: Headers,
+          body: Type.String({
+            description: 'The first 4 KiB of the answer (no more is read).',
+            examples: ['{"received":true}'],
+          }),
+        },
+        { additionalProperties: false, description: 'The last attempt’s answer; null when none came.' },
+      ),
+    ),
+    error: Nullable(
+      Type.String({
+        description:
+          'Why the last attempt got no answer (a timeout, a refused address); null when it got one.',
+        examples: ['no answer within 10000 ms'],
+      }),
+    ),
+  },
+  { additionalProperties: false, title: 'EventDeliveryDetail' },
+);
+export type DeliveryDetail = Static<typeof DeliveryDetail>;
 
 export const ListDeliveriesQuery = Type.Object({ ...PageQuery });
 export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuery>;

@@ -7,13 +7,16 @@
 import crypto from 'node:crypto';
 import { type AuditChange, recordAudit, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db/database.js';
+import type { Db, Executor } from '../core/db/database.js';
 import { listPage, listPageCountedApart } from '../core/db/pagination.js';
-import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
+import { ApiError, type FieldIssue, notFound, validationFailed } from '../core/errors.js';
+import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
+import type { IdempotencyStore, StoredResponse } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
 import type { HostResolver } from '../core/security/outbound-addresses.js';
 import type { SecretBox } from '../core/security/secrets.js';
-import { secretContext } from './delivery.js';
+import { eventBody, secretContext } from './delivery.js';
+import { insertDelivery, insertTestDelivery, latestEvents } from './manual-repository.js';
 import {
   countDeliveries,
   countEndpoints,
@@ -34,6 +37,7 @@ import {
 import type {
   CreateEndpointBody,
   Delivery,
+  DeliveryDetail,
   Event,
   EventType,
   ListDeliveriesQuery,
@@ -74,7 +78,33 @@ const toDelivery = (row: DeliveryListRow): Delivery => ({
   last_attempt_at: row.last_attempt_at ? row.last_attempt_at.toISOString() : null,
   last_response_code: row.last_response_code,
   next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
+  resent_from: row.resent_from,
+  created_at: row.created_at.toISOString(),
 });
+
+/** The most of a body a delivery's detail shows, as the receiver's answer is read. */
+export const DETAIL_BODY_BYTES = 4096;
+const firstBytes = (text: string) =>
+  Buffer.from(text, 'utf8').subarray(0, DETAIL_BODY_BYTES).toString('utf8');
+
+/**
+ * The answer of a delivery made by hand (a test event, a resend): 201 with the delivery and its
+ * Location. The partner route sends it and stores it for the Idempotency-Key; the console's form
+ * key stores the same.
+ */
+export const deliveryAnswer =
+  (publicBaseUrl: string) =>
+  (delivery: Delivery & { endpoint_id: string }): StoredResponse => ({
+    status: 201,
+    body: { data: withoutEndpoint(delivery) },
+    headers: {
+      location: `${publicBaseUrl}/api/v1/webhook-endpoints/${delivery.endpoint_id}/deliveries/${delivery.id}`,
+    },
+  });
+const withoutEndpoint = ({ endpoint_id: _, ...delivery }: Delivery & { endpoint_id: string }): Delivery =>
+  delivery;
+
+export type ManualDelivery = Delivery & { endpoint_id: string };
 
 export const toEvent = (row: EventRow): Event => ({
   id: row.id,
@@ -91,6 +121,8 @@ export function createEventService(deps: {
   secrets: SecretBox;
   allowPrivate: boolean;
   resolve: HostResolver;
+  /** Stores a test event's or a resend's answer with it, for an Idempotency-Key or a form key. */
+  idempotency?: IdempotencyStore;
   /** Wakes this process's worker after a manual retry. */
   onQueued?: () => void;
 }) {
@@ -116,6 +148,32 @@ export function createEventService(deps: {
     const row = await findEndpoint(db, tenantId, id);
     if (!row) throw missing();
     return row;
+  }
+
+  /** A delivery made by hand goes only to an endpoint that is on: a disabled one sends nothing. */
+  function refuseDisabled(endpoint: EndpointRow): void {
+    if (!endpoint.enabled) {
+      throw new ApiError('conflict', 'This endpoint is disabled: enable it first, then send to it.');
+    }
+  }
+
+  async function manualDelivery(
+    tenantId: string,
+    endpointId: string,
+    recorder: AnswerRecorder<ManualDelivery> | undefined,
+    write: (tx: Executor, endpoint: EndpointRow, at: Date) => Promise<DeliveryListRow>,
+  ): Promise<ManualDelivery> {
+    const made = await db.transaction().execute(async (tx) => {
+      const endpoint = await findEndpoint(tx, tenantId, endpointId, { forUpdate: true });
+      if (!endpoint) throw missing();
+      refuseDisabled(endpoint);
+      const row = await write(tx, endpoint, clock.now());
+      const delivery = { ...toDelivery(row), endpoint_id: endpoint.id };
+      if (recorder && deps.idempotency) await recordAnswer(deps.idempotency, tx, recorder, delivery);
+      return delivery;
+    });
+    deps.onQueued?.();
+    return made;
   }
 
   return {
@@ -259,6 +317,80 @@ export function createEventService(deps: {
       if (!row) throw notFound('Delivery');
       deps.onQueued?.();
       return toDelivery(row);
+    },
+
+    /** One delivery with what its last attempt sent and got back (bodies cut to 4 KiB). */
+    async getDelivery(tenantId: string, endpointId: string, deliveryId: string): Promise<DeliveryDetail> {
+      await endpointOf(tenantId, endpointId);
+      const row = await findDelivery(db, tenantId, endpointId, deliveryId);
+      if (!row) throw notFound('Delivery');
+      const event = await db
+        .selectFrom('events')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', row.event_id)
+        .executeTakeFirstOrThrow();
+      return {
+        ...toDelivery(row),
+        request: row.last_request_headers
+          ? { headers: row.last_request_headers, body: firstBytes(eventBody(event)) }
+          : null,
+        response:
+          row.last_response_code !== null && row.last_response_headers
+            ? {
+                status: row.last_response_code,
+                headers: row.last_response_headers,
+                body: row.last_response_body ?? '',
+              }
+            : null,
+        error: row.last_error,
+      };
+    },
+
+    /**
+     * Sends the endpoint a `webhook.test` event (the endpoint as `data.object`) through the delivery
+     * queue: signed and retried like any event. A disabled endpoint is 409.
+     */
+    async sendTest(
+      tenantId: string,
+      endpointId: string,
+      recorder?: AnswerRecorder<ManualDelivery>,
+    ): Promise<ManualDelivery> {
+      return manualDelivery(tenantId, endpointId, recorder, (tx, endpoint, at) =>
+        insertTestDelivery(tx, tenantId, endpoint.id, toEndpoint(endpoint), at),
+      );
+    },
+
+    /**
+     * A new delivery of the delivery's event to the same endpoint (the same `webhook-id`), with its
+     * own attempts and log; the first stays as it was. A disabled endpoint is 409.
+     */
+    async resendDelivery(
+      tenantId: string,
+      endpointId: string,
+      deliveryId: string,
+      recorder?: AnswerRecorder<ManualDelivery>,
+    ): Promise<ManualDelivery> {
+      return manualDelivery(tenantId, endpointId, recorder, async (tx, endpoint, at) => {
+        const original = await findDelivery(tx, tenantId, endpoint.id, deliveryId);
+        if (!original) throw notFound('Delivery');
+        return insertDelivery(
+          tx,
+          tenantId,
+          {
+            endpointId: endpoint.id,
+            eventId: original.event_id,
+            eventType: original.event_type,
+            resentFrom: original.id,
+          },
+          at,
+        );
+      });
+    },
+
+    /** The tenant's latest events, newest first (the overview's recent activity). */
+    async recent(tenantId: string, limit = 10): Promise<Event[]> {
+      return (await latestEvents(db, tenantId, limit)).map((row) => toEvent({ ...row, tenant_id: tenantId }));
     },
 
     async listEvents(tenantId: string, query: ListEventsQuery) {

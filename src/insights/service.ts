@@ -1,6 +1,7 @@
 /** The numbers an agency looks at first: users, paying subscriptions, minutes and calls. */
 import type { Clock } from '../core/clock.js';
 import type { Db } from '../core/db/database.js';
+import { createCallAnalytics } from './analytics.js';
 import {
   countLiveSubscriptions,
   type DailyCalls,
@@ -8,6 +9,7 @@ import {
   liveUsers,
   minutesBilledSince,
 } from './repository.js';
+import { type RevenueTotals, revenueBetween } from './revenue-repository.js';
 
 export const CHART_DAYS = 14;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -21,6 +23,8 @@ export interface TenantOverview {
   callsToday: number;
   /** The last CHART_DAYS UTC days, oldest first, days without calls included. */
   days: DailyCalls[];
+  /** Billed since periodStart (this calendar month, UTC), per currency. */
+  revenue: RevenueTotals[];
 }
 
 const startOfUtcDay = (at: Date) =>
@@ -28,17 +32,24 @@ const startOfUtcDay = (at: Date) =>
 
 export function createInsightService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
+  const analytics = createCallAnalytics(deps);
   return {
+    /** Calls analytics over a range of UTC days (./analytics.ts). */
+    calls: analytics.calls,
+    range: analytics.range,
+
     async overview(tenantId: string): Promise<TenantOverview> {
       const now = clock.now();
       const today = startOfUtcDay(now);
       const firstDay = new Date(today.getTime() - (CHART_DAYS - 1) * DAY_MS);
       const periodStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-      const [users, liveSubscriptions, minutesThisPeriod, rows] = await Promise.all([
+      const nextPeriod = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+      const [users, liveSubscriptions, minutesThisPeriod, rows, revenue] = await Promise.all([
         liveUsers(db, tenantId),
         countLiveSubscriptions(db, tenantId),
         minutesBilledSince(db, tenantId, periodStart),
         dailyCalls(db, tenantId, firstDay),
+        revenueBetween(db, tenantId, periodStart, nextPeriod),
       ]);
       const byDay = new Map(rows.map((row) => [row.day, row]));
       const days = Array.from({ length: CHART_DAYS }, (_, i) => {
@@ -52,6 +63,7 @@ export function createInsightService(deps: { db: Db; clock: Clock }) {
         periodStart,
         callsToday: days[days.length - 1].calls,
         days,
+        revenue,
       };
     },
   };

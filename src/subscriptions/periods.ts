@@ -3,6 +3,7 @@
  * minutes (once per period) and the job that looks at the subscription again when the period
  * turns (renewal, trial end, a scheduled start or end; see jobs.ts `advance`).
  */
+import { sql } from 'kysely';
 import type { Executor, Tx } from '../core/db/database.js';
 import { enqueueJob } from '../core/jobs/runner.js';
 import { addCreditEntry } from '../credits/repository.js';
@@ -24,12 +25,24 @@ export async function scheduleTick(tx: Executor, sub: SubscriptionRow, now: Date
   });
 }
 
-/** Grants the plan's minutes for the period that started at current_period_start (once). */
+/**
+ * Grants the plan's minutes for the period that started at current_period_start (once), and
+ * records what a paid (not trialing) period bills: the plan's monthly price (the overview's revenue).
+ */
 export async function grantPeriod(tx: Tx, sub: SubscriptionRow, now: Date) {
   if (sub.status !== 'active' && sub.status !== 'trialing') return;
   if (sub.current_period_start > now) return;
   const plan = await findPlan(tx, sub.tenant_id, sub.plan_id, { includeArchived: true });
-  if (!plan || plan.included_minutes <= 0) return;
+  if (!plan) return;
+  if (sub.status === 'active') {
+    await sql`
+      INSERT INTO subscription_charges
+        (tenant_id, user_id, subscription_id, plan_id, period_start, amount, currency, provider, created_at)
+      VALUES (${sub.tenant_id}, ${sub.user_id}, ${sub.id}, ${plan.id}, ${sub.current_period_start},
+              ${plan.monthly_price}, ${plan.currency}, ${plan.provider}, ${now})
+      ON CONFLICT (subscription_id, period_start) DO NOTHING`.execute(tx);
+  }
+  if (plan.included_minutes <= 0) return;
   await addCreditEntry(tx, {
     tenantId: sub.tenant_id,
     userId: sub.user_id,

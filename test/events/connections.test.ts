@@ -201,10 +201,10 @@ describe('createEndpointConnections', () => {
       const outcome = connections.post(postTo(state.url));
       await expect.poll(() => state.requests).toBe(1);
       connections.close();
-      expect(await outcome).toEqual({ status: 200 });
+      expect(await outcome).toMatchObject({ status: 200 });
       await expect.poll(() => state.open).toBe(0);
       // Afterwards each request has its own connection.
-      expect(await connections.post(postTo(state.url))).toEqual({ status: 200 });
+      expect(await connections.post(postTo(state.url))).toMatchObject({ status: 200 });
       expect(state.connections).toBe(2);
       expect(connections.agents).toBe(0);
     } finally {
@@ -217,11 +217,11 @@ describe('createEndpointConnections', () => {
     let now = 0;
     try {
       const connections = createEndpointConnections({ maxSockets: 2, idleMs: 1_000, now: () => now });
-      expect(await connections.post(postTo(state.url, 'we_a'))).toEqual({ status: 200 });
+      expect(await connections.post(postTo(state.url, 'we_a'))).toMatchObject({ status: 200 });
       expect(connections.agents).toBe(1);
       expect(state.open).toBe(1);
       now += 2_000;
-      expect(await connections.post(postTo(state.url, 'we_b'))).toEqual({ status: 200 });
+      expect(await connections.post(postTo(state.url, 'we_b'))).toMatchObject({ status: 200 });
       expect(connections.agents).toBe(1);
       await expect.poll(() => state.open).toBe(1);
       expect(state.connections).toBe(2);
@@ -235,8 +235,8 @@ describe('createEndpointConnections', () => {
     const { state, close } = await startServer({ resetSecondRequest: true });
     try {
       const connections = createEndpointConnections({ maxSockets: 2 });
-      expect(await connections.post(postTo(state.url))).toEqual({ status: 200 });
-      expect(await connections.post(postTo(state.url))).toEqual({ status: 200 });
+      expect(await connections.post(postTo(state.url))).toMatchObject({ status: 200 });
+      expect(await connections.post(postTo(state.url))).toMatchObject({ status: 200 });
       expect(state.connections).toBe(2);
       expect(state.requests).toBe(3);
       connections.close();

@@ -48,6 +48,27 @@ export class WebhookEndpoints extends Resource {
   deliveries(id: string, query?: Query<'listWebhookDeliveries'>): PageRequest<Item<'listWebhookDeliveries'>> {
     return this.paged<'listWebhookDeliveries'>(`${endpoint(id)}/deliveries`, query);
   }
+  /** getWebhookDelivery — with what its last attempt sent and got back (first 4 KiB of each body). */
+  delivery(id: string, deliveryId: string, options?: RequestOptions): Promise<Data<'getWebhookDelivery'>> {
+    return this.data({ method: 'GET', path: `${endpoint(id)}/deliveries/${segment(deliveryId)}`, options });
+  }
+  /** sendWebhookTestEvent — a signed `webhook.test` to this endpoint; an Idempotency-Key is generated unless you pass one. */
+  sendTestEvent(id: string, options?: RequestOptions): Promise<Data<'sendWebhookTestEvent'>> {
+    return this.data({ method: 'POST', path: `${endpoint(id)}/test`, acceptsIdempotencyKey: true, options });
+  }
+  /** resendWebhookDelivery — a new delivery of the same event; an Idempotency-Key is generated unless you pass one. */
+  resendDelivery(
+    id: string,
+    deliveryId: string,
+    options?: RequestOptions,
+  ): Promise<Data<'resendWebhookDelivery'>> {
+    return this.data({
+      method: 'POST',
+      path: `${endpoint(id)}/deliveries/${segment(deliveryId)}/resend`,
+      acceptsIdempotencyKey: true,
+      options,
+    });
+  }
   /** retryWebhookDelivery */
   retryDelivery(
     id: string,

@@ -613,6 +613,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhook-endpoints/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery, with its request and response
+         * @description The delivery with what its last attempt sent (headers, and the event’s first 4 KiB) and got back (status, headers, the first 4 KiB of the body), or why no answer came.
+         *
+         *     Required scope: `webhooks:read`.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Records a `webhook.test` event whose `data.object` is the endpoint, and delivers it to this endpoint only (whatever events it subscribes to), signed and retried like any event. A disabled endpoint is 409. With an Idempotency-Key a retry answers the first delivery again.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a delivery
+         * @description A new delivery of the same event to the same endpoint (the same `webhook-id`), with its own attempts; the first delivery stays as it was (`retry` sends the first again instead). A disabled endpoint is 409. With an Idempotency-Key a retry answers the first resend again.
+         *
+         *     Required scope: `webhooks:write`.
+         */
+        post: operations["resendWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -2383,7 +2449,7 @@ export interface components {
              * @example call.completed
              * @enum {string}
              */
-            type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
+            type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "webhook.test";
             /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
@@ -2407,7 +2473,7 @@ export interface components {
              * @example call.completed
              * @enum {string}
              */
-            event_type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
+            event_type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "webhook.test";
             /**
              * @example succeeded
              * @enum {string}
@@ -2418,6 +2484,76 @@ export interface components {
             last_attempt_at: string | null;
             last_response_code: number | null;
             next_attempt_at: string | null;
+            resent_from: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        /** EventDeliveryDetail */
+        EventDeliveryDetail: {
+            /** @example del_3kTmd8Qw1ZbXcV5nR7pL2yHs */
+            id: string;
+            /** @example evt_3kTmd8Qw1ZbXcV5nR7pL2yHs */
+            event_id: string;
+            /**
+             * @description An event type.
+             * @example call.completed
+             * @enum {string}
+             */
+            event_type: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "webhook.test";
+            /**
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            /** @example 1 */
+            attempts: number;
+            last_attempt_at: string | null;
+            last_response_code: number | null;
+            next_attempt_at: string | null;
+            resent_from: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            request: {
+                /**
+                 * @description Header names (lower case) and values.
+                 * @example {
+                 *       "content-type": "application/json"
+                 *     }
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /**
+                 * @description The event as sent: its first 4 KiB.
+                 * @example {"id":"evt_3kTmd8Qw1ZbXcV5nR7pL2yHs","type":"webhook.test","created_at":"2026-11-21T10:00:00.000Z","data":{"object":{}}}
+                 */
+                body: string;
+            } | null;
+            response: {
+                /** @example 200 */
+                status: number;
+                /**
+                 * @description Header names (lower case) and values.
+                 * @example {
+                 *       "content-type": "application/json"
+                 *     }
+                 */
+                headers: {
+                    [key: string]: string;
+                };
+                /**
+                 * @description The first 4 KiB of the answer (no more is read).
+                 * @example {"received":true}
+                 */
+                body: string;
+            } | null;
+            error: string | null;
         };
         /** Pagination */
         Pagination: {
@@ -4255,6 +4391,112 @@ export interface operations {
             };
         };
     };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint’s id.
+                 * @example we_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+                /**
+                 * @description The delivery’s id.
+                 * @example del_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventDeliveryDetail"];
+                    };
+                };
+            };
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional. At most 255 printable ASCII characters; retries with the same key and body within 24 hours return the original answer.
+                 * @example onboard-ada-1
+                 */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /**
+                 * @description The endpoint’s id.
+                 * @example we_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery, pending: it is sent at once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventDelivery"];
+                    };
+                };
+            };
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional. At most 255 printable ASCII characters; retries with the same key and body within 24 hours return the original answer.
+                 * @example onboard-ada-1
+                 */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /**
+                 * @description The endpoint’s id.
+                 * @example we_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                id: string;
+                /**
+                 * @description The delivery’s id.
+                 * @example del_3kTmd8Qw1ZbXcV5nR7pL2yHs
+                 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery, pending: it is sent at once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventDelivery"];
+                    };
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -4266,7 +4508,7 @@ export interface operations {
                  * @description An event type.
                  * @example call.completed
                  */
-                type?: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed";
+                type?: "call.queued" | "call.started" | "call.completed" | "call.no_answer" | "call.failed" | "call.analyzed" | "user.created" | "user.deleted" | "subscription.created" | "subscription.updated" | "subscription.canceled" | "credits.low" | "credits.exhausted" | "campaign.started" | "campaign.paused" | "campaign.completed" | "webhook.test";
             };
             header?: never;
             path?: never;

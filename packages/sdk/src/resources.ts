@@ -60,6 +60,16 @@ export class Users extends Resource {
   list(query?: Query<'listUsers'>): PageRequest<Item<'listUsers'>> {
     return this.paged<'listUsers'>('/api/v1/users', query);
   }
+  /** updateUser — changes the given fields; sending the same change again is safe. */
+  update(id: string, body: Body<'updateUser'>, options?: RequestOptions): Promise<Data<'updateUser'>> {
+    return this.data({
+      method: 'PATCH',
+      path: `/api/v1/users/${segment(id)}`,
+      body,
+      naturallyIdempotent: true,
+      options,
+    });
+  }
   /** deleteUser */
   del(id: string, options?: RequestOptions): Promise<Data<'deleteUser'>> {
     // The API answers a repeat with the same tombstone: safe to send again.
@@ -113,6 +123,15 @@ export class Subscriptions extends Resource {
       path: `/api/v1/subscriptions/${segment(id)}/plan`,
       body,
       acceptsIdempotencyKey: true,
+      options,
+    });
+  }
+  /** cancelSubscription — at the end of the current period; a repeat answers the same subscription. */
+  cancel(id: string, options?: RequestOptions): Promise<Data<'cancelSubscription'>> {
+    return this.data({
+      method: 'POST',
+      path: `/api/v1/subscriptions/${segment(id)}/cancel`,
+      naturallyIdempotent: true,
       options,
     });
   }

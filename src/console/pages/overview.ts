@@ -1,10 +1,13 @@
 /** The overview: the agency's business at a glance, and the first steps when it is new. */
+
+import type { Event } from '../../events/schemas.js';
 import type { DailyCalls } from '../../insights/repository.js';
 import type { TenantOverview } from '../../insights/service.js';
 import { barChart } from '../../web/charts.js';
 import { type Html, html } from '../../web/html.js';
 import { can, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
+import { activityPanel, revenuePanel, revenueStat } from './overview-panels.js';
 import { walletPanel } from './wallet-panel.js';
 
 const number = (n: number) => n.toLocaleString('en-US');
@@ -65,16 +68,22 @@ function firstSteps(request: Parameters<typeof can>[0]): Html {
 </section>`;
 }
 
-export function overviewBody(overview: TenantOverview, started: Html): Html {
+export function overviewBody(overview: TenantOverview, started: Html, activity: Event[] = []): Html {
   const month = overview.periodStart.toLocaleString('en-US', { month: 'long', timeZone: 'UTC' });
   const days = overview.days;
-  return html`<div class="stats">
+  const billed = revenueStat(overview.revenue, month);
+  return html`<div class="stats stats-5">
   ${stat('Users', number(overview.users))}
   ${stat('Active subscriptions', number(overview.liveSubscriptions), 'active, trialing or past due')}
+  ${stat('Billed this month', billed.value, billed.note)}
   ${stat('Minutes used', number(overview.minutesThisPeriod), `billed since ${month} 1 (UTC)`)}
   ${stat('Calls today', number(overview.callsToday), 'since 00:00 UTC')}
 </div>
 ${started}
+<div class="grid grid-2 overview-business">
+  ${revenuePanel(overview.revenue, month)}
+  ${activityPanel(activity)}
+</div>
 <section class="panel" aria-labelledby="calls-per-day">
   <h2 id="calls-per-day">Calls per day</h2>
   ${callsChart(days)}
@@ -93,15 +102,22 @@ ${started}
 </section>`;
 }
 
-export const overviewPages = consolePages(['insights', 'wallets'], async (app, { insights, wallets }) => {
-  app.get('/', async (request, reply) => {
-    const tenantId = request.consoleSession?.tenantId ?? '';
-    const [overview, wallet] = await Promise.all([insights.overview(tenantId), wallets.get(tenantId)]);
-    const isNew = overview.users === 0 && overview.days.every((d) => d.calls === 0);
-    return sendPage(request, reply, {
-      title: 'Overview',
-      section: 'overview',
-      body: html`${walletPanel(wallet)}${overviewBody(overview, isNew ? firstSteps(request) : html``)}`,
+export const overviewPages = consolePages(
+  ['insights', 'wallets', 'events'],
+  async (app, { insights, wallets, events }) => {
+    app.get('/', async (request, reply) => {
+      const tenantId = request.consoleSession?.tenantId ?? '';
+      const [overview, wallet, activity] = await Promise.all([
+        insights.overview(tenantId),
+        wallets.get(tenantId),
+        events.recent(tenantId, 10),
+      ]);
+      const isNew = overview.users === 0 && overview.days.every((d) => d.calls === 0);
+      return sendPage(request, reply, {
+        title: 'Overview',
+        section: 'overview',
+        body: html`${walletPanel(wallet)}${overviewBody(overview, isNew ? firstSteps(request) : html``, activity)}`,
+      });
     });
-  });
-});
+  },
+);
