@@ -21,6 +21,7 @@ export type Section =
   | 'agents'
   | 'calls'
   | 'do-not-call'
+  | 'phone-numbers'
   | 'webhooks'
   | 'emails'
   | 'branding'
@@ -54,6 +55,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
       { section: 'agents', label: 'Agents', href: '/console/agents', role: 'viewer' },
       { section: 'calls', label: 'Calls', href: '/console/calls', role: 'viewer' },
       { section: 'campaigns', label: 'Campaigns', href: '/console/campaigns', role: 'viewer' },
+      { section: 'phone-numbers', label: 'Phone numbers', href: '/console/phone-numbers', role: 'viewer' },
       { section: 'do-not-call', label: 'Do-not-call list', href: '/console/do-not-call', role: 'viewer' },
     ],
   },
