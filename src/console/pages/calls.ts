@@ -157,7 +157,7 @@ export function outcomeRegion(call: CallDetail): Html {
   ${recordingPlayer(outcome.recording_url)}
   ${
     outcome.transcript
-      ? transcriptView(outcome.transcript, { agent: 'Agent', callee: call.name || 'Callee' })
+      ? transcriptView(outcome.transcript, { agent: 'Agent', callee: call.name || (call.direction === 'inbound' ? 'Caller' : 'Callee') })
       : html`<p class="subtle">${final ? 'No transcript was recorded for this call.' : 'The transcript appears here when the call ends.'}</p>`
   }
 </section>
