@@ -168,7 +168,9 @@ async function runStorage(
     cleanups.push(() => service.stop());
     try {
       if (
-        serviceScenarios.some((s) => ['webhook_trigger', 'call_pipeline', 'calls_create'].includes(s.name))
+        serviceScenarios.some((s) =>
+          ['webhook_trigger', 'call_pipeline', 'calls_create', 'inbound_answer'].includes(s.name),
+        )
       ) {
         Object.assign(context, await setupAgent(service.baseUrl, fixture));
       }
