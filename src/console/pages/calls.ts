@@ -27,37 +27,9 @@ import { fieldIssues, validated } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
 import { memberTenantId, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
+import { filterQuery, filtersOf, type ListQuery, localValue } from './call-filters.js';
 
 const PAGE_SIZE = 25;
-
-interface ListQuery {
-  page?: string;
-  agent_id?: string;
-  user_id?: string;
-  status?: string;
-  created_after?: string;
-  created_before?: string;
-  direction?: string;
-  /** Only the calls to this number (the phone numbers page links here). */
-  to?: string;
-}
-
-/** A `datetime-local` value (read as UTC) or a full timestamp, as the API's date-time. */
-function timestampOf(value: string | undefined): string | undefined {
-  const text = value?.trim();
-  if (!text) return undefined;
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(text)) return `${text}:00Z`;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return `${text}T00:00:00Z`;
-  return text;
-}
-
-/** The API's timestamp back as the `datetime-local` value the filter shows. */
-function localValue(value: string | undefined): string | undefined {
-  const text = value?.trim();
-  if (!text) return undefined;
-  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})/.exec(text);
-  return match ? match[1] : text;
-}
 
 function duration(seconds: number | null): string {
   if (seconds === null) return '—';
@@ -157,7 +129,10 @@ export function outcomeRegion(call: CallDetail): Html {
   ${recordingPlayer(outcome.recording_url)}
   ${
     outcome.transcript
-      ? transcriptView(outcome.transcript, { agent: 'Agent', callee: call.name || (call.direction === 'inbound' ? 'Caller' : 'Callee') })
+      ? transcriptView(outcome.transcript, {
+          agent: 'Agent',
+          callee: call.name || (call.direction === 'inbound' ? 'Caller' : 'Callee'),
+        })
       : html`<p class="subtle">${final ? 'No transcript was recorded for this call.' : 'The transcript appears here when the call ends.'}</p>`
   }
 </section>
@@ -167,37 +142,6 @@ export function outcomeRegion(call: CallDetail): Html {
   ${toolCallsView(outcome.events).value && html`<h3 class="subheading">Tool calls</h3>${toolCallsView(outcome.events)}`}
 </section>
 </div>`;
-}
-
-/** The list's filters as the API names them; blank ones left out. */
-function filtersOf(q: ListQuery) {
-  return {
-    agent_id: q.agent_id?.trim() || undefined,
-    user_id: q.user_id?.trim() || undefined,
-    status: q.status?.trim() || undefined,
-    direction: q.direction?.trim() || undefined,
-    created_after: timestampOf(q.created_after),
-    created_before: timestampOf(q.created_before),
-  };
-}
-
-/** The filters' query string (for the export link): what the member typed, blanks left out. */
-function filterQuery(q: ListQuery): string {
-  const params = new URLSearchParams();
-  for (const name of [
-    'agent_id',
-    'user_id',
-    'status',
-    'direction',
-    'to',
-    'created_after',
-    'created_before',
-  ] as const) {
-    const value = q[name]?.trim();
-    if (value) params.set(name, value);
-  }
-  const text = params.toString();
-  return text ? `?${text}` : '';
 }
 
 export const callPages = consolePages(
