@@ -14,6 +14,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import { freePort } from '../test/support/server-process.js';
 import { ADMIN_TOKEN, serviceEnv } from './environment.js';
 import { DIST_SERVER, RESULTS_DIR } from './harness.js';
@@ -113,17 +114,17 @@ export async function runInboundAnswer(run: ScenarioRun): Promise<CompoundResult
     if (imported.status !== 201 && imported.status !== 409) {
       throw new Error(`importing the number answered ${imported.status}: ${imported.body.slice(0, 200)}`);
     }
-    const assigned = await fetch(
-      `${service.baseUrl}/api/v1/phone-numbers/${encodeURIComponent(INBOUND_NUMBER)}`,
-      {
-        method: 'PATCH',
-        headers: { authorization: `Bearer ${context.fixture.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ inbound_agent_id: context.agentId }),
-      },
-    );
-    if (assigned.status !== 200) {
-      const text = (await assigned.text()).slice(0, 200);
-      throw new Error(`choosing the inbound agent answered ${assigned.status}: ${text}`);
+    // The benchmark key has no agents scope: the inbound agent is set in the database, as the
+    // partner's PATCH /api/v1/phone-numbers/{number} would.
+    const client = new pg.Client({ connectionString: context.databaseUrl });
+    await client.connect();
+    try {
+      await client.query('UPDATE phone_numbers SET inbound_agent_id = $1 WHERE phone_number = $2', [
+        context.agentId,
+        INBOUND_NUMBER,
+      ]);
+    } finally {
+      await client.end();
     }
     const load = await runLoad({
       baseUrl: service.baseUrl,
@@ -133,11 +134,25 @@ export async function runInboundAnswer(run: ScenarioRun): Promise<CompoundResult
       request: assistantRequest(numberId),
       cpuSeconds: () => service.cpuSeconds(),
     });
+    // Each answer stored a call: answered (dialing) or declined (failed). All should be answered.
+    const counted = new pg.Client({ connectionString: context.databaseUrl });
+    await counted.connect();
+    const stored = await counted
+      .query<{ status: string; n: string }>(
+        `SELECT status, count(*) AS n FROM calls WHERE direction = 'inbound' AND to_number = $1 GROUP BY status`,
+        [INBOUND_NUMBER],
+      )
+      .finally(() => counted.end());
+    const calls = Object.fromEntries(stored.rows.map((row) => [row.status, Number(row.n)]));
     const baseline = run.results.get('baseline_db_write');
     return {
       load,
       ratio: baseline && baseline.rps > 0 ? Math.round((load.rps / baseline.rps) * 100) / 100 : null,
-      details: { vapi_answer_limit_ms: 7500, process: 'second service, TELEPHONY=vapi, WORKERS=0' },
+      details: {
+        vapi_answer_limit_ms: 7500,
+        process: 'second service, TELEPHONY=vapi, WORKERS=0',
+        inbound_calls_by_status: calls,
+      },
     };
   } finally {
     await service.stop();

@@ -241,11 +241,8 @@ export const SCENARIOS: Scenario[] = [
     measures:
       'POST /engines/vapi/server-messages with an assistant-request for a new inbound call each: who answers the number (one read, the cached published version) and the call stored in one statement, answered with the transient assistant; a second service process with TELEPHONY=vapi on the same database (PostgreSQL only)',
     unavailable: (context) => inboundAnswerUnavailable(context),
-    request: (context) => ({
-      method: 'GET',
-      path: '/api/v1/phone-numbers?limit=1',
-      headers: bearer(context),
-    }),
+    // The probe goes to the benchmark service (simulated: no Vapi route); the run starts its own.
+    request: plansRequest,
     run: (run) => runInboundAnswer(run),
   },
 ];
