@@ -67,7 +67,7 @@ describe.skipIf(!hasChromium)('the Phone numbers page', () => {
       agent: { name: 'Night receptionist', phone_number: NUMBER },
     });
     await page.reload();
-    await page.getByRole('link', { name: NUMBER }).click();
+    await page.getByRole('link', { name: NUMBER, exact: true }).click();
     await page.getByLabel('Answered by').selectOption({ label: 'Night receptionist' });
     await page.getByLabel('Label (optional)').fill('After hours');
     await page.getByRole('button', { name: 'Save' }).click();
@@ -82,7 +82,7 @@ describe.skipIf(!hasChromium)('the Phone numbers page', () => {
     await page.getByRole('cell', { name: 'Night receptionist' }).waitFor();
     await expectAccessible(page);
     await screenshot(page, 'phone-numbers-list');
-    await page.getByRole('link', { name: `1 inbound calls to ${NUMBER}` }).click();
+    await page.getByRole('link', { name: `1 inbound call to ${NUMBER}` }).click();
     await page.waitForURL(/direction=inbound/);
     expect(await page.getByLabel('Direction').inputValue()).toBe('inbound');
     await page.getByRole('link', { name: '+14155550123' }).waitFor();

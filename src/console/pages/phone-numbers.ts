@@ -75,7 +75,7 @@ export const phoneNumberPages = consolePages(
           ? html`<span class="subtle">No one: calls are declined</span>`
           : html`<a href="/console/agents/${number.inbound_agent_id}">${names.get(number.inbound_agent_id) ?? number.inbound_agent_id}</a>`
       }</td>
-      <td class="numeric"><a href="${callsLink(number.phone_number)}" aria-label="${calls} inbound calls to ${number.phone_number}">${calls}</a></td>
+      <td class="numeric"><a href="${callsLink(number.phone_number)}" aria-label="${calls} inbound ${calls === 1 ? 'call' : 'calls'} to ${number.phone_number}">${calls}</a></td>
       <td>${dateTime(number.created_at)}</td>
     </tr>`;
     })}
