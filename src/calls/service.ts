@@ -347,16 +347,10 @@ export function createCallService(deps: {
     insertInTx: (executor: Executor, target: CachedWebhookTarget, input: TriggerInput) =>
       insert(executor, null, target, input),
 
-    /**
-     * GET /api/v1/calls: the tenant's calls, filtered, newest first unless asked otherwise. The
-     * console also narrows to the calls to one number (`to`: its calls per phone number).
-     */
+    /** GET /api/v1/calls, newest first unless asked otherwise; the console also filters by `to` (a number). */
     async listForTenant(tenantId: string, query: ListPartnerCallsQuery, extra: { to?: string } = {}) {
       const filter: CallFilter = {
-        tenantId,
-        agentId: query.agent_id,
-        userId: query.user_id,
-        status: query.status,
+        ...{ tenantId, agentId: query.agent_id, userId: query.user_id, status: query.status },
         createdAfter: query.created_after ? new Date(query.created_after) : undefined,
         createdBefore: query.created_before ? new Date(query.created_before) : undefined,
         direction: query.direction,
