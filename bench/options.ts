@@ -16,6 +16,7 @@ export const SCENARIO_NAMES = [
   'calls_list',
   'calls_create',
   'event_delivery',
+  'inbound_answer',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 

@@ -169,7 +169,9 @@ async function runStorage(
     cleanups.push(() => service.stop());
     try {
       if (
-        serviceScenarios.some((s) => ['webhook_trigger', 'call_pipeline', 'calls_create'].includes(s.name))
+        serviceScenarios.some((s) =>
+          ['webhook_trigger', 'call_pipeline', 'calls_create', 'inbound_answer'].includes(s.name),
+        )
       ) {
         const tools = await startToolReceiver();
         cleanups.push(async () => {

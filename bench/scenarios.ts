@@ -8,6 +8,7 @@ import { randomBase62 } from '../src/core/ids.js';
 import { runCallPipeline } from './call-pipeline.js';
 import { runMixedCreateRead } from './compound.js';
 import { runEventDelivery } from './event-delivery.js';
+import { inboundAnswerUnavailable, runInboundAnswer } from './inbound-answer.js';
 import type { RequestShape } from './load.js';
 import type { Scenario, ScenarioContext } from './scenario-types.js';
 import { BENCH_PASSWORD, CALLS_LIST_CALLS, LIST_AGENTS, pick, SEARCH_TERMS } from './seed.js';
@@ -232,5 +233,16 @@ export const SCENARIOS: Scenario[] = [
         : 'PostgreSQL only: the backlog is written to the database, which the embedded service holds',
     request: (context) => ({ method: 'GET', path: '/api/v1/events?limit=1', headers: bearer(context) }),
     run: (run) => runEventDelivery(run),
+  },
+  {
+    name: 'inbound_answer',
+    target: 'service',
+    ratioTo: 'baseline_db_write',
+    measures:
+      'POST /engines/vapi/server-messages with an assistant-request for a new inbound call each: who answers the number (one read, the cached published version) and the call stored in one statement, answered with the transient assistant; a second service process with TELEPHONY=vapi on the same database (PostgreSQL only)',
+    unavailable: (context) => inboundAnswerUnavailable(context),
+    // The probe goes to the benchmark service (simulated: no Vapi route); the run starts its own.
+    request: plansRequest,
+    run: (run) => runInboundAnswer(run),
   },
 ];

@@ -193,6 +193,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     clock: services.clock,
     db: services.database.db,
     inbound: services.inboundCalls,
+    telephony: services.telephony,
   });
   // The voice engine's tool calls (docs/tools.md), authenticated as its other callbacks.
   await app.register(toolEngineRoutes, { tools: services.tools, config: services.config });

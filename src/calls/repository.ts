@@ -347,6 +347,8 @@ export interface CallFilter {
   createdAfter?: Date;
   createdBefore?: Date;
   direction?: CallDirection;
+  /** The callee's number: on an inbound call, the tenant's number rung (the console's calls per number). */
+  toNumber?: string;
 }
 
 export function filteredCalls(db: Executor, filter: CallFilter) {
@@ -358,6 +360,7 @@ export function filteredCalls(db: Executor, filter: CallFilter) {
   if (filter.createdAfter !== undefined) query = query.where('created_at', '>', filter.createdAfter);
   if (filter.createdBefore !== undefined) query = query.where('created_at', '<', filter.createdBefore);
   if (filter.direction !== undefined) query = query.where('direction', '=', filter.direction);
+  if (filter.toNumber !== undefined) query = query.where('to_number', '=', filter.toNumber);
   return query;
 }
 

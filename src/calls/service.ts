@@ -347,16 +347,14 @@ export function createCallService(deps: {
     insertInTx: (executor: Executor, target: CachedWebhookTarget, input: TriggerInput) =>
       insert(executor, null, target, input),
 
-    /** GET /api/v1/calls: the tenant's calls, filtered, newest first unless asked otherwise. */
-    async listForTenant(tenantId: string, query: ListPartnerCallsQuery) {
+    /** GET /api/v1/calls, newest first unless asked otherwise; the console also filters by `to` (a number). */
+    async listForTenant(tenantId: string, query: ListPartnerCallsQuery, extra: { to?: string } = {}) {
       const filter: CallFilter = {
-        tenantId,
-        agentId: query.agent_id,
-        userId: query.user_id,
-        status: query.status,
+        ...{ tenantId, agentId: query.agent_id, userId: query.user_id, status: query.status },
         createdAfter: query.created_after ? new Date(query.created_after) : undefined,
         createdBefore: query.created_before ? new Date(query.created_before) : undefined,
         direction: query.direction,
+        toNumber: extra.to,
       };
       return page(query, filter, query.sort_order ?? 'desc', toItem);
     },

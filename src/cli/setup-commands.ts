@@ -49,6 +49,7 @@ export const seedDemoCommand: Command = {
           api_key: seed.apiKey,
           user: { id: seed.userId, email: seed.userEmail, password: seed.userPassword },
           agent: { id: seed.agent.id, webhook_url: seed.agent.webhookUrl },
+          phone_number: seed.phoneNumber,
           owner: { ...seed.owner, sign_in_url: `${base}/console/sign-in` },
         },
       },

@@ -22,6 +22,7 @@ export type Section =
   | 'agents'
   | 'calls'
   | 'do-not-call'
+  | 'phone-numbers'
   | 'webhooks'
   | 'emails'
   | 'branding'
@@ -57,6 +58,7 @@ const NAV: { heading: string; items: NavItem[] }[] = [
       { section: 'calls', label: 'Calls', href: '/console/calls', role: 'viewer' },
       { section: 'analytics', label: 'Analytics', href: '/console/analytics', role: 'viewer' },
       { section: 'campaigns', label: 'Campaigns', href: '/console/campaigns', role: 'viewer' },
+      { section: 'phone-numbers', label: 'Phone numbers', href: '/console/phone-numbers', role: 'viewer' },
       { section: 'do-not-call', label: 'Do-not-call list', href: '/console/do-not-call', role: 'viewer' },
     ],
   },

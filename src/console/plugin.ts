@@ -28,6 +28,8 @@ import type { InsightService } from '../insights/service.js';
 import type { Role } from '../members/schemas.js';
 import type { MemberService } from '../members/service.js';
 import { roleAllows } from '../members/service.js';
+import type { InboundCallService } from '../phone-numbers/inbound.js';
+import type { PhoneNumberService } from '../phone-numbers/service.js';
 import type { PlanService } from '../plans/service.js';
 import type { PlatformBrand, PlatformBrandService } from '../platform-brand/service.js';
 import type { RateLimits } from '../rate-limits/service.js';
@@ -79,6 +81,8 @@ export interface ConsoleServices {
   readonly wallets: WalletService;
   readonly branding: BrandingService;
   readonly doNotCall: DoNotCallService;
+  readonly phoneNumbers: PhoneNumberService;
+  readonly inboundCalls: InboundCallService;
   readonly emails: EmailService;
   readonly events: EventService;
   readonly insights: InsightService;

@@ -15,6 +15,7 @@ import { doNotCallPages } from './pages/do-not-call.js';
 import { emailPages } from './pages/emails.js';
 import { memberPages } from './pages/members.js';
 import { overviewPages } from './pages/overview.js';
+import { phoneNumberPages } from './pages/phone-numbers.js';
 import { planPages } from './pages/plans.js';
 import { signInPages } from './pages/sign-in.js';
 import { subscriptionFormPages } from './pages/subscription-forms.js';
@@ -33,6 +34,7 @@ export const CONSOLE_PAGES: ConsolePages[] = [
   agentPages,
   callPages,
   doNotCallPages,
+  phoneNumberPages,
   apiKeyPages,
   planPages,
   userPages,

@@ -129,7 +129,12 @@ export function createInboundCalls(deps: {
       },
       deps.telephony.name,
     );
-    return { kind: 'decline', callId, reason, message: declinedMessage(version) };
+    return {
+      kind: 'decline',
+      callId,
+      reason,
+      message: renderInboundTemplate(declinedMessage(version), request.from),
+    };
   }
 
   /** Whether a cap is full, counted under the caps' locks (the pipeline's order: agent, then tenant). */

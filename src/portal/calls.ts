@@ -135,7 +135,7 @@ export function callPages(services: PortalServices): PortalPage[] {
                 })
               : emptyState({
                   title: 'No calls yet',
-                  text: 'Calls your agents place appear here with their outcome, duration and the minutes they used.',
+                  text: 'Calls your agents place or answer appear here with their outcome, duration and the minutes they used.',
                 })
           }</div>`;
         } else {
@@ -182,12 +182,18 @@ export function callPages(services: PortalServices): PortalPage[] {
         const details = html`<section class="panel" aria-labelledby="call-title">
   <h2 id="call-title">Call</h2>
   <dl class="details">
-    <dt>Called</dt><dd class="phone">${call.to}</dd>
+    ${
+      call.direction === 'inbound'
+        ? html`<dt>Direction</dt><dd>Inbound: answered by your agent</dd>
+    <dt>Caller</dt><dd class="phone">${call.from}</dd>
+    <dt>Number called</dt><dd class="phone">${call.to}</dd>`
+        : html`<dt>Called</dt><dd class="phone">${call.to}</dd>
     <dt>Name</dt><dd>${call.name || html`<span class="subtle">—</span>`}</dd>
     ${call.email && html`<dt>Email</dt><dd>${call.email}</dd>`}
-    <dt>Caller ID</dt><dd class="phone">${call.from}</dd>
+    <dt>Caller ID</dt><dd class="phone">${call.from}</dd>`
+    }
     <dt>Agent</dt><dd>${agent && agent.user_id === userId ? html`<a href="${href(request, `/agents/${agent.id}`)}">${agent.name}</a>` : html`<span class="subtle">Removed agent</span>`} <span class="subtle">version ${call.agent_version}</span></dd>
-    <dt>Placed</dt><dd>${dateTime(call.created_at)}</dd>
+    <dt>${call.direction === 'inbound' ? 'Rang' : 'Placed'}</dt><dd>${dateTime(call.created_at)}</dd>
   </dl>
 </section>`;
         const conversation = html`<section class="panel" aria-labelledby="conversation-title">
@@ -195,7 +201,10 @@ export function callPages(services: PortalServices): PortalPage[] {
   ${recordingPlayer(result.recording_url)}
   ${
     result.transcript
-      ? transcriptView(result.transcript, { agent: agent?.name ?? 'Agent', callee: call.name || 'Callee' })
+      ? transcriptView(result.transcript, {
+          agent: agent?.name ?? 'Agent',
+          callee: call.name || (call.direction === 'inbound' ? 'Caller' : 'Callee'),
+        })
       : html`<p class="subtle">${final ? 'No transcript was recorded for this call.' : 'The transcript appears here when the call ends.'}</p>`
   }
   <h3 class="subheading">Welcome message</h3>

@@ -45,14 +45,14 @@ export function callTable(
 ): Html {
   return html`<div class="table-wrap" role="region" aria-label="Calls" tabindex="0"><table>
   <thead><tr>
-    <th scope="col">Called</th><th scope="col">Outcome</th><th scope="col" class="hide-narrow">Agent</th>
-    <th scope="col" class="hide-narrow">Placed</th><th scope="col" class="numeric">Duration</th><th scope="col" class="numeric">Billed</th>
+    <th scope="col">Number</th><th scope="col">Outcome</th><th scope="col" class="hide-narrow">Agent</th>
+    <th scope="col" class="hide-narrow">When</th><th scope="col" class="numeric">Duration</th><th scope="col" class="numeric">Billed</th>
   </tr></thead>
   <tbody>
   ${calls.map((call) => {
     const note = outcomeNote(call);
     return html`<tr>
-    <td><a href="${href(request, `/calls/${call.id}`)}"><strong class="phone">${call.to}</strong></a>${call.name && html`<br><span class="subtle">${call.name}</span>`}</td>
+    <td><a href="${href(request, `/calls/${call.id}`)}"><strong class="phone">${call.direction === 'inbound' ? call.from : call.to}</strong></a><br><span class="subtle">${call.direction === 'inbound' ? 'Called in' : 'Called out'}</span>${call.name && html` · <span class="subtle">${call.name}</span>`}</td>
     <td>${statusBadge(call.status)}${note && html`<br><span class="subtle">${note}</span>`}</td>
     <td class="hide-narrow">${(call.agent_id && agentNames.get(call.agent_id)) ?? html`<span class="subtle">Removed agent</span>`}</td>
     <td class="hide-narrow">${dateTime(call.created_at)}</td>

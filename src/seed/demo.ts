@@ -14,6 +14,7 @@ import { newId, randomBase62 } from '../core/ids.js';
 import { hashPassword } from '../core/security/passwords.js';
 import { addCreditEntry } from '../credits/repository.js';
 import type { MemberService } from '../members/service.js';
+import type { PhoneNumberService } from '../phone-numbers/service.js';
 import type { PlanService } from '../plans/service.js';
 import type { TenantService } from '../tenants/service.js';
 import { insertUser } from '../users/repository.js';
@@ -26,6 +27,8 @@ export interface DemoSeed {
   userPassword: string;
   /** The published demo agent; its webhook URL places calls. */
   agent: { id: string; webhookUrl: string };
+  /** The demo number the agent answers (the simulator's engine only: a real engine holds its own). */
+  phoneNumber: string | null;
   /** The console's owner, with the random password shown once. */
   owner: { email: string; password: string };
   /** Lines to print for the newcomer: the tenant's credentials and how to try them. */
@@ -42,6 +45,7 @@ export interface DemoSeedServices {
   readonly agents: AgentService;
   readonly members: MemberService;
   readonly branding: BrandingService;
+  readonly phoneNumbers: PhoneNumberService;
 }
 
 export async function isDatabaseEmpty(services: DemoSeedServices): Promise<boolean> {
@@ -131,6 +135,7 @@ export async function seedDemo(services: DemoSeedServices): Promise<DemoSeed> {
   );
   const demoAgent = await seedDemoAgent(services.agents, base, { tenantId: tenant.id, userId, apiKey: key });
   lines.push(...demoAgent.lines);
+  const phoneNumber = await seedDemoNumber(services, tenant.id, demoAgent.agent.id, lines);
   // The console's owner gets a random password: the console may be reachable beyond this machine.
   const ownerPassword = randomBase62(16);
   const owner = await services.members.create(tenant.id, {
@@ -161,9 +166,34 @@ export async function seedDemo(services: DemoSeedServices): Promise<DemoSeed> {
     userEmail,
     userPassword,
     agent: demoAgent.agent,
+    phoneNumber,
     owner: { email: owner.email, password: ownerPassword },
     lines,
   };
+}
+
+/** The demo agent's number, imported for the demo tenant, answered by the agent (the simulator holds every number). */
+const DEMO_NUMBER = '+14155550199';
+
+async function seedDemoNumber(
+  services: DemoSeedServices,
+  tenantId: string,
+  agentId: string,
+  lines: string[],
+): Promise<string | null> {
+  // Vapi and Retell hold only the numbers bought there: the operator imports one of those.
+  if (services.config.telephony !== 'simulated') return null;
+  await services.phoneNumbers.import({ phone_number: DEMO_NUMBER, tenant_id: tenantId });
+  await services.phoneNumbers.updateForTenant(tenantId, DEMO_NUMBER, {
+    inbound_agent_id: agentId,
+    label: 'Demo front desk',
+  });
+  lines.push(
+    `Phone number ${DEMO_NUMBER} answers with the demo agent. Ring it from the console (Phone numbers,`,
+    '  “Simulate an inbound call”), or with the operator API:',
+    `  curl -s -X POST ${services.config.publicBaseUrl}/admin/v1/simulator/inbound-calls -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' -d '{"to":"${DEMO_NUMBER}","from":"+14155550123"}'`,
+  );
+  return DEMO_NUMBER;
 }
 
 /**

@@ -234,6 +234,11 @@ export interface TelephonyAdapter {
   syncAgentVersion?(version: PublishedAgentVersion): Promise<void>;
   /** The engine's phone numbers, for the operator's imports. */
   readonly phoneNumbers?: EnginePhoneNumbers;
+  /**
+   * Engines that keep agents of their own (Retell): the engine's agent and version that answer an
+   * inbound call with this published version (synced first when the publish job has not yet).
+   */
+  inboundAgentOf?(version: PublishedAgentVersion): Promise<{ agentId: string; version: number }>;
 }
 
 /**

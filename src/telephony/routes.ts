@@ -7,7 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config/config.js';
 import type { Db } from '../core/db/database.js';
-import type { EngineReports, InboundCalls } from './port.js';
+import type { EngineReports, InboundCalls, TelephonyAdapter } from './port.js';
 import { retellRoutes } from './retell/routes.js';
 import { simulatedRecordingRoutes } from './simulated-recordings.js';
 import { vapiRoutes } from './vapi/routes.js';
@@ -17,10 +17,12 @@ export const engineCallbackRoutes: FastifyPluginAsync<{
   reports: EngineReports;
   /** Who answers the imported numbers' inbound calls (src/phone-numbers/inbound.ts). */
   inbound?: InboundCalls;
+  /** The configured engine (Retell names the agent version an inbound call is answered with). */
+  telephony?: Pick<TelephonyAdapter, 'inboundAgentOf'>;
   clock: Clock;
   /** The simulator's recordings are read from its records of the dials. */
   db: Db;
-}> = async (app, { config, reports, clock, db, inbound }) => {
+}> = async (app, { config, reports, clock, db, inbound, telephony }) => {
   if (config.telephony === 'simulated') await app.register(simulatedRecordingRoutes, { db });
   if (config.vapi) {
     await app.register(vapiRoutes, {
@@ -31,5 +33,8 @@ export const engineCallbackRoutes: FastifyPluginAsync<{
       publicBaseUrl: config.publicBaseUrl,
     });
   }
-  if (config.retell) await app.register(retellRoutes, { reports, config: config.retell, clock });
+  if (config.retell) {
+    const agentOf = telephony?.inboundAgentOf?.bind(telephony);
+    await app.register(retellRoutes, { reports, config: config.retell, clock, inbound, agentOf });
+  }
 };

@@ -240,5 +240,12 @@ describe('demo seed', () => {
     const call = await t.admin('GET', `/admin/v1/calls/${response.body.data.id}`);
     expect(call.body.data).toMatchObject({ status: 'completed', user_id: seed.userId });
     expect(call.body.data.prompt).not.toMatch(/\{(name|topic)\}/);
+
+    // The demo number answers with the demo agent: the printed inbound curl rings it.
+    const ring = seed.lines.find((line) => line.includes('/admin/v1/simulator/inbound-calls'));
+    const ringBody = /-d '(.*)'/.exec(ring as string)?.[1] as string;
+    const rung = await t.admin('POST', '/admin/v1/simulator/inbound-calls', JSON.parse(ringBody));
+    expect(rung.status, rung.raw).toBe(201);
+    expect(rung.body.data).toMatchObject({ direction: 'inbound', status: 'queued', agent_id: seed.agent.id });
   });
 });

@@ -34,6 +34,7 @@ describe('seed demo', { timeout: 120_000 }, () => {
         id: expect.stringMatching(/^agt_/),
         webhook_url: expect.stringMatching(/\/webhooks\/agents\/webh_\w+\/trigger$/),
       },
+      phone_number: '+14155550199',
       owner: {
         email: 'owner@demo-agency.example',
         password: expect.any(String),
@@ -47,6 +48,10 @@ describe('seed demo', { timeout: 120_000 }, () => {
       const client = consoleClient({ app } as TestApp);
       expect((await client.signIn(data.owner.email, data.owner.password)).status).toBe(303);
       expect((await client.get('/console')).body).toContain('Demo Agency');
+      // The demo number answers: its inbound agent is the demo agent, which takes the call.
+      const number = await partnerRequest(app, data.api_key, '/api/v1/phone-numbers/%2B14155550199');
+      expect(number.body.data).toMatchObject({ inbound_agent_id: data.agent.id, label: 'Demo front desk' });
+      expect((await client.get('/console/phone-numbers')).body).toContain('Demo front desk');
     });
   });
 

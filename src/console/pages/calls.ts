@@ -27,34 +27,9 @@ import { fieldIssues, validated } from '../../web/forms.js';
 import { type Html, html } from '../../web/html.js';
 import { memberTenantId, sendPage } from '../layout.js';
 import { consolePages } from '../plugin.js';
+import { filterQuery, filtersOf, type ListQuery, localValue } from './call-filters.js';
 
 const PAGE_SIZE = 25;
-
-interface ListQuery {
-  page?: string;
-  agent_id?: string;
-  user_id?: string;
-  status?: string;
-  created_after?: string;
-  created_before?: string;
-}
-
-/** A `datetime-local` value (read as UTC) or a full timestamp, as the API's date-time. */
-function timestampOf(value: string | undefined): string | undefined {
-  const text = value?.trim();
-  if (!text) return undefined;
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(text)) return `${text}:00Z`;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return `${text}T00:00:00Z`;
-  return text;
-}
-
-/** The API's timestamp back as the `datetime-local` value the filter shows. */
-function localValue(value: string | undefined): string | undefined {
-  const text = value?.trim();
-  if (!text) return undefined;
-  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})/.exec(text);
-  return match ? match[1] : text;
-}
 
 function duration(seconds: number | null): string {
   if (seconds === null) return '—';
@@ -67,16 +42,16 @@ const isFinal = (call: { status: string }) => FINAL_STATUSES.some((status) => st
 function callTable(calls: CallListItem[], agentNames: Map<string, string>): Html {
   return html`<div class="table-wrap" role="region" aria-label="Calls" tabindex="0"><table>
   <thead><tr>
-    <th scope="col">Called</th><th scope="col">Status</th><th scope="col">Agent</th><th scope="col">From</th>
+    <th scope="col">Caller or callee</th><th scope="col">Status</th><th scope="col">Agent</th><th scope="col">Our number</th>
     <th scope="col">Created</th><th scope="col" class="numeric">Duration</th><th scope="col" class="numeric">Billed min</th>
   </tr></thead>
   <tbody>
   ${calls.map(
     (call) => html`<tr>
-    <td><a href="/console/calls/${call.id}"><strong>${call.to}</strong></a>${call.name && html`<br><span class="subtle">${call.name}</span>`}</td>
+    <td><a href="/console/calls/${call.id}"><strong>${call.direction === 'inbound' ? call.from : call.to}</strong></a> <span class="subtle">${call.direction === 'inbound' ? 'inbound' : 'outbound'}</span>${call.name && html`<br><span class="subtle">${call.name}</span>`}</td>
     <td>${statusBadge(call.status)}</td>
     <td>${call.agent_id === null ? html`<span class="subtle">No agent</span>` : html`${agentNames.get(call.agent_id) ?? html`<span class="mono subtle">${call.agent_id}</span>`} <span class="subtle">v${call.agent_version}</span>`}</td>
-    <td class="mono">${call.from}</td>
+    <td class="mono">${call.direction === 'inbound' ? call.to : call.from}</td>
     <td>${dateTime(call.created_at)}</td>
     <td class="numeric">${duration(call.duration_seconds)}</td>
     <td class="numeric">${call.billed_minutes ?? '—'}</td>
@@ -154,7 +129,10 @@ export function outcomeRegion(call: CallDetail): Html {
   ${recordingPlayer(outcome.recording_url)}
   ${
     outcome.transcript
-      ? transcriptView(outcome.transcript, { agent: 'Agent', callee: call.name || 'Callee' })
+      ? transcriptView(outcome.transcript, {
+          agent: 'Agent',
+          callee: call.name || (call.direction === 'inbound' ? 'Caller' : 'Callee'),
+        })
       : html`<p class="subtle">${final ? 'No transcript was recorded for this call.' : 'The transcript appears here when the call ends.'}</p>`
   }
 </section>
@@ -164,28 +142,6 @@ export function outcomeRegion(call: CallDetail): Html {
   ${toolCallsView(outcome.events).value && html`<h3 class="subheading">Tool calls</h3>${toolCallsView(outcome.events)}`}
 </section>
 </div>`;
-}
-
-/** The list's filters as the API names them; blank ones left out. */
-function filtersOf(q: ListQuery) {
-  return {
-    agent_id: q.agent_id?.trim() || undefined,
-    user_id: q.user_id?.trim() || undefined,
-    status: q.status?.trim() || undefined,
-    created_after: timestampOf(q.created_after),
-    created_before: timestampOf(q.created_before),
-  };
-}
-
-/** The filters' query string (for the export link): what the member typed, blanks left out. */
-function filterQuery(q: ListQuery): string {
-  const params = new URLSearchParams();
-  for (const name of ['agent_id', 'user_id', 'status', 'created_after', 'created_before'] as const) {
-    const value = q[name]?.trim();
-    if (value) params.set(name, value);
-  }
-  const text = params.toString();
-  return text ? `?${text}` : '';
 }
 
 export const callPages = consolePages(
@@ -205,6 +161,8 @@ export const callPages = consolePages(
         status: query.status,
         createdAfter: query.created_after ? new Date(query.created_after) : undefined,
         createdBefore: query.created_before ? new Date(query.created_before) : undefined,
+        direction: query.direction,
+        toNumber: request.query.to?.trim() || undefined,
       });
       return reply
         .type('text/csv; charset=utf-8')
@@ -218,6 +176,7 @@ export const callPages = consolePages(
       const q = request.query;
       const page = q.page && /^\d{1,9}$/.test(q.page) && Number(q.page) > 0 ? Number(q.page) : 1;
       const filters = filtersOf(q);
+      const numberFilter = q.to?.trim() || undefined;
       // The tenant's agents name the rows and fill the agent filter (one indexed page, no query per row).
       const agentPage = await agents.list(tenantId, {
         page: 1,
@@ -234,12 +193,13 @@ export const callPages = consolePages(
           limit: PAGE_SIZE,
           ...Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined)),
         });
-        result = await calls.listForTenant(tenantId, query);
+        result = await calls.listForTenant(tenantId, query, { to: numberFilter });
       } catch (error) {
         if (!(error instanceof ApiError) || error.status !== 422) throw error;
         issues = fieldIssues(error);
       }
-      const filtered = Object.values(filters).some((value) => value !== undefined);
+      const filtered =
+        Object.values(filters).some((value) => value !== undefined) || numberFilter !== undefined;
       const form = html`<form method="get" action="/console/calls" class="filters panel call-filters" aria-label="Filter calls">
   ${field({
     id: 'agent_id',
@@ -269,6 +229,22 @@ export const callPages = consolePages(
       error: issues.status,
     }),
   })}
+  ${field({
+    id: 'direction',
+    label: 'Direction',
+    error: issues.direction,
+    control: select({
+      id: 'direction',
+      choices: [
+        { value: '', label: 'Both directions' },
+        { value: 'inbound', label: 'Inbound (answered)' },
+        { value: 'outbound', label: 'Outbound (placed)' },
+      ],
+      selected: filters.direction ?? '',
+      error: issues.direction,
+    }),
+  })}
+  ${numberFilter && html`<input type="hidden" name="to" value="${numberFilter}"><p class="subtle">Calls to <strong class="mono">${numberFilter}</strong></p>`}
   ${inputField({ id: 'created_after', label: 'Created after (UTC)', type: 'datetime-local', value: localValue(q.created_after), error: issues.created_after })}
   ${inputField({ id: 'created_before', label: 'Created before (UTC)', type: 'datetime-local', value: localValue(q.created_before), error: issues.created_before })}
   <div class="filter-buttons">
@@ -358,7 +334,7 @@ ${
   </dl>
 </section>`;
       return sendPage(request, reply, {
-        title: `Call to ${call.to}`,
+        title: call.direction === 'inbound' ? `Call from ${call.from}` : `Call to ${call.to}`,
         section: 'calls',
         parent: { href: '/console/calls', label: 'Calls' },
         body,

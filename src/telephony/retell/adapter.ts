@@ -250,8 +250,17 @@ export function createRetellTelephony(options: RetellTelephonyOptions): Telephon
         return found ? { id: found.phone_number, number: found.phone_number } : undefined;
       },
       async routeInbound(number) {
-        await client.updatePhoneNumber(number.id, { inbound_webhook_url: inboundUrl });
+        await client.updatePhoneNumber(number.id, {
+          inbound_webhook_url: inboundUrl,
+          inbound_agent_id: null,
+          inbound_agents: null,
+        });
       },
+    },
+
+    async inboundAgentOf(published: PublishedAgentVersion) {
+      const synced = await ensureSynced(published);
+      return { agentId: synced.retell_agent_id, version: synced.retell_agent_version };
     },
 
     async syncAgentVersion(published: PublishedAgentVersion): Promise<void> {

@@ -74,7 +74,18 @@ export interface RetellClient {
   /** GET /get-phone-number/{phone_number}: the number, or undefined when Retell holds none (404). */
   getPhoneNumber(phoneNumber: string): Promise<RetellPhoneNumber | undefined>;
   /** PATCH /update-phone-number/{phone_number}: where Retell asks who answers the number's inbound calls. */
-  updatePhoneNumber(phoneNumber: string, body: { inbound_webhook_url: string }): Promise<void>;
+  updatePhoneNumber(phoneNumber: string, body: UpdatePhoneNumberBody): Promise<void>;
+}
+
+/**
+ * PATCH /update-phone-number/{phone_number}: our inbound webhook, and no agent bound to the number
+ * (`inbound_agent_id` and the weighted `inbound_agents` null), so that an inbound answer naming no
+ * agent disconnects the call instead of handing it to an agent set in Retell's dashboard.
+ */
+export interface UpdatePhoneNumberBody {
+  inbound_webhook_url: string;
+  inbound_agent_id: null;
+  inbound_agents: null;
 }
 
 /** Of Retell's PhoneNumberResponse, the fields the adapter reads. */
