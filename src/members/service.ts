@@ -76,6 +76,8 @@ export interface ConsoleSession {
   awaitingTotp: boolean;
   /** Sealed TOTP secret, when the second factor is on. */
   totpSecret: string | null;
+  /** The operator suspended the tenant: every console page answers the suspended page. */
+  suspended: boolean;
 }
 
 export type SignInResult =
@@ -188,6 +190,7 @@ export function createMemberService(deps: TeamDeps & { secrets: SecretBox }) {
         role: row.role,
         awaitingTotp: row.awaiting_totp,
         totpSecret: row.totp_enabled_at ? row.totp_secret : null,
+        suspended: row.tenant_suspended_at !== null,
       };
     },
 

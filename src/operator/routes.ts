@@ -37,6 +37,8 @@ import { userAdminRoutes } from '../users/admin-routes.js';
 import type { UserService } from '../users/service.js';
 import { walletAdminRoutes } from '../wallets/admin-routes.js';
 import type { WalletService } from '../wallets/service.js';
+import type { TenantSuspension } from './suspension.js';
+import { suspensionAdminRoutes } from './suspension-routes.js';
 
 /** The services the operator API uses (the composition root passes them all). */
 export interface OperatorServices {
@@ -59,6 +61,7 @@ export interface OperatorServices {
   readonly phoneNumbers: PhoneNumberService;
   readonly inboundCalls: InboundCallService;
   readonly telephony: { readonly name: string };
+  readonly suspension: TenantSuspension;
 }
 
 export async function operatorRoutes(app: FastifyInstance, { services }: { services: OperatorServices }) {
@@ -66,6 +69,7 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   const db = database.db;
   registerAdminAuth(app, config.adminToken);
   await app.register(tenantAdminRoutes, { tenants });
+  await app.register(suspensionAdminRoutes, { suspension: services.suspension });
   await app.register(brandingAdminRoutes, { branding: services.branding, tenants });
   await app.register(apiKeyAdminRoutes, {
     db,

@@ -14,6 +14,7 @@ import {
   listTenants,
   type TenantRow,
   updateTenant,
+  updateTenantSuspension,
 } from './repository.js';
 import type {
   CreateTenantBody,
@@ -99,6 +100,8 @@ export function toTenant(row: TenantRow, partnerDefault: PartnerLimitDefault): T
     processor_account_id: row.processor_account_id,
     application_fee_percent:
       row.application_fee_percent === null ? null : Number(row.application_fee_percent),
+    suspended_at: row.suspended_at?.toISOString() ?? null,
+    suspended_reason: row.suspended_reason,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -227,6 +230,16 @@ export function createTenantService(deps: {
         created_at: now,
         updated_at: now,
       });
+      return toTenant(row, deps.partnerLimitDefault);
+    },
+
+    /**
+     * Suspends the tenant (a repeat keeps the first time and replaces the note) or lifts the
+     * suspension (`null`). Only the two columns change: nothing of the tenant is deleted.
+     */
+    async setSuspension(tenantId: string, suspension: { reason: string | null } | null): Promise<Tenant> {
+      const row = await updateTenantSuspension(db, tenantId, clock.now(), suspension);
+      if (!row) throw notFound('Tenant');
       return toTenant(row, deps.partnerLimitDefault);
     },
 

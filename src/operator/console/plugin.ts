@@ -25,10 +25,10 @@ import type { WalletService } from '../../wallets/service.js';
 import { checkParameters, type Flash } from '../../web/forms.js';
 import { pageErrorHandler } from '../../web/page-errors.js';
 import { acceptFormsOnly, checkCsrf, protectPages } from '../../web/page-security.js';
+import type { TenantSuspension } from '../suspension.js';
 import { operatorAssetRoutes } from './assets.js';
 import { csrfUserInfo, OPERATOR_PATH, SESSION_COOKIE, takeFlash } from './cookies.js';
 import { errorPage } from './layout.js';
-import type { TenantSuspension } from './suspension.js';
 
 export type OperatorAccess = 'public' | StaffRole;
 

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UpdateBrandingBody } from '../../../branding/schemas.js';
 import type { BrandingService } from '../../../branding/service.js';
 import { ApiError } from '../../../core/errors.js';
-import { UpdateTenantBody } from '../../../tenants/schemas.js';
+import { SuspendTenantBody, UpdateTenantBody } from '../../../tenants/schemas.js';
 import type { TenantService } from '../../../tenants/service.js';
 import { PutWalletBody, WalletCreditBody } from '../../../wallets/schemas.js';
 import type { WalletService } from '../../../wallets/service.js';
@@ -18,8 +18,8 @@ import {
   textField,
   validated,
 } from '../../../web/forms.js';
+import type { TenantSuspension } from '../../suspension.js';
 import { redirectWithFlash } from '../cookies.js';
-import type { TenantSuspension } from '../suspension.js';
 import type { FormState } from './tenant-forms.js';
 
 type TenantPage = (
@@ -75,16 +75,17 @@ export async function tenantActions(
 
   app.post<Params>(
     '/tenants/:id/suspend',
-    form('status', async (tenantId) => {
-      await suspension.suspend(tenantId);
-      return 'The tenant is suspended.';
+    form('status', async (tenantId, fields) => {
+      const body = validated(SuspendTenantBody, { reason: textField(fields, 'reason') });
+      await suspension.suspend(tenantId, body.reason);
+      return 'The tenant is suspended: its keys, webhooks, console and portal are refused.';
     }),
   );
   app.post<Params>(
     '/tenants/:id/lift',
     form('status', async (tenantId) => {
       await suspension.lift(tenantId);
-      return 'The suspension is lifted.';
+      return 'The suspension is lifted: everything works again.';
     }),
   );
 
