@@ -82,6 +82,7 @@ export async function callerIdStanding(
 export interface PhoneNumberFilter {
   tenantId?: string;
   inboundAgentId?: string;
+  engine?: string;
 }
 
 function filtered(db: Executor, filter: PhoneNumberFilter) {
@@ -89,6 +90,7 @@ function filtered(db: Executor, filter: PhoneNumberFilter) {
   if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
   if (filter.inboundAgentId !== undefined)
     query = query.where('inbound_agent_id', '=', filter.inboundAgentId);
+  if (filter.engine !== undefined) query = query.where('engine', '=', filter.engine);
   return query;
 }
 

@@ -11,7 +11,7 @@ import { type Html, html } from '../../web/html.js';
 import { operatorAssetUrl } from './assets.js';
 import { csrfUserInfo } from './cookies.js';
 
-export type Section = 'tenants' | 'revenue' | 'engines' | 'jobs' | 'staff' | 'brand';
+export type Section = 'tenants' | 'phone-numbers' | 'revenue' | 'engines' | 'jobs' | 'staff' | 'brand';
 
 const NAV: {
   heading: string;
@@ -21,6 +21,7 @@ const NAV: {
     heading: 'Business',
     items: [
       { section: 'tenants', label: 'Tenants', href: '/operator/tenants', role: 'support' },
+      { section: 'phone-numbers', label: 'Phone numbers', href: '/operator/phone-numbers', role: 'support' },
       { section: 'revenue', label: 'Revenue', href: '/operator/revenue', role: 'support' },
     ],
   },

@@ -15,6 +15,7 @@ import type { SecretBox } from '../../core/security/secrets.js';
 import type { EventService } from '../../events/service.js';
 import type { MemberService } from '../../members/service.js';
 import type { OperatorReports } from '../../operator-reports/service.js';
+import type { PhoneNumberService } from '../../phone-numbers/service.js';
 import type { PlanService } from '../../plans/service.js';
 import type { PlatformBrand, PlatformBrandService } from '../../platform-brand/service.js';
 import type { RateLimits } from '../../rate-limits/service.js';
@@ -63,6 +64,7 @@ export interface OperatorConsoleServices {
   readonly branding: BrandingService;
   readonly events: EventService;
   readonly suspension: TenantSuspension;
+  readonly phoneNumbers: PhoneNumberService;
 }
 
 export type OperatorPages = (app: FastifyInstance, services: OperatorConsoleServices) => Promise<unknown>;

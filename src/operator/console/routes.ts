@@ -1,6 +1,7 @@
 /** The operator console's one list of pages (docs/operator-console.md). */
 import { operatorBrandPages } from './pages/brand.js';
 import { operatorOperationsPages } from './pages/operations.js';
+import { operatorPhoneNumberPages } from './pages/phone-numbers.js';
 import { operatorRevenuePages } from './pages/revenue.js';
 import { operatorSignInPages } from './pages/sign-in.js';
 import { operatorStaffPages } from './pages/staff.js';
@@ -12,6 +13,7 @@ export const OPERATOR_CONSOLE_PAGES: OperatorPages[] = [
   operatorSignInPages,
   operatorTenantPages,
   operatorTenantPage,
+  operatorPhoneNumberPages,
   operatorRevenuePages,
   operatorOperationsPages,
   operatorBrandPages,
