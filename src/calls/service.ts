@@ -9,12 +9,7 @@
  * stored in the transaction that stores the call, so a retry replays it and never calls twice.
  */
 
-import {
-  findAgentTarget,
-  findAgentTenant,
-  findWebhookTarget,
-  type WebhookTarget,
-} from '../agents/repository.js';
+import { findAgentTarget, findAgentTenant, findWebhookTarget } from '../agents/repository.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPageCountedApart } from '../core/db/pagination.js';

@@ -9,7 +9,7 @@ import { ApiError } from '../../../core/errors.js';
 import { ImportPhoneNumberBody, ReassignPhoneNumberBody } from '../../../phone-numbers/schemas.js';
 import { actionButton, dateTime, emptyState, inputField, pager, select } from '../../../web/components.js';
 import { type Flash, fieldIssues, formOf, textField, validated } from '../../../web/forms.js';
-import { type Html, html } from '../../../web/html.js';
+import { html } from '../../../web/html.js';
 import { redirectWithFlash } from '../cookies.js';
 import { can, csrfField, sendPage } from '../layout.js';
 import { operatorPages } from '../plugin.js';
