@@ -7,7 +7,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors.js';
 import { ImportPhoneNumberBody, ReassignPhoneNumberBody } from '../../../phone-numbers/schemas.js';
-import { actionButton, dateTime, emptyState, inputField, pager, select } from '../../../web/components.js';
+import {
+  actionButton,
+  dateTime,
+  emptyState,
+  input,
+  inputField,
+  namedIssue,
+  pager,
+  select,
+} from '../../../web/components.js';
 import { type Flash, fieldIssues, formOf, textField, validated } from '../../../web/forms.js';
 import { html } from '../../../web/html.js';
 import { redirectWithFlash } from '../cookies.js';
@@ -64,7 +73,9 @@ export const operatorPhoneNumberPages = operatorPages(
     admin &&
     html`<td class="actions actions-stack">
     <form method="post" action="${pathOf(number.phone_number)}/reassign" class="inline-form" data-confirm="${`Move ${number.phone_number} to another tenant? Its inbound agent and label are cleared.`}">${csrf}
-      ${inputField({ id: reassignId, name: 'tenant_id', label: `New tenant for ${number.phone_number}`, value: mine ? form.values?.tenant_id : undefined, error: mine ? form.errors?.tenant_id : undefined, attributes: html`list="tenant-ids" autocomplete="off"` })}
+      <label for="${reassignId}" class="visually-hidden">New tenant for ${number.phone_number}</label>
+      ${input({ id: reassignId, name: 'tenant_id', placeholder: 'New tenant id', value: mine ? form.values?.tenant_id : undefined, error: mine ? form.errors?.tenant_id : undefined, attributes: html`list="tenant-ids" autocomplete="off"` })}
+      ${mine && form.errors?.tenant_id && html`<p class="error" id="${reassignId}-error">${namedIssue('The tenant id', form.errors.tenant_id)}</p>`}
       <button class="button button-small" type="submit">Reassign</button>
     </form>
     ${actionButton({ action: `${pathOf(number.phone_number)}/release`, label: 'Release', csrf, small: true, tone: 'danger', confirm: `Release ${number.phone_number}? No tenant holds it any more; its past calls keep it.` })}
