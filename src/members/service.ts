@@ -15,7 +15,7 @@
  * code's time step is accepted once per member (no replay); and the accepted code ends the
  * half-open session and starts a fresh one under a new token (no session fixation).
  */
-import { isUniqueViolation } from '../core/db/database.js';
+import { type Executor, isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { newId, sha256Hex } from '../core/ids.js';
 import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/security/passwords.js';
@@ -114,11 +114,11 @@ export function createMemberService(deps: TeamDeps & { secrets: SecretBox }) {
     ...createAccountFunctions(deps),
 
     /** A member created with a password (the operator's first owner of a tenant, an accepted invitation). */
-    async create(tenantId: string, input: CreateMemberBody): Promise<Member> {
+    async create(tenantId: string, input: CreateMemberBody, executor: Executor = db): Promise<Member> {
       const now = clock.now();
       const passwordHash = await hashPassword(input.password, deps.passwordHashMemoryKib);
       try {
-        const row = await insertMember(db, {
+        const row = await insertMember(executor, {
           id: newId('mem'),
           tenant_id: tenantId,
           email: input.email.trim(),

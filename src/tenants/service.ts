@@ -1,7 +1,7 @@
 /** Tenants (one per partner agency) and their email provider settings. */
 import type { ProcessorAccounts } from '../billing/accounts.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db/database.js';
+import type { Db, Executor } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -220,10 +220,11 @@ export function createTenantService(deps: {
       return update(tenantId, { email: { smtp_url: smtpUrl, from: input.from } });
     },
 
-    async create(input: CreateTenantBody): Promise<Tenant> {
+    /** A new tenant; `executor` lets a caller create it in its own transaction (with its first owner). */
+    async create(input: CreateTenantBody, executor: Executor = db): Promise<Tenant> {
       const now = clock.now();
       const id = newId('ten');
-      const row = await insertTenant(db, {
+      const row = await insertTenant(executor, {
         id,
         name: input.name,
         ...(await emailColumns(id, input.email ?? null)),

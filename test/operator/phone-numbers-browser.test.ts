@@ -46,7 +46,9 @@ async function signIn(page: Page, offset: number) {
 }
 
 describe.skipIf(!hasChromium)('the phone numbers page in a browser', () => {
-  it('imports, filters, reassigns and releases, accessible at 1366 and 390 px', { timeout: 240_000 }, async () => {
+  it('imports, filters, reassigns and releases, accessible at 1366 and 390 px', {
+    timeout: 240_000,
+  }, async () => {
     const context = await newConsoleContext(browser!, f.origin, { width: 1366, height: 900 });
     const page = await context.newPage();
     page.on('dialog', (dialog) => dialog.accept());
@@ -75,11 +77,19 @@ describe.skipIf(!hasChromium)('the phone numbers page in a browser', () => {
     await screenshot(page, 'operator-phone-numbers');
 
     await page.getByLabel('New tenant for +14155550100').fill(other);
-    await page.getByRole('row', { name: /\+14155550100/ }).getByRole('button', { name: 'Reassign' }).click();
+    await page
+      .getByRole('row', { name: /\+14155550100/ })
+      .getByRole('button', { name: 'Reassign' })
+      .click();
     await page.getByText('+14155550100 now belongs to Contoso Calls.').waitFor();
-    expect((await f.t.admin('GET', '/admin/v1/phone-numbers/%2B14155550100')).body.data.tenant_id).toBe(other);
+    expect((await f.t.admin('GET', '/admin/v1/phone-numbers/%2B14155550100')).body.data.tenant_id).toBe(
+      other,
+    );
 
-    await page.getByRole('row', { name: /\+14155550101/ }).getByRole('button', { name: 'Release' }).click();
+    await page
+      .getByRole('row', { name: /\+14155550101/ })
+      .getByRole('button', { name: 'Release' })
+      .click();
     await page.getByText('+14155550101 is released').waitFor();
     expect((await f.t.admin('GET', '/admin/v1/phone-numbers/%2B14155550101')).status).toBe(404);
     await context.close();

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { BrandingService } from '../../branding/service.js';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config/config.js';
+import type { Database } from '../../core/db/database.js';
 import type { IdempotencyStore } from '../../core/idempotency/store.js';
 import type { SecretBox } from '../../core/security/secrets.js';
 import type { EventService } from '../../events/service.js';
@@ -51,6 +52,7 @@ declare module 'fastify' {
 export interface OperatorConsoleServices {
   readonly config: Config;
   readonly clock: Clock;
+  readonly database: Database;
   readonly secrets: SecretBox;
   readonly idempotency: IdempotencyStore;
   readonly rateLimits: RateLimits;

@@ -6,6 +6,7 @@ import type { Wallet } from '../../../wallets/schemas.js';
 import { actionButton, dateTime, inputField, statusBadge } from '../../../web/components.js';
 import type { Flash } from '../../../web/forms.js';
 import { type Html, html } from '../../../web/html.js';
+import { newFormKey } from '../../../web/once.js';
 import { csrfField } from '../layout.js';
 
 /** A refused form shown again: which form, what was typed, the issue beside each field. */
@@ -71,7 +72,7 @@ export function settingsForms(reply: FastifyReply, state: TenantState, form: For
     panel(
       'credit',
       'Credit the wallet',
-      html`<form method="post" action="${base}/wallet/credit">${csrf}
+      html`<form method="post" action="${base}/wallet/credit">${csrf}<input type="hidden" name="form_key" value="${newFormKey()}">
     <div class="form-grid">
       ${inputField({ id: 'minutes', label: 'Minutes', value: value('credit', 'minutes', undefined), error: error('credit', 'minutes'), required: true, hint: 'Negative takes minutes back.', attributes: html`inputmode="numeric"` })}
       ${inputField({ id: 'reason', label: 'Note', value: value('credit', 'reason', undefined), error: error('credit', 'reason') })}
