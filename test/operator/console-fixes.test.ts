@@ -121,6 +121,43 @@ describe('staff invitations', () => {
   });
 });
 
+describe('the support role', () => {
+  it('is refused every operator form post with 403, and nothing changes', async () => {
+    const tenantId = (await t.admin('POST', '/admin/v1/tenants', { name: 'Read Only Ltd' })).body.data.id;
+    await t.admin('PUT', `/admin/v1/tenants/${tenantId}/wallet`, { wholesale_rate: 0.05, currency: 'usd' });
+    await t.admin('POST', '/admin/v1/phone-numbers', { phone_number: '+14155550199', tenant_id: tenantId });
+    const support = operatorClient(t);
+    expect((await support.signIn(await addStaff(t, 'support'))).status).toBe(303);
+    const base = `/operator/tenants/${tenantId}`;
+    const number = '/operator/phone-numbers/%2B14155550199';
+    const writes: [string, Record<string, string>][] = [
+      ['/operator/tenants', { name: 'Nope', owner_email: 'nope@example.com' }],
+      [`${base}/suspend`, { reason: 'no' }],
+      [`${base}/lift`, {}],
+      [`${base}/wallet`, { wholesale_rate: '0.09', currency: 'usd' }],
+      [`${base}/wallet/credit`, { minutes: '100' }],
+      [`${base}/processor`, { application_fee_percent: '5' }],
+      [`${base}/branding`, { brand_name: 'Nope' }],
+      [`${base}/domains`, { hostname: 'nope.example' }],
+      [`${base}/domains/dom_x/verify`, {}],
+      [`${base}/domains/dom_x/remove`, {}],
+      ['/operator/phone-numbers', { phone_number: '+14155550198', tenant_id: tenantId }],
+      [`${number}/reassign`, { tenant_id: tenantId }],
+      [`${number}/release`, {}],
+      ['/operator/brand', { name: 'Nope' }],
+      ['/operator/jobs/1/retry', {}],
+      ['/operator/staff/invitations', { email: 'x@example.com', role: 'owner' }],
+    ];
+    for (const [url, fields] of writes) {
+      expect((await support.post(url, fields)).status, url).toBe(403);
+    }
+    const tenant = (await t.admin('GET', `/admin/v1/tenants/${tenantId}`)).body.data;
+    expect(tenant).toMatchObject({ suspended_at: null, application_fee_percent: null });
+    expect((await t.services.wallets.get(tenantId)).balance_minutes).toBe(0);
+    expect((await t.admin('GET', '/admin/v1/phone-numbers/%2B14155550199')).status).toBe(200);
+  });
+});
+
 describe('the platform’s name for agencies', () => {
   it('is the issuer of a member’s authenticator app entry, never voiceplane', async () => {
     const tenantId = (await t.admin('POST', '/admin/v1/tenants', { name: 'Issuer Ltd' })).body.data.id;
