@@ -36,8 +36,8 @@ import { eventRoutes } from './events/routes.js';
 import { metricsRoutes, registerRequestMetrics } from './metrics/routes.js';
 import { operatorConsoleSurface } from './operator/console/plugin.js';
 import { OPERATOR_CONSOLE_PAGES } from './operator/console/routes.js';
-import { suspensionNotAvailable } from './operator/console/suspension.js';
 import { operatorRoutes } from './operator/routes.js';
+import { createTenantSuspension } from './operator/suspension.js';
 import { phoneNumberRoutes } from './phone-numbers/routes.js';
 import { planRoutes } from './plans/routes.js';
 import { portalSurface } from './portal/plugin.js';
@@ -171,14 +171,15 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   // The operator API: bearer ADMIN_TOKEN, every route in operator/routes.ts.
-  await app.register(operatorRoutes, { prefix: '/admin/v1', services });
+  const suspension = createTenantSuspension({ ...services, db: services.database.db });
+  await app.register(operatorRoutes, { prefix: '/admin/v1', services: { ...services, suspension } });
 
   // The agency console: server-rendered pages for the tenant's members (cookie sessions, CSRF).
   await app.register(consoleSurface, { prefix: '/console', services, pages: CONSOLE_PAGES });
   // The operator console (docs/operator-console.md): the operator's staff, on the same web kit.
   await app.register(operatorConsoleSurface, {
     prefix: '/operator',
-    services: { ...services, suspension: suspensionNotAvailable },
+    services: { ...services, suspension },
     pages: OPERATOR_CONSOLE_PAGES,
   });
   // The client portal (docs/portal.md): /portal/{slug} here, /portal on a tenant's verified domain.

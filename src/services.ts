@@ -231,6 +231,7 @@ export function createServices(options: ServiceOptions): Services {
     sender: mailSender,
     outbound: smtpOutbound,
     platformEmail: config.platformEmail,
+    platformName: () => platformBrand.cached().name,
     onQueued: doorbell.ring,
     brandOf: (tx, tenantId) => branding.brandOf(tenantId, tx),
   });

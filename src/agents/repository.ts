@@ -219,6 +219,8 @@ export interface WebhookTarget {
   credit_balance_minutes: number;
   /** The tenant's wholesale wallet balance; null: the tenant is unmetered (docs/wallets.md). */
   wallet_balance_minutes: number | null;
+  /** The operator suspended the tenant: no call is placed. */
+  tenant_suspended: boolean;
 }
 
 /** Everything the webhook needs in one query, by the webhook id's unique index; a deleted agent has none. */
@@ -227,8 +229,9 @@ const TARGET_SELECT = `
   SELECT a.id AS agent_id, a.tenant_id, a.user_id, a.published_version,
          v.prompt, v.welcome_message, v.phone_number,
          u.status AS owner_status, u.deleted_at AS owner_deleted_at, u.credit_balance_minutes,
-         w.balance_minutes AS wallet_balance_minutes
+         w.balance_minutes AS wallet_balance_minutes, t.suspended_at IS NOT NULL AS tenant_suspended
   FROM agents a
+  JOIN tenants t ON t.id = a.tenant_id
   JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
   LEFT JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.published_version
   LEFT JOIN tenant_wallets w ON w.tenant_id = a.tenant_id`;

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import '../tenants/repository.js';
 import type { Executor } from '../core/db/database.js';
 
 export interface ApiKeysTable {
@@ -25,12 +26,16 @@ export async function insertApiKey(db: Executor, row: ApiKeysTable): Promise<Api
   return db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Looks a presented key up by its hash (not tenant-scoped: the key is what names the tenant). */
+/**
+ * Looks a presented key up by its hash (not tenant-scoped: the key is what names the tenant),
+ * with its tenant's suspension read by the same statement (a primary-key join, no second query).
+ */
 export async function findApiKeyByHash(db: Executor, keyHash: string) {
   return db
-    .selectFrom('api_keys')
-    .select(['id', 'tenant_id', 'scopes', 'expires_at', 'revoked_at'])
-    .where('key_hash', '=', keyHash)
+    .selectFrom('api_keys as k')
+    .innerJoin('tenants as t', 't.id', 'k.tenant_id')
+    .select(['k.id', 'k.tenant_id', 'k.scopes', 'k.expires_at', 'k.revoked_at', 't.suspended_at'])
+    .where('k.key_hash', '=', keyHash)
     .executeTakeFirst();
 }
 

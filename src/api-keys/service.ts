@@ -239,6 +239,7 @@ export function createKeyVerifier(options: {
       const now = clock.now();
       if (row.revoked_at && row.revoked_at <= now) return { ok: false, reason: 'revoked' };
       if (row.expires_at && row.expires_at <= now) return { ok: false, reason: 'expired' };
+      if (row.suspended_at) return { ok: false, reason: 'suspended' };
       noteUse(row.id, now);
       return { ok: true, principal: { keyId: row.id, tenantId: row.tenant_id, scopes: new Set(row.scopes) } };
     },

@@ -42,6 +42,7 @@ export interface BrandRow {
   support_email: string | null;
   updated_at: Date | null;
   domain: string | null;
+  suspended_at: Date | null;
 }
 
 function brandQuery(db: Executor) {
@@ -51,6 +52,7 @@ function brandQuery(db: Executor) {
     .select((eb) => [
       't.id as tenant_id',
       't.name as tenant_name',
+      't.suspended_at',
       'b.slug',
       'b.brand_name',
       'b.logo_url',

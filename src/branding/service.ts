@@ -42,6 +42,8 @@ export interface Brand {
   supportEmail: string | null;
   /** The tenant's verified custom domain (the first verified), if any. */
   domain: string | null;
+  /** The operator suspended the tenant: its portal shows only an "unavailable" page. */
+  suspended: boolean;
   /** Where the tenant's portal is: https://<domain>/portal, else PUBLIC_BASE_URL/portal/<portalKey>. */
   portalUrl: string;
 }
@@ -120,6 +122,7 @@ export function createBrandingService(deps: {
       primaryColor: row.primary_color,
       supportEmail: row.support_email,
       domain: row.domain,
+      suspended: row.suspended_at !== null,
       portalUrl: row.domain ? `https://${row.domain}/portal` : `${deps.publicBaseUrl}/portal/${portalKey}`,
     };
   }

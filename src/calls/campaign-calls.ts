@@ -8,9 +8,10 @@ import { type Executor, runPrepared } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import type { TriggerInput } from './input.js';
+import { refusalOf } from './refusal.js';
 import { recordCallEvents } from './repository.js';
 import type { QueuedCall } from './schemas.js';
-import { type CallService, refusalOf } from './service.js';
+import type { CallService } from './service.js';
 import { type CachedWebhookTarget, cacheable } from './webhook-targets.js';
 
 export interface CampaignCallInput {

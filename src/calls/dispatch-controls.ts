@@ -75,3 +75,19 @@ export async function setScheduledFor(tx: Executor, step: CallStep, scheduledFor
     values: [step.tenantId, step.callId, scheduledFor],
   });
 }
+
+/**
+ * Wakes the parked dispatch jobs of a tenant whose suspension was lifted, so its waiting calls
+ * start now instead of at their next check; each is admitted again (hours, caps) as usual.
+ */
+export async function wakeTenantDispatches(db: Executor, tenantId: string, now: Date): Promise<number> {
+  const rows = await runPrepared<{ id: number }>(db, {
+    name: 'calls_wake_tenant_dispatches',
+    text: `
+      UPDATE jobs SET run_at = $2
+      WHERE tenant_id = $1 AND queue = $3 AND status = 'queued' AND run_at > $2
+      RETURNING id`,
+    values: [tenantId, now, 'calls.dispatch'],
+  });
+  return rows.length;
+}

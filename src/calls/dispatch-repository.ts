@@ -48,6 +48,11 @@ export interface DispatchRow extends CallRow {
   tenant_cap: number | null;
   /** A queued call whose number is on the tenant's do-not-call list: never moved, to be ended. */
   listed: boolean;
+  /**
+   * The tenant is suspended: the unforced step never moves its queued call, which waits until
+   * then (15 minutes on), or until the lift wakes it (wakeTenantDispatches); null otherwise.
+   */
+  held_until: Date | null;
   /** This statement moved it queued → dialing. */
   moved: boolean;
   /**
@@ -89,7 +94,7 @@ export const wakeWaiting = (now: string) => `
  * claimed in `engine_dials` in the same statement (engine-dials.ts: the claim says the request
  * is sent or about to be; a run that crashes before sending leaves a claim its retry resolves by
  * asking the engine), and each call as it now is with its agent's settings and its tenant's cap. Unless `force`, only calls with nothing to wait for move
- * (no cap, no calling hours, not scheduled later); the others come back unmoved for the pipeline
+ * (no cap, no calling hours, not scheduled later, the tenant not suspended); the others come back unmoved for the pipeline
  * to decide (under locks, or in the agent's time zone) and start with `force`. A number on the
  * tenant's do-not-call list never moves, forced or not (`listed`): the list is read by the
  * statement that starts the dial, so a number listed while its call waited is never called.
@@ -107,6 +112,7 @@ export async function startDialing(
         SELECT DISTINCT ON (id) * FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS i(tenant_id, id, at)
       ), target AS (
         SELECT ${QUALIFIED_CALL_COLUMN_LIST}, a.settings, t.max_concurrent_calls AS tenant_cap, i.at AS step_at,
+               t.suspended_at IS NOT NULL AS suspended,
                (c.status = 'queued' AND EXISTS (SELECT 1 FROM do_not_call d
                                                 WHERE d.tenant_id = c.tenant_id AND d.phone_number = c.to_number)) AS listed
         FROM input i
@@ -118,7 +124,7 @@ export async function startDialing(
         FROM target g
         WHERE c.tenant_id = g.tenant_id AND c.id = g.id AND g.status = 'queued' AND c.status IS NOT DISTINCT FROM g.status
           AND NOT g.listed AND ($4::boolean OR (g.settings -> 'max_concurrent_calls' IS NULL AND g.settings -> 'calling_hours' IS NULL
-               AND g.tenant_cap IS NULL AND (g.scheduled_for IS NULL OR g.scheduled_for <= g.step_at)))
+               AND g.tenant_cap IS NULL AND NOT g.suspended AND (g.scheduled_for IS NULL OR g.scheduled_for <= g.step_at)))
         RETURNING c.id, c.tenant_id, c.attempts, c.updated_at
       ), dialing_event AS (
         INSERT INTO call_events (tenant_id, call_id, status, at, detail)
@@ -130,6 +136,7 @@ export async function startDialing(
         RETURNING call_id
       )
       SELECT ${UNCHANGED_COLUMN_LIST}, g.settings, g.tenant_cap, g.listed, m.id IS NOT NULL AS moved,
+             CASE WHEN g.suspended THEN g.step_at + interval '15 minutes' END AS held_until,
              cl.call_id IS NOT NULL AS claimed,
              CASE WHEN m.id IS NULL THEN g.status ELSE 'dialing' END AS status,
              coalesce(m.attempts, g.attempts) AS attempts,

@@ -241,7 +241,8 @@ export function createCallPipeline(deps: {
   async function admit(job: Job<CallJobPayload>, call: DispatchRow): Promise<DispatchRow | undefined> {
     const now = clock.now();
     const step: CallStep = { tenantId: call.tenant_id, callId: call.id, at: now };
-    let waitUntil = call.scheduled_for && call.scheduled_for > now ? call.scheduled_for : undefined;
+    const held = call.held_until ?? call.scheduled_for; // a suspended tenant's: until its lift wakes it
+    let waitUntil = held && held > now ? held : undefined;
     const hours = call.settings.calling_hours;
     if (!waitUntil && hours) {
       const opens = nextOpening(now, hours);

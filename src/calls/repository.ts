@@ -150,6 +150,7 @@ export async function insertQueuedCall(
         JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
         WHERE u.deleted_at IS NULL AND u.status <> 'blocked' AND u.credit_balance_minutes > 0
           AND NOT EXISTS (SELECT 1 FROM tenant_wallets w WHERE w.tenant_id = i.tenant_id AND w.balance_minutes <= 0)
+          AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = i.tenant_id AND t.suspended_at IS NOT NULL)
           AND NOT EXISTS (SELECT 1 FROM do_not_call d WHERE d.tenant_id = i.tenant_id AND d.phone_number = i.to_number)
       ), queued AS (
         INSERT INTO calls (id, tenant_id, agent_id, agent_version, user_id, from_number, to_number, name, email,

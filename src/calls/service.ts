@@ -9,12 +9,7 @@
  * stored in the transaction that stores the call, so a retry replays it and never calls twice.
  */
 
-import {
-  findAgentTarget,
-  findAgentTenant,
-  findWebhookTarget,
-  type WebhookTarget,
-} from '../agents/repository.js';
+import { findAgentTarget, findAgentTenant, findWebhookTarget } from '../agents/repository.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
 import { listPageCountedApart } from '../core/db/pagination.js';
@@ -24,10 +19,10 @@ import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js
 import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
 import { isOnDoNotCallList } from '../do-not-call/repository.js';
-import { balanceRefusal } from '../wallets/refusal.js';
 import { callCreatedRow } from './audit.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
+import { refusalOf } from './refusal.js';
 import {
   type CallFilter,
   type CallRow,
@@ -59,21 +54,6 @@ const WEBHOOK_ID = /^webh_[0-9A-Za-z]{16,64}$/;
 
 /** The same answer for an id that never existed and one that was rotated away. */
 const unknownWebhook = () => new ApiError('not_found', 'No agent webhook at this address.');
-
-/** The refusal an agent earns, if any, in the order docs/design-choices.md gives. */
-export function refusalOf(target: WebhookTarget | undefined, missing: () => ApiError): ApiError | undefined {
-  if (!target || target.owner_deleted_at) return missing();
-  if (target.published_version === null || target.prompt === null) {
-    return new ApiError(
-      'agent_not_published',
-      'The agent has no published version; publish it before triggering calls.',
-    );
-  }
-  if (target.owner_status === 'blocked') {
-    return new ApiError('agent_unavailable', 'The agent’s owner is blocked; the agent cannot place calls.');
-  }
-  return balanceRefusal(target.wallet_balance_minutes, target.credit_balance_minutes);
-}
 
 /** The API's `context`: the webhook's limits on extra keys, as field errors. */
 function checkContext(context: Record<string, unknown>): void {

@@ -2,7 +2,9 @@
  * The console's page shell: the document, the sidebar of sections (one per API resource), the
  * signed-in member's menu, the flash message. Pages build their body and call `sendPage`.
  */
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SUSPENDED_MESSAGE } from '../core/http/auth.js';
 import type { Role } from '../members/schemas.js';
 import type { ConsoleSession } from '../members/service.js';
 import { roleAllows } from '../members/service.js';
@@ -279,5 +281,17 @@ export function errorPage(reply: FastifyReply, status: number, message: string):
     title,
     html`<p class="flash flash-error" role="alert">${message}</p>
     <p><a href="/console/sign-in">Go to sign-in</a></p>`,
+  );
+}
+
+/** Every console page of a suspended tenant (403): what happened, that nothing is lost, and sign-out. */
+export function suspendedPage(reply: FastifyReply): FastifyReply {
+  return cardPage(
+    reply,
+    403,
+    'Account suspended',
+    html`<p class="flash flash-error" role="alert">${SUSPENDED_MESSAGE}</p>
+    <p>Your agents, users, calls and settings are kept as they were; nothing can be changed until the suspension is lifted.</p>
+    <form method="post" action="/console/sign-out">${csrfField(reply)}<button class="button" type="submit">Sign out</button></form>`,
   );
 }

@@ -46,7 +46,7 @@ import { pageErrorHandler } from '../web/page-errors.js';
 import { acceptFormsOnly, checkCsrf, protectPages } from '../web/page-security.js';
 import { assetRoutes } from './assets.js';
 import { csrfUserInfo, SESSION_COOKIE, takeFlash } from './cookies.js';
-import { errorPage } from './layout.js';
+import { errorPage, suspendedPage } from './layout.js';
 
 export type ConsoleAccess = 'public' | 'second-factor' | Role;
 
@@ -151,6 +151,8 @@ export async function consoleSurface(
       if (access !== 'second-factor') return reply.code(303).redirect('/console/sign-in/two-factor');
       return;
     }
+    // Suspended by the operator: signing out (a second-factor route) is all that is left.
+    if (session.suspended && access !== 'second-factor') return suspendedPage(reply);
     if (access !== 'second-factor' && !roleAllows(session.role, access)) {
       return errorPage(reply, 403, `Your role (${session.role}) cannot do this; ask an owner of the agency.`);
     }

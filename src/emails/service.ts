@@ -56,6 +56,12 @@ export function retryDelayMs(attempt: number, random: () => number = Math.random
   return Math.round(delay * (1 + 0.1 * random()));
 }
 
+/** The platform's sender: as configured when it names itself, else `"<platform name>" <address>`. */
+export function platformSender(from: string | undefined, name: string | undefined): string | undefined {
+  if (!from || !name || from.includes('<')) return from;
+  return `"${name.replace(/["\\\r\n]/g, '')}" <${from.trim()}>`;
+}
+
 /** `<eml_…@domain-of-from>`: derived from the outbox id only, so every attempt sends the same one. */
 export function messageIdFor(outboxId: string, from: string): string {
   const address = /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from;
@@ -103,6 +109,8 @@ export function createEmailService(deps: {
   outbound: { allowPrivate: boolean; resolve: HostResolver };
   /** The platform's SMTP server, for invitations of tenants without settings (PLATFORM_SMTP_URL). */
   platformEmail?: { smtpUrl: string; from: string };
+  /** The platform's name (the operator's brand): the sender's name of its own emails when PLATFORM_EMAIL_FROM has none. */
+  platformName?: () => string;
   /** Wakes this process's job runner after an email is queued outside a user's request. */
   onQueued?: () => void;
   /**
@@ -189,7 +197,9 @@ export function createEmailService(deps: {
   /** The SMTP URL and sender of a row: the tenant's settings, or the platform's. */
   function transportOf(tenant: TenantRow, sender: EmailSender): { smtpUrl: string; from: string } | string {
     if (sender === 'platform') {
-      return deps.platformEmail ?? 'the platform has no email settings (PLATFORM_SMTP_URL) any more';
+      const platform = deps.platformEmail;
+      if (!platform) return 'the platform has no email settings (PLATFORM_SMTP_URL) any more';
+      return { ...platform, from: platformSender(platform.from, deps.platformName?.()) ?? platform.from };
     }
     if (!tenant.email_smtp_url || !tenant.email_from) return 'the tenant has no email settings any more';
     try {

@@ -26,6 +26,7 @@ export interface AccountSession {
   totpSecret: string | null;
 }
 
+/** The issuer authenticator apps show when none is given; the console passes the platform's name. */
 export const TOTP_ISSUER = 'voiceplane';
 const totpContext = (memberId: string) => `members.totp:${memberId}`;
 const setupContext = (memberId: string) => `members.totp-setup:${memberId}`;
@@ -87,8 +88,13 @@ export function createAccountFunctions(deps: {
     /**
      * A secret to scan: base32, its otpauth:// URI, and the sealed form for the confirmation. New,
      * unless `sealed` is the set-up shown before (a mistyped code is tried again on the same secret).
+     * `issuer` is what the authenticator app shows: the platform's name (the operator's brand).
      */
-    totpSetup(session: AccountSession, sealed?: string): { secret: string; uri: string; sealed: string } {
+    totpSetup(
+      session: AccountSession,
+      sealed?: string,
+      issuer = TOTP_ISSUER,
+    ): { secret: string; uri: string; sealed: string } {
       let secret = new Secret({ size: 20 }).base32;
       if (sealed) {
         try {
@@ -96,7 +102,7 @@ export function createAccountFunctions(deps: {
         } catch {}
       }
       const uri = new TOTP({
-        issuer: TOTP_ISSUER,
+        issuer,
         label: session.email,
         secret,
         digits: 6,

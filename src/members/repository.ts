@@ -173,6 +173,7 @@ export async function findMemberSession(db: Executor, tokenHash: string, now: Da
     .innerJoin('tenants as t', 't.id', 'm.tenant_id')
     .select([
       't.name as tenant_name',
+      't.suspended_at as tenant_suspended_at',
       's.id as session_id',
       's.awaiting_totp',
       's.last_seen_at',

@@ -16,7 +16,7 @@
  * half-open session and starts a fresh one under a new token (no session fixation).
  */
 import { writeAudited } from '../core/audit/record.js';
-import { isUniqueViolation } from '../core/db/database.js';
+import { type Executor, isUniqueViolation } from '../core/db/database.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { newId, sha256Hex } from '../core/ids.js';
 import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../core/security/passwords.js';
@@ -78,6 +78,8 @@ export interface ConsoleSession {
   awaitingTotp: boolean;
   /** Sealed TOTP secret, when the second factor is on. */
   totpSecret: string | null;
+  /** The operator suspended the tenant: every console page answers the suspended page. */
+  suspended: boolean;
 }
 
 export type SignInResult =
@@ -114,13 +116,13 @@ export function createMemberService(deps: TeamDeps & { secrets: SecretBox }) {
     ...createAccountFunctions(deps),
 
     /** A member created with a password (the operator's first owner of a tenant, an accepted invitation). */
-    async create(tenantId: string, input: CreateMemberBody): Promise<Member> {
+    async create(tenantId: string, input: CreateMemberBody, executor: Executor = db): Promise<Member> {
       const now = clock.now();
       const passwordHash = await hashPassword(input.password, deps.passwordHashMemoryKib);
       try {
         const id = newId('mem');
         const row = await writeAudited(
-          db,
+          executor,
           (executor) =>
             insertMember(executor, {
               id,
@@ -196,6 +198,7 @@ export function createMemberService(deps: TeamDeps & { secrets: SecretBox }) {
         role: row.role,
         awaitingTotp: row.awaiting_totp,
         totpSecret: row.totp_enabled_at ? row.totp_secret : null,
+        suspended: row.tenant_suspended_at !== null,
       };
     },
 

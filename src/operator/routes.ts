@@ -39,6 +39,8 @@ import { userAdminRoutes } from '../users/admin-routes.js';
 import type { UserService } from '../users/service.js';
 import { walletAdminRoutes } from '../wallets/admin-routes.js';
 import type { WalletService } from '../wallets/service.js';
+import type { TenantSuspension } from './suspension.js';
+import { suspensionAdminRoutes } from './suspension-routes.js';
 
 /** The services the operator API uses (the composition root passes them all). */
 export interface OperatorServices {
@@ -62,6 +64,7 @@ export interface OperatorServices {
   readonly inboundCalls: InboundCallService;
   readonly telephony: { readonly name: string };
   readonly audit: AuditService;
+  readonly suspension: TenantSuspension;
 }
 
 export async function operatorRoutes(app: FastifyInstance, { services }: { services: OperatorServices }) {
@@ -69,6 +72,7 @@ export async function operatorRoutes(app: FastifyInstance, { services }: { servi
   const db = database.db;
   registerAdminAuth(app, config.adminToken);
   await app.register(tenantAdminRoutes, { tenants });
+  await app.register(suspensionAdminRoutes, { suspension: services.suspension });
   await app.register(brandingAdminRoutes, { branding: services.branding, tenants });
   await app.register(apiKeyAdminRoutes, {
     db,

@@ -35,6 +35,7 @@ export const DECLINED_MESSAGE = 'Sorry, we cannot take your call right now. Plea
 
 /** Why a call was declined: its `ended_reason`, and its `failure_reason` in words. */
 const REASONS = {
+  'tenant-suspended': 'The platform suspended the agency’s account.',
   'no-inbound-agent': 'The number has no inbound agent.',
   'agent-unavailable': 'The number’s inbound agent was deleted, or its owner cannot take calls.',
   'agent-not-published': 'The number’s inbound agent has no published version.',
@@ -47,6 +48,7 @@ export type DeclineReason = keyof typeof REASONS;
 
 /** The refusal a number's state earns before any cap is counted, if any. */
 function refusalOf(target: InboundTarget, now: Date): DeclineReason | undefined {
+  if (target.tenant_suspended) return 'tenant-suspended';
   if (target.inbound_agent_id === null) return 'no-inbound-agent';
   if (target.agent_id === null || target.owner_usable === false || target.user_id === null)
     return 'agent-unavailable';

@@ -82,6 +82,7 @@ export async function callerIdStanding(
 export interface PhoneNumberFilter {
   tenantId?: string;
   inboundAgentId?: string;
+  engine?: string;
 }
 
 function filtered(db: Executor, filter: PhoneNumberFilter) {
@@ -89,6 +90,7 @@ function filtered(db: Executor, filter: PhoneNumberFilter) {
   if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
   if (filter.inboundAgentId !== undefined)
     query = query.where('inbound_agent_id', '=', filter.inboundAgentId);
+  if (filter.engine !== undefined) query = query.where('engine', '=', filter.engine);
   return query;
 }
 
@@ -149,6 +151,8 @@ export interface InboundTarget {
   /** The tenant's wholesale wallet, when it has one. */
   wallet_balance_minutes: number | null;
   tenant_cap: number | null;
+  /** The operator suspended the tenant: every call to its numbers is declined. */
+  tenant_suspended: boolean;
 }
 
 /**
@@ -165,7 +169,8 @@ export async function findInboundTarget(
     text: `
       SELECT p.phone_number, p.tenant_id, p.inbound_agent_id, a.id AS agent_id, a.published_version,
              a.user_id, a.settings, (u.deleted_at IS NULL AND u.status <> 'blocked') AS owner_usable,
-             u.credit_balance_minutes, w.balance_minutes AS wallet_balance_minutes, t.max_concurrent_calls AS tenant_cap
+             u.credit_balance_minutes, w.balance_minutes AS wallet_balance_minutes, t.max_concurrent_calls AS tenant_cap,
+             t.suspended_at IS NOT NULL AS tenant_suspended
       FROM phone_numbers p
       JOIN tenants t ON t.id = p.tenant_id
       LEFT JOIN agents a ON a.id = p.inbound_agent_id AND a.tenant_id = p.tenant_id AND a.deleted_at IS NULL

@@ -96,6 +96,9 @@ export type ListPhoneNumbersQuery = Static<typeof ListPhoneNumbersQuery>;
 export const ListOperatorPhoneNumbersQuery = Type.Object({
   ...ListPhoneNumbersQuery.properties,
   tenant_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  engine: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 40, description: 'Only the numbers this voice engine holds.' }),
+  ),
 });
 export type ListOperatorPhoneNumbersQuery = Static<typeof ListOperatorPhoneNumbersQuery>;
 

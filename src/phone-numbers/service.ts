@@ -129,7 +129,11 @@ export function createPhoneNumberService(deps: {
     },
 
     async list(query: ListOperatorPhoneNumbersQuery) {
-      const filter: PhoneNumberFilter = { tenantId: query.tenant_id, inboundAgentId: query.inbound_agent_id };
+      const filter: PhoneNumberFilter = {
+        tenantId: query.tenant_id,
+        inboundAgentId: query.inbound_agent_id,
+        engine: query.engine,
+      };
       return listPage(
         query,
         (limit, offset) => listPhoneNumbers(db, filter, limit, offset),

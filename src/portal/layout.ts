@@ -210,6 +210,21 @@ export function neutralPage(
     .send(documentPage({ title, body, bodyClass: 'card-page card-page-neutral' }));
 }
 
+/**
+ * Every page of a suspended tenant's portal (403): in the agency's brand, saying only that the
+ * service is unavailable (the clients are the agency's; the platform and its reasons stay unnamed).
+ */
+export function unavailablePage(reply: FastifyReply): FastifyReply {
+  const { brand } = portalOf(reply.request);
+  return cardPage(
+    reply,
+    403,
+    'Temporarily unavailable',
+    html`<p class="flash flash-error" role="alert">This service is unavailable at the moment. Your account and its data are kept.</p>
+    <p>Please try again later, or contact ${brand.name}.</p>`,
+  );
+}
+
 export function neutralNotFound(reply: FastifyReply): FastifyReply {
   return neutralPage(
     reply,

@@ -35,7 +35,7 @@ import {
   takeFlash,
 } from './context.js';
 import { homePages } from './home.js';
-import { errorPage, neutralNotFound } from './layout.js';
+import { errorPage, neutralNotFound, unavailablePage } from './layout.js';
 import { passwordResetPages } from './password-reset.js';
 import { createRouter } from './router.js';
 import { signInPages } from './sign-in.js';
@@ -156,6 +156,7 @@ export const portalSurface: FastifyPluginAsync<{ services: PortalServices }> = a
     if (asset && request.method !== 'POST') return sendAsset(reply, asset);
     const state = request.portal;
     if (!state) return neutralNotFound(reply);
+    if (state.brand.suspended) return unavailablePage(reply);
     const found = router.match(request.method, state.path);
     if (found.kind === 'none') return errorPage(reply, 404, 'There is no such page here.');
     if (found.kind === 'wrong-method') return errorPage(reply, 405, 'This page cannot be used that way.');

@@ -20,6 +20,10 @@ export interface TenantsTable {
   processor_account_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** The platform's cut of what the tenant's clients pay, in percent (numeric(5,2)); null: none. */
   application_fee_percent: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Set while the operator suspends the tenant (docs/operator-console.md); null: active. */
+  suspended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The operator's note on why (shown to the operator only); null without one. */
+  suspended_reason: ColumnType<string | null, string | null | undefined, string | null>;
   /** Bumped by a trigger on every change to the tenant's plans (migration 0006); int8, read as a string. */
   plans_version: ColumnType<string, never, never>;
   /** Bumped by a trigger on every change a user list can see (migration 0008); int8, read as a string. */
@@ -48,6 +52,25 @@ export async function findTenant(db: Executor, tenantId: string) {
 
 export async function updateTenant(db: Executor, tenantId: string, changes: Updateable<TenantsTable>) {
   return db.updateTable('tenants').set(changes).where('id', '=', tenantId).returningAll().executeTakeFirst();
+}
+
+/** Suspends (a repeat keeps the first time) or lifts (null) a tenant's suspension. */
+export async function updateTenantSuspension(
+  db: Executor,
+  tenantId: string,
+  at: Date,
+  suspension: { reason: string | null } | null,
+) {
+  return db
+    .updateTable('tenants')
+    .set({
+      suspended_at: suspension ? sql<Date>`coalesce(suspended_at, ${at})` : null,
+      suspended_reason: suspension?.reason ?? null,
+      updated_at: at,
+    })
+    .where('id', '=', tenantId)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export interface TenantListOptions {

@@ -109,6 +109,16 @@ export const Tenant = Type.Object(
     ),
     processor_account_id: Nullable(ProcessorAccountId),
     application_fee_percent: Nullable(ApplicationFeePercent),
+    suspended_at: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the operator suspended the tenant; null: active. While suspended, its keys, webhooks, console and portal are refused.',
+      }),
+    ),
+    suspended_reason: Nullable(
+      Type.String({ description: 'The operator’s note on the suspension (never shown to the agency).' }),
+    ),
     created_at: Timestamp,
   },
   { additionalProperties: false },
@@ -146,3 +156,10 @@ export const ListTenantsQuery = Type.Object({
   sort_order: SortOrder,
 });
 export type ListTenantsQuery = Static<typeof ListTenantsQuery>;
+
+/** POST /admin/v1/tenants/{id}/suspend: an optional note for the operator's own records. */
+export const SuspendTenantBody = Type.Object(
+  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) },
+  { additionalProperties: false },
+);
+export type SuspendTenantBody = Static<typeof SuspendTenantBody>;

@@ -3,7 +3,7 @@
 import type { ProcessorAccounts } from '../billing/accounts.js';
 import { type AuditChange, writeAudited } from '../core/audit/record.js';
 import type { Clock } from '../core/clock.js';
-import type { Db } from '../core/db/database.js';
+import type { Db, Executor } from '../core/db/database.js';
 import { listPage } from '../core/db/pagination.js';
 import { type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -16,6 +16,7 @@ import {
   listTenants,
   type TenantRow,
   updateTenant,
+  updateTenantSuspension,
 } from './repository.js';
 import type {
   CreateTenantBody,
@@ -101,6 +102,8 @@ export function toTenant(row: TenantRow, partnerDefault: PartnerLimitDefault): T
     processor_account_id: row.processor_account_id,
     application_fee_percent:
       row.application_fee_percent === null ? null : Number(row.application_fee_percent),
+    suspended_at: row.suspended_at?.toISOString() ?? null,
+    suspended_reason: row.suspended_reason,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -226,12 +229,13 @@ export function createTenantService(deps: {
       return update(tenantId, { email: { smtp_url: smtpUrl, from: input.from } });
     },
 
-    async create(input: CreateTenantBody): Promise<Tenant> {
+    /** A new tenant; `executor` lets a caller create it in its own transaction (with its first owner). */
+    async create(input: CreateTenantBody, executor: Executor = db): Promise<Tenant> {
       const now = clock.now();
       const id = newId('ten');
       const columns = await emailColumns(id, input.email ?? null);
       const row = await writeAudited(
-        db,
+        executor,
         (executor) =>
           insertTenant(executor, { id, name: input.name, ...columns, created_at: now, updated_at: now }),
         () => ({
@@ -243,6 +247,16 @@ export function createTenantService(deps: {
           at: now,
         }),
       );
+      return toTenant(row, deps.partnerLimitDefault);
+    },
+
+    /**
+     * Suspends the tenant (a repeat keeps the first time and replaces the note) or lifts the
+     * suspension (`null`). Only the two columns change: nothing of the tenant is deleted.
+     */
+    async setSuspension(tenantId: string, suspension: { reason: string | null } | null): Promise<Tenant> {
+      const row = await updateTenantSuspension(db, tenantId, clock.now(), suspension);
+      if (!row) throw notFound('Tenant');
       return toTenant(row, deps.partnerLimitDefault);
     },
 

@@ -89,7 +89,7 @@ export const accountPages = consolePages(['members'], async (app, { members }) =
     status = 200,
   ) {
     const session = sessionOf(request);
-    const setup = members.totpSetup(session, retry?.sealed);
+    const setup = members.totpSetup(session, retry?.sealed, request.consolePlatformBrand.name);
     const svg = await QRCode.toString(setup.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
     const qr = `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
     return sendPage(request, reply, {

@@ -34,7 +34,13 @@ export interface ApiKeyPrincipal {
 
 export type VerifyResult =
   | { ok: true; principal: ApiKeyPrincipal }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
+  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'suspended' };
+
+/** The refusal every surface of a suspended tenant answers with (docs/operator-console.md). */
+export const SUSPENDED_MESSAGE =
+  'This account is suspended: the platform has paused its access. Nothing was deleted; contact the platform to lift the suspension.';
+
+export const accountSuspended = () => new ApiError('permission_denied', SUSPENDED_MESSAGE);
 
 /** Checks presented API keys (the api-keys capability implements it). */
 export interface KeyVerifier {
@@ -110,6 +116,10 @@ export function registerPartnerAuth(
   app.addHook('onRequest', async (request, reply) => {
     const token = bearerToken(request);
     const result = token ? await verifier.verify(token) : undefined;
+    if (result?.ok === false && result.reason === 'suspended') {
+      await limiter?.rejected(request, reply);
+      throw accountSuspended();
+    }
     if (!result?.ok) {
       await limiter?.rejected(request, reply);
       throw authenticationFailed(token);

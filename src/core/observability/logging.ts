@@ -7,10 +7,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, DestinationStream, Logger, LoggerOptions } from 'pino';
 
-/** Tokens that are credentials whole: invitation (`vpi_`), session (`vpc_`, `vps_`), reset (`vpr_`). */
-const TOKENS = /\b(vp[icsr]_)[0-9A-Za-z]+/g;
-/** A console invitation link's path segment is its token, whatever it looks like. */
-const INVITATION_PATH = /(\/console\/invitations\/)([^/?#]+)/g;
+/**
+ * Tokens that are credentials whole: invitation (`vpi_`, the operator's `vpoi_`), session (`vpc_`,
+ * `vps_`, the operator's `vpo_`), reset (`vpr_`).
+ */
+const TOKENS = /\b(vp(?:[icsr]|oi?)_)[0-9A-Za-z]+/g;
+/** An invitation link's path segment (the console's, the operator console's) is its token, whatever it looks like. */
+const INVITATION_PATH = /(\/(?:console|operator)\/invitations\/)([^/?#]+)/g;
 
 /**
  * `webh_` ids are credentials: keep only enough to tell two apart. Tokens keep their prefix only,

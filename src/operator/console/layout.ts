@@ -11,7 +11,15 @@ import { type Html, html } from '../../web/html.js';
 import { operatorAssetUrl } from './assets.js';
 import { csrfUserInfo } from './cookies.js';
 
-export type Section = 'tenants' | 'revenue' | 'engines' | 'jobs' | 'audit' | 'staff' | 'brand';
+export type Section =
+  | 'tenants'
+  | 'phone-numbers'
+  | 'revenue'
+  | 'engines'
+  | 'jobs'
+  | 'audit'
+  | 'staff'
+  | 'brand';
 
 const NAV: {
   heading: string;
@@ -21,6 +29,7 @@ const NAV: {
     heading: 'Business',
     items: [
       { section: 'tenants', label: 'Tenants', href: '/operator/tenants', role: 'support' },
+      { section: 'phone-numbers', label: 'Phone numbers', href: '/operator/phone-numbers', role: 'support' },
       { section: 'revenue', label: 'Revenue', href: '/operator/revenue', role: 'support' },
     ],
   },

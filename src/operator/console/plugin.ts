@@ -12,11 +12,13 @@ import type { BrandingService } from '../../branding/service.js';
 import { actAs } from '../../core/audit/context.js';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config/config.js';
+import type { Database } from '../../core/db/database.js';
 import type { IdempotencyStore } from '../../core/idempotency/store.js';
 import type { SecretBox } from '../../core/security/secrets.js';
 import type { EventService } from '../../events/service.js';
 import type { MemberService } from '../../members/service.js';
 import type { OperatorReports } from '../../operator-reports/service.js';
+import type { PhoneNumberService } from '../../phone-numbers/service.js';
 import type { PlanService } from '../../plans/service.js';
 import type { PlatformBrand, PlatformBrandService } from '../../platform-brand/service.js';
 import type { RateLimits } from '../../rate-limits/service.js';
@@ -27,10 +29,10 @@ import type { WalletService } from '../../wallets/service.js';
 import { checkParameters, type Flash } from '../../web/forms.js';
 import { pageErrorHandler } from '../../web/page-errors.js';
 import { acceptFormsOnly, checkCsrf, protectPages } from '../../web/page-security.js';
+import type { TenantSuspension } from '../suspension.js';
 import { operatorAssetRoutes } from './assets.js';
 import { csrfUserInfo, OPERATOR_PATH, SESSION_COOKIE, takeFlash } from './cookies.js';
 import { errorPage } from './layout.js';
-import type { TenantSuspension } from './suspension.js';
 
 export type OperatorAccess = 'public' | StaffRole;
 
@@ -52,6 +54,7 @@ declare module 'fastify' {
 export interface OperatorConsoleServices {
   readonly config: Config;
   readonly clock: Clock;
+  readonly database: Database;
   readonly secrets: SecretBox;
   readonly idempotency: IdempotencyStore;
   readonly rateLimits: RateLimits;
@@ -66,6 +69,7 @@ export interface OperatorConsoleServices {
   readonly events: EventService;
   readonly suspension: TenantSuspension;
   readonly audit: AuditService;
+  readonly phoneNumbers: PhoneNumberService;
 }
 
 export type OperatorPages = (app: FastifyInstance, services: OperatorConsoleServices) => Promise<unknown>;

@@ -2,6 +2,7 @@
 import { operatorAuditPages } from './pages/audit.js';
 import { operatorBrandPages } from './pages/brand.js';
 import { operatorOperationsPages } from './pages/operations.js';
+import { operatorPhoneNumberPages } from './pages/phone-numbers.js';
 import { operatorRevenuePages } from './pages/revenue.js';
 import { operatorSignInPages } from './pages/sign-in.js';
 import { operatorStaffPages } from './pages/staff.js';
@@ -13,6 +14,7 @@ export const OPERATOR_CONSOLE_PAGES: OperatorPages[] = [
   operatorSignInPages,
   operatorTenantPages,
   operatorTenantPage,
+  operatorPhoneNumberPages,
   operatorRevenuePages,
   operatorOperationsPages,
   operatorBrandPages,

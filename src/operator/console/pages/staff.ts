@@ -17,7 +17,7 @@ import type { StaffService } from '../../../staff/service.js';
 import { badge, dateTime, field, inputField, secretOnce, select } from '../../../web/components.js';
 import { fieldIssues, formOf, textField, validated } from '../../../web/forms.js';
 import { type Html, html } from '../../../web/html.js';
-import { redirectWithFlash } from '../cookies.js';
+import { keepForOnce, redirectWithFlash, takeOnce } from '../cookies.js';
 import { cardPage, csrfField, errorPage, sendPage } from '../layout.js';
 import { operatorPages } from '../plugin.js';
 
@@ -139,9 +139,12 @@ function acceptForm(
 }
 
 export const operatorStaffPages = operatorPages(
-  ['staff', 'rateLimits'],
-  async (app, { staff, rateLimits }) => {
-    app.get('/staff', OWNER, async (request, reply) => staffPage(request, reply, staff));
+  ['staff', 'rateLimits', 'secrets'],
+  async (app, { staff, rateLimits, secrets }) => {
+    app.get('/staff', OWNER, async (request, reply) => {
+      const kept = takeOnce<{ link: string }>(request, reply, secrets, '/operator/staff');
+      return staffPage(request, reply, staff, { link: kept?.link });
+    });
 
     app.post('/staff/invitations', OWNER, async (request, reply) => {
       const fields = formOf(request);
@@ -152,7 +155,9 @@ export const operatorStaffPages = operatorPages(
         if (!session) throw new Error('an owner page without a session');
         const { token } = await staff.invite(body, session.staffId);
         const link = `${request.protocol}://${request.host}/operator/invitations/${token}`;
-        return staffPage(request, reply, staff, { link });
+        // Shown once on the page the redirect reaches: never in a POST answer a refresh would resend.
+        keepForOnce(request, reply, secrets, '/operator/staff', { link });
+        return redirectWithFlash(reply, '/operator/staff', `Invitation created for ${body.email}.`);
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         return staffPage(request, reply, staff, { values, errors: fieldIssues(error), status: error.status });

@@ -6,9 +6,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UpdateBrandingBody } from '../../../branding/schemas.js';
 import type { BrandingService } from '../../../branding/service.js';
 import { ApiError } from '../../../core/errors.js';
-import { UpdateTenantBody } from '../../../tenants/schemas.js';
+import type { IdempotencyStore } from '../../../core/idempotency/store.js';
+import { SuspendTenantBody, UpdateTenantBody } from '../../../tenants/schemas.js';
 import type { TenantService } from '../../../tenants/service.js';
-import { PutWalletBody, WalletCreditBody } from '../../../wallets/schemas.js';
+import { operatorIdempotencyScope } from '../../../wallets/admin-routes.js';
+import { PutWalletBody, type WalletCredit, WalletCreditBody } from '../../../wallets/schemas.js';
 import type { WalletService } from '../../../wallets/service.js';
 import {
   type FormFields,
@@ -18,8 +20,9 @@ import {
   textField,
   validated,
 } from '../../../web/forms.js';
+import { oncePerFormKey } from '../../../web/once.js';
+import type { TenantSuspension } from '../../suspension.js';
 import { redirectWithFlash } from '../cookies.js';
-import type { TenantSuspension } from '../suspension.js';
 import type { FormState } from './tenant-forms.js';
 
 type TenantPage = (
@@ -36,6 +39,8 @@ const decimal = (fields: FormFields, name: string): number | string | null => {
   return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
 };
 
+const creditAnswer = (credit: WalletCredit) => ({ status: 200, body: { data: credit }, headers: {} });
+
 export async function tenantActions(
   app: FastifyInstance,
   services: {
@@ -43,10 +48,11 @@ export async function tenantActions(
     wallets: WalletService;
     branding: BrandingService;
     suspension: TenantSuspension;
+    idempotency: IdempotencyStore;
   },
   tenantPage: TenantPage,
 ) {
-  const { tenants, wallets, branding, suspension } = services;
+  const { tenants, wallets, branding, suspension, idempotency } = services;
 
   /** Runs a form's change; a refusal (4xx) shows the page again with the form's issues. */
   function form(
@@ -75,16 +81,17 @@ export async function tenantActions(
 
   app.post<Params>(
     '/tenants/:id/suspend',
-    form('status', async (tenantId) => {
-      await suspension.suspend(tenantId);
-      return 'The tenant is suspended.';
+    form('status', async (tenantId, fields) => {
+      const body = validated(SuspendTenantBody, { reason: textField(fields, 'reason') });
+      await suspension.suspend(tenantId, body.reason);
+      return 'The tenant is suspended: its keys, webhooks, console and portal are refused.';
     }),
   );
   app.post<Params>(
     '/tenants/:id/lift',
     form('status', async (tenantId) => {
       await suspension.lift(tenantId);
-      return 'The suspension is lifted.';
+      return 'The suspension is lifted: everything works again.';
     }),
   );
 
@@ -109,7 +116,18 @@ export async function tenantActions(
         minutes: integerField(fields, 'minutes'),
         reason: textField(fields, 'reason'),
       });
-      const credited = await wallets.credit(tenantId, body);
+      // The form's key is an Idempotency-Key (as the API's): a resent form credits once.
+      const credited = await oncePerFormKey(
+        idempotency,
+        {
+          tenantId: operatorIdempotencyScope(tenantId),
+          formKey: textField(fields, 'form_key'),
+          path: `/operator/tenants/${tenantId}/wallet/credit`,
+          fields: body,
+        },
+        (claim) => wallets.credit(tenantId, body, claim && { claim, answer: creditAnswer }),
+        (stored) => (stored as { data: WalletCredit }).data,
+      );
       return `Credited ${body.minutes} minutes: the balance is ${credited.balance_minutes}.`;
     }),
   );

@@ -3,9 +3,10 @@ import type { FastifyReply } from 'fastify';
 import type { Branding, Domain } from '../../../branding/schemas.js';
 import type { Tenant } from '../../../tenants/schemas.js';
 import type { Wallet } from '../../../wallets/schemas.js';
-import { actionButton, inputField, statusBadge } from '../../../web/components.js';
+import { actionButton, dateTime, inputField, statusBadge } from '../../../web/components.js';
 import type { Flash } from '../../../web/forms.js';
 import { type Html, html } from '../../../web/html.js';
+import { newFormKey } from '../../../web/once.js';
 import { csrfField } from '../layout.js';
 
 /** A refused form shown again: which form, what was typed, the issue beside each field. */
@@ -47,8 +48,13 @@ export function settingsForms(reply: FastifyReply, state: TenantState, form: For
   ${panel(
     'status',
     'Status',
-    html`<p>${state.suspended ? 'Suspended: its users cannot place calls and its console is read-only.' : 'Active.'}</p>
-    ${actionButton({ action: `${base}/${state.suspended ? 'lift' : 'suspend'}`, label: state.suspended ? 'Lift the suspension' : 'Suspend the tenant', csrf, tone: state.suspended ? 'primary' : 'danger', confirm: state.suspended ? undefined : `Suspend ${tenant.name}?` })}`,
+    state.suspended
+      ? html`<p>Suspended since ${dateTime(tenant.suspended_at)}${tenant.suspended_reason ? html` — “${tenant.suspended_reason}”` : ''}. Its API keys, call-trigger webhooks, console and client portal are refused and its queued calls wait; nothing is deleted.</p>
+    ${actionButton({ action: `${base}/lift`, label: 'Lift the suspension', csrf, tone: 'primary', confirm: `Lift the suspension of ${tenant.name}? Its keys, console and portal work again at once.` })}`
+      : html`<p>Active. Suspending refuses the tenant’s API keys, call-trigger webhooks, console and client portal and holds its queued calls; calls in progress finish. Nothing is deleted, and lifting restores everything.</p>
+    <form method="post" action="${base}/suspend" data-confirm="${`Suspend ${tenant.name}? Its agency and their clients lose access until you lift it.`}">${csrf}
+      ${inputField({ id: 'reason', label: 'Reason (for the operator only)', value: value('status', 'reason', undefined), error: error('status', 'reason') })}
+      <div class="form-actions"><button class="button button-danger" type="submit">Suspend the tenant</button></div></form>`,
   )}
   ${panel(
     'wallet',
@@ -66,7 +72,7 @@ export function settingsForms(reply: FastifyReply, state: TenantState, form: For
     panel(
       'credit',
       'Credit the wallet',
-      html`<form method="post" action="${base}/wallet/credit">${csrf}
+      html`<form method="post" action="${base}/wallet/credit">${csrf}<input type="hidden" name="form_key" value="${newFormKey()}">
     <div class="form-grid">
       ${inputField({ id: 'minutes', label: 'Minutes', value: value('credit', 'minutes', undefined), error: error('credit', 'minutes'), required: true, hint: 'Negative takes minutes back.', attributes: html`inputmode="numeric"` })}
       ${inputField({ id: 'reason', label: 'Note', value: value('credit', 'reason', undefined), error: error('credit', 'reason') })}

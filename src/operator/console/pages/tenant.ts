@@ -38,7 +38,7 @@ export const operatorTenantPage = operatorPages(
     'idempotency',
   ],
   async (app, services) => {
-    const { tenants, members, plans, wallets, events, branding, operatorReports, suspension } = services;
+    const { tenants, members, plans, wallets, events, branding, operatorReports } = services;
 
     async function tenantPage(
       request: FastifyRequest,
@@ -47,24 +47,23 @@ export const operatorTenantPage = operatorPages(
       form: FormState = {},
     ) {
       const tenant = await tenants.get(tenantId);
-      const [suspended, counts, team, planPage, wallet, ledger, endpoints, brand, domains] =
-        await Promise.all([
-          suspension.isSuspended(tenantId),
-          operatorReports.tenantCounts(tenantId),
-          members.list(tenantId),
-          plans.list(tenantId, {
-            page: 1,
-            limit: 50,
-            active: 'false',
-            sort_by: 'created_at',
-            sort_order: 'desc',
-          }),
-          wallets.get(tenantId),
-          wallets.ledger(tenantId, { page: 1, limit: 20 }),
-          events.list(tenantId, { page: 1, limit: 100 }),
-          branding.get(tenantId),
-          branding.listDomains(tenantId),
-        ]);
+      const suspended = tenant.suspended_at !== null;
+      const [counts, team, planPage, wallet, ledger, endpoints, brand, domains] = await Promise.all([
+        operatorReports.tenantCounts(tenantId),
+        members.list(tenantId),
+        plans.list(tenantId, {
+          page: 1,
+          limit: 50,
+          active: 'false',
+          sort_by: 'created_at',
+          sort_order: 'desc',
+        }),
+        wallets.get(tenantId),
+        wallets.ledger(tenantId, { page: 1, limit: 20 }),
+        events.list(tenantId, { page: 1, limit: 100 }),
+        branding.get(tenantId),
+        branding.listDomains(tenantId),
+      ]);
       const failing = endpoints.data.filter((endpoint) => endpoint.failing_since !== null);
       const stats = html`<div class="stats">
   <div class="stat"><p class="stat-label">Users</p><p class="stat-value">${number(counts.users)}</p></div>

@@ -37,8 +37,8 @@ function createPanel(reply: FastifyReply, form: CreateForm): Html {
 }
 
 export const operatorTenantPages = operatorPages(
-  ['operatorReports', 'tenants', 'members', 'config'],
-  async (app, { operatorReports, tenants, members, config }) => {
+  ['operatorReports', 'tenants', 'members', 'config', 'database'],
+  async (app, { operatorReports, tenants, members, config, database }) => {
     async function listPage(
       request: FastifyRequest<{ Querystring: Record<string, string> }>,
       reply: FastifyReply,
@@ -92,11 +92,13 @@ export const operatorTenantPages = operatorPages(
       const values = { name: textField(fields, 'name'), owner_email: textField(fields, 'owner_email') };
       const password = randomBase62(20);
       try {
-        // Both checked before anything is created: a refused email leaves no tenant without an owner.
         const tenantBody = validated(CreateTenantBody, { name: values.name });
         const ownerBody = validated(CreateMemberBody, { email: values.owner_email, password, role: 'owner' });
-        const tenant = await tenants.create(tenantBody);
-        const owner = await members.create(tenant.id, ownerBody);
+        // One transaction: whatever refuses the owner, no tenant is left without one.
+        const { tenant, owner } = await database.db.transaction().execute(async (tx) => {
+          const created = await tenants.create(tenantBody, tx);
+          return { tenant: created, owner: await members.create(created.id, ownerBody, tx) };
+        });
         return listPage(request, reply, {
           created: { id: tenant.id, name: tenant.name, email: owner.email, password },
         });
