@@ -16,7 +16,12 @@ export const ActorType = Type.Union(
 export const AuditEvent = Type.Object(
   {
     id: Type.String({ examples: ['aud_7XkQ2mN9pR4sT6vW8yZ1bC3d'] }),
-    tenant_id: Nullable(Type.String({ description: 'The tenant the changed object belongs to.' })),
+    tenant_id: Nullable(
+      Type.String({
+        description: 'The tenant the changed object belongs to.',
+        examples: ['ten_8sLk2PqR5tVw7XyZ0aBc1dEf'],
+      }),
+    ),
     actor: Type.Object(
       {
         type: ActorType,
@@ -39,13 +44,20 @@ export const AuditEvent = Type.Object(
       },
       { additionalProperties: false },
     ),
-    fields: Type.Array(Type.String(), {
+    fields: Type.Array(Type.String({ examples: ['email'] }), {
       description: 'Names of the fields the write set or changed; values are never recorded.',
       examples: [['email', 'name', 'password']],
     }),
-    ip: Nullable(Type.String({ description: 'The client address the request came from.' })),
-    user_agent: Nullable(Type.String()),
-    request_id: Nullable(Type.String({ description: 'The `X-Request-Id` of the request that wrote.' })),
+    ip: Nullable(
+      Type.String({ description: 'The client address the request came from.', examples: ['203.0.113.7'] }),
+    ),
+    user_agent: Nullable(Type.String({ examples: ['voiceplane-node/1.0.0'] })),
+    request_id: Nullable(
+      Type.String({
+        description: 'The `X-Request-Id` of the request that wrote.',
+        examples: ['req_5hJk8LmN2pQr4StV6wXy9zA1'],
+      }),
+    ),
     created_at: Timestamp,
   },
   { additionalProperties: false, title: 'AuditEvent' },
@@ -84,5 +96,10 @@ export const ListOperatorAuditEventsQuery = Type.Object({
 export type ListOperatorAuditEventsQuery = Static<typeof ListOperatorAuditEventsQuery>;
 
 export const AuditEventParams = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 100, examples: ['aud_7XkQ2mN9pR4sT6vW8yZ1bC3d'] }),
+  id: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'The audit entry’s id.',
+    examples: ['aud_7XkQ2mN9pR4sT6vW8yZ1bC3d'],
+  }),
 });

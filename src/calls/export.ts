@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { type CsvCell, toCsv } from '../core/csv.js';
 import type { Executor } from '../core/db/database.js';
-import { type CallFilter, filteredCalls } from './repository.js';
+import { type CallFilter, filteredCalls } from './list-repository.js';
 
 const BATCH = 1000;
 

@@ -22,16 +22,14 @@ import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { callCreatedRow } from './audit.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
+import { type CallFilter, countCalls, listCalls } from './list-repository.js';
 import { refusalOf } from './refusal.js';
 import {
-  type CallFilter,
   type CallRow,
-  countCalls,
   findCall,
   findCallTenant,
   insertQueuedCall,
   listCallEvents,
-  listCalls,
   scheduleQueuedCall,
 } from './repository.js';
 import type {

@@ -11,7 +11,7 @@ import type { Db, Executor } from '../core/db/database.js';
 import { listPage, listPageCountedApart } from '../core/db/pagination.js';
 import { ApiError, type FieldIssue, notFound, validationFailed } from '../core/errors.js';
 import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
-import type { IdempotencyStore, StoredResponse } from '../core/idempotency/store.js';
+import type { IdempotencyStore } from '../core/idempotency/store.js';
 import { newId } from '../core/ids.js';
 import type { HostResolver } from '../core/security/outbound-addresses.js';
 import type { SecretBox } from '../core/security/secrets.js';
@@ -23,7 +23,6 @@ import {
   countEvents,
   type DeliveryListRow,
   type EndpointRow,
-  type EventRow,
   findDelivery,
   findEndpoint,
   insertEndpoint,
@@ -39,7 +38,6 @@ import type {
   Delivery,
   DeliveryDetail,
   Event,
-  EventType,
   ListDeliveriesQuery,
   ListEndpointsQuery,
   ListEventsQuery,
@@ -47,6 +45,7 @@ import type {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
 } from './schemas.js';
+import { firstBytes, type ManualDelivery, toDelivery, toEndpoint, toEvent } from './serializers.js';
 import { checkWebhookUrl } from './ssrf.js';
 
 /** How long the old secret keeps signing beside the new one after a rotation. */
@@ -59,59 +58,13 @@ export function newSigningSecret(): string {
   return `whsec_${crypto.randomBytes(32).toString('base64')}`;
 }
 
-export const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
-  id: row.id,
-  url: row.url,
-  events: row.events as WebhookEndpoint['events'],
-  description: row.description,
-  enabled: row.enabled,
-  failing_since: row.failing_since ? row.failing_since.toISOString() : null,
-  created_at: row.created_at.toISOString(),
-});
-
-const toDelivery = (row: DeliveryListRow): Delivery => ({
-  id: row.id,
-  event_id: row.event_id,
-  event_type: row.event_type as EventType,
-  status: row.status,
-  attempts: row.attempts,
-  last_attempt_at: row.last_attempt_at ? row.last_attempt_at.toISOString() : null,
-  last_response_code: row.last_response_code,
-  next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
-  resent_from: row.resent_from,
-  created_at: row.created_at.toISOString(),
-});
-
-/** The most of a body a delivery's detail shows, as the receiver's answer is read. */
-export const DETAIL_BODY_BYTES = 4096;
-const firstBytes = (text: string) =>
-  Buffer.from(text, 'utf8').subarray(0, DETAIL_BODY_BYTES).toString('utf8');
-
-/**
- * The answer of a delivery made by hand (a test event, a resend): 201 with the delivery and its
- * Location. The partner route sends it and stores it for the Idempotency-Key; the console's form
- * key stores the same.
- */
-export const deliveryAnswer =
-  (publicBaseUrl: string) =>
-  (delivery: Delivery & { endpoint_id: string }): StoredResponse => ({
-    status: 201,
-    body: { data: withoutEndpoint(delivery) },
-    headers: {
-      location: `${publicBaseUrl}/api/v1/webhook-endpoints/${delivery.endpoint_id}/deliveries/${delivery.id}`,
-    },
-  });
-const withoutEndpoint = ({ endpoint_id: _, ...delivery }: Delivery & { endpoint_id: string }): Delivery =>
-  delivery;
-
-export type ManualDelivery = Delivery & { endpoint_id: string };
-
-export const toEvent = (row: EventRow): Event => ({
-  id: row.id,
-  type: row.type as EventType,
-  created_at: row.created_at.toISOString(),
-  data: row.data,
-});
+export {
+  DETAIL_BODY_BYTES,
+  deliveryAnswer,
+  type ManualDelivery,
+  toEndpoint,
+  toEvent,
+} from './serializers.js';
 
 const missing = () => notFound('Webhook endpoint');
 
@@ -161,13 +114,17 @@ export function createEventService(deps: {
     tenantId: string,
     endpointId: string,
     recorder: AnswerRecorder<ManualDelivery> | undefined,
+    action: 'webhook_endpoint.test_sent' | 'webhook_delivery.resent',
     write: (tx: Executor, endpoint: EndpointRow, at: Date) => Promise<DeliveryListRow>,
   ): Promise<ManualDelivery> {
     const made = await db.transaction().execute(async (tx) => {
       const endpoint = await findEndpoint(tx, tenantId, endpointId, { forUpdate: true });
       if (!endpoint) throw missing();
       refuseDisabled(endpoint);
-      const row = await write(tx, endpoint, clock.now());
+      const at = clock.now();
+      const row = await write(tx, endpoint, at);
+      const objectType = 'webhook_delivery';
+      await recordAudit(tx, { action, tenantId, objectType, objectId: row.id, fields: [], at });
       const delivery = { ...toDelivery(row), endpoint_id: endpoint.id };
       if (recorder && deps.idempotency) await recordAnswer(deps.idempotency, tx, recorder, delivery);
       return delivery;
@@ -356,8 +313,12 @@ export function createEventService(deps: {
       endpointId: string,
       recorder?: AnswerRecorder<ManualDelivery>,
     ): Promise<ManualDelivery> {
-      return manualDelivery(tenantId, endpointId, recorder, (tx, endpoint, at) =>
-        insertTestDelivery(tx, tenantId, endpoint.id, toEndpoint(endpoint), at),
+      return manualDelivery(
+        tenantId,
+        endpointId,
+        recorder,
+        'webhook_endpoint.test_sent',
+        (tx, endpoint, at) => insertTestDelivery(tx, tenantId, endpoint.id, toEndpoint(endpoint), at),
       );
     },
 
@@ -371,21 +332,27 @@ export function createEventService(deps: {
       deliveryId: string,
       recorder?: AnswerRecorder<ManualDelivery>,
     ): Promise<ManualDelivery> {
-      return manualDelivery(tenantId, endpointId, recorder, async (tx, endpoint, at) => {
-        const original = await findDelivery(tx, tenantId, endpoint.id, deliveryId);
-        if (!original) throw notFound('Delivery');
-        return insertDelivery(
-          tx,
-          tenantId,
-          {
-            endpointId: endpoint.id,
-            eventId: original.event_id,
-            eventType: original.event_type,
-            resentFrom: original.id,
-          },
-          at,
-        );
-      });
+      return manualDelivery(
+        tenantId,
+        endpointId,
+        recorder,
+        'webhook_delivery.resent',
+        async (tx, endpoint, at) => {
+          const original = await findDelivery(tx, tenantId, endpoint.id, deliveryId);
+          if (!original) throw notFound('Delivery');
+          return insertDelivery(
+            tx,
+            tenantId,
+            {
+              endpointId: endpoint.id,
+              eventId: original.event_id,
+              eventType: original.event_type,
+              resentFrom: original.id,
+            },
+            at,
+          );
+        },
+      );
     },
 
     /** The tenant's latest events, newest first (the overview's recent activity). */
