@@ -255,7 +255,20 @@ export function createTenantService(deps: {
      * suspension (`null`). Only the two columns change: nothing of the tenant is deleted.
      */
     async setSuspension(tenantId: string, suspension: { reason: string | null } | null): Promise<Tenant> {
-      const row = await updateTenantSuspension(db, tenantId, clock.now(), suspension);
+      const at = clock.now();
+      const row = await writeAudited(
+        db,
+        (executor) => updateTenantSuspension(executor, tenantId, at, suspension),
+        (updated) =>
+          updated && {
+            action: suspension ? 'tenant.suspended' : 'tenant.unsuspended',
+            tenantId,
+            objectType: 'tenant',
+            objectId: tenantId,
+            fields: suspension ? ['suspended_at', 'suspended_reason'] : ['suspended_at'],
+            at,
+          },
+      );
       if (!row) throw notFound('Tenant');
       return toTenant(row, deps.partnerLimitDefault);
     },

@@ -33,10 +33,8 @@ const EXEMPT: Record<string, string> = {
   'POST /console/emails/test': 'sends a test email to the member; nothing is stored',
   'POST /operator/sign-in': 'signing in to the operator console',
   'POST /operator/sign-out': 'signing out of the operator console',
-  'POST /operator/tenants/:id/suspend':
-    'suspending tenants is refused (409) in this version: nothing is written',
-  'POST /operator/tenants/:id/lift':
-    'lifting a suspension is refused (409) in this version: nothing is written',
+  'POST /console/phone-numbers/:phone_number/simulate':
+    'stands in for the voice engine’s inbound call (simulated engine only): the call is the engine’s, as a real one',
   'POST /portal': 'the client portal: end users acting on their own account, no audited actor',
   'POST /portal/*': 'the client portal: end users acting on their own account, no audited actor',
 };
@@ -130,6 +128,16 @@ async function otherMember() {
       role: 'viewer',
     }),
   );
+}
+
+let phoneSequence = 0;
+const nextNumber = () => `+1415555${String(6100 + ++phoneSequence).padStart(4, '0')}`;
+
+/** A number the engine holds, imported for Acme through the operator API. */
+async function importedNumber(): Promise<string> {
+  const number = nextNumber();
+  await ok(t.admin('POST', '/admin/v1/phone-numbers', { phone_number: number, tenant_id: acme.id }));
+  return number;
 }
 
 async function endpointId() {
@@ -335,6 +343,24 @@ const SCENARIOS: Record<string, Scenario> = {
     }
     return asMember(`/console/webhooks/${id}/deliveries/${deliveries[0].id}/retry`);
   }),
+  'POST /console/webhooks/:id/test': member_(async () =>
+    asMember(`/console/webhooks/${await endpointId()}/test`, { form_key: `test-event-${++sequence}` }),
+  ),
+  'POST /console/webhooks/:id/deliveries/:delivery/resend': member_(async () => {
+    const id = await endpointId();
+    const sent = await ok(acme.request('POST', `/api/v1/webhook-endpoints/${id}/test`));
+    return asMember(`/console/webhooks/${id}/deliveries/${sent.id}/resend`, {
+      form_key: `resend-${++sequence}`,
+    });
+  }),
+  'POST /console/phone-numbers/:phone_number': member_(async () => {
+    const number = await importedNumber();
+    const agent = await newAgent(true);
+    return asMember(`/console/phone-numbers/${encodeURIComponent(number)}`, {
+      inbound_agent_id: agent.id,
+      label: 'Front desk',
+    });
+  }),
   'POST /console/tools-secret/rotate': member_(async () => {
     const status = await t.services.tools.secretStatus(acme.id);
     return asMember('/console/tools-secret/rotate', { rotated_at: status.rotated_at ?? '' });
@@ -425,6 +451,26 @@ const SCENARIOS: Record<string, Scenario> = {
     );
     return asStaff(`/operator/jobs/${rows[0].id}/retry`);
   }),
+  'POST /operator/tenants/:id/suspend': staff_(async () => {
+    const other = await createTenant(t, { name: `Initech ${++sequence}` });
+    return asStaff(`/operator/tenants/${other.id}/suspend`, { reason: 'Unpaid invoice' });
+  }),
+  'POST /operator/tenants/:id/lift': staff_(async () => {
+    const other = await createTenant(t, { name: `Hooli ${++sequence}` });
+    await ok(t.admin('POST', `/admin/v1/tenants/${other.id}/suspend`, {}));
+    return asStaff(`/operator/tenants/${other.id}/lift`);
+  }),
+  'POST /operator/phone-numbers': staff_(() =>
+    asStaff('/operator/phone-numbers', { phone_number: nextNumber(), tenant_id: acme.id }),
+  ),
+  'POST /operator/phone-numbers/:number/reassign': staff_(async () => {
+    const other = await createTenant(t, { name: `Globex ${++sequence}` });
+    const number = await importedNumber();
+    return asStaff(`/operator/phone-numbers/${encodeURIComponent(number)}/reassign`, { tenant_id: other.id });
+  }),
+  'POST /operator/phone-numbers/:number/release': staff_(async () =>
+    asStaff(`/operator/phone-numbers/${encodeURIComponent(await importedNumber())}/release`),
+  ),
   'POST /operator/brand': staff_(() =>
     asStaff('/operator/brand', { name: 'Callwise', logo_url: '', primary_color: '#0b5cad' }),
   ),

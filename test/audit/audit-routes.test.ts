@@ -273,6 +273,20 @@ const SCENARIOS: Record<
       return partner('POST', `/api/v1/webhook-endpoints/${hook.id}/deliveries/${deliveries[0].id}/retry`);
     },
   },
+  'POST /api/v1/webhook-endpoints/:id/test': {
+    actor: 'api_key',
+    status: 201,
+    run: async () => partner('POST', `/api/v1/webhook-endpoints/${(await endpoint()).id}/test`),
+  },
+  'POST /api/v1/webhook-endpoints/:id/deliveries/:delivery_id/resend': {
+    actor: 'api_key',
+    status: 201,
+    run: async () => {
+      const hook = await endpoint();
+      const sent = await ok(acme.request('POST', `/api/v1/webhook-endpoints/${hook.id}/test`));
+      return partner('POST', `/api/v1/webhook-endpoints/${hook.id}/deliveries/${sent.id}/resend`);
+    },
+  },
   'POST /api/v1/calls': {
     actor: 'api_key',
     run: async () =>
@@ -472,6 +486,21 @@ const SCENARIOS: Record<
         t.admin('PUT', `/admin/v1/tenants/${acme.id}/wallet`, { wholesale_rate: 0.05, currency: 'usd' }),
       );
       return admin('POST', `/admin/v1/tenants/${acme.id}/wallet/payment-method`, { token: 'pm_card_visa' });
+    },
+  },
+  'POST /admin/v1/tenants/:id/suspend': {
+    actor: 'operator_token',
+    run: async () => {
+      const other = await createTenant(t, { name: 'Initech' });
+      return admin('POST', `/admin/v1/tenants/${other.id}/suspend`, { reason: 'Unpaid invoice' });
+    },
+  },
+  'POST /admin/v1/tenants/:id/unsuspend': {
+    actor: 'operator_token',
+    run: async () => {
+      const other = await createTenant(t, { name: 'Hooli' });
+      await ok(t.admin('POST', `/admin/v1/tenants/${other.id}/suspend`, {}));
+      return admin('POST', `/admin/v1/tenants/${other.id}/unsuspend`);
     },
   },
   'POST /admin/v1/phone-numbers': {
