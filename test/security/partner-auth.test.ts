@@ -136,6 +136,27 @@ async function objectOf(tenant: TestTenant, kind: string): Promise<string> {
       id = response.body.data.id;
       break;
     }
+    case 'actors':
+      // The audit log's `actor_id` filter: the tenant's own API key acted.
+      id = tenant.keyId;
+      break;
+    case 'objects':
+      // The audit log's `object_id` filter: one of the tenant's users, whose creation was recorded.
+      id = await objectOf(tenant, 'users');
+      break;
+    case 'audit-events': {
+      // An entry of the tenant's own: its probe user's creation.
+      const userId = await objectOf(tenant, 'users');
+      const row = await t.services.database.db
+        .selectFrom('audit_events')
+        .select('id')
+        .where('tenant_id', '=', tenant.id)
+        .where('object_id', '=', userId)
+        .executeTakeFirst();
+      if (!row) throw new Error(`no audit entry to probe for ${userId}`);
+      id = row.id;
+      break;
+    }
     case 'deliveries': {
       // The endpoint's first delivery: any event after it exists (a user created) has one.
       const endpoint = await objectOf(tenant, 'webhook-endpoints');
