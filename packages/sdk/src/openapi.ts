@@ -5192,7 +5192,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example aud_7XkQ2mN9pR4sT6vW8yZ1bC3d */
+                /**
+                 * @description The audit entry’s id.
+                 * @example aud_7XkQ2mN9pR4sT6vW8yZ1bC3d
+                 */
                 id: string;
             };
             cookie?: never;
