@@ -74,6 +74,8 @@ describe('GET /admin/v1/tenants', () => {
         'processor_account_id',
         'application_fee_percent',
         'rate_limit',
+        'suspended_at',
+        'suspended_reason',
       ].sort(),
     );
 
