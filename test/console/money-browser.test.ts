@@ -66,7 +66,10 @@ describe.skipIf(!hasChromium)('money pages, in a browser', () => {
     await expectAccessible(page);
     await screenshot(page, 'overview-wallet-spent');
 
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page
+      .getByRole('navigation', { name: 'Console', exact: true })
+      .getByRole('link', { name: 'Usage' })
+      .click();
     await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
     const table = await page.locator('main').innerText();
     expect(table).toMatch(/Margin/i);
