@@ -4,8 +4,8 @@
  */
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SecretBox } from '../core/security/secrets.js';
 import type { Flash } from '../web/forms.js';
+import { onceCookie } from '../web/once-cookie.js';
 
 export const SESSION_COOKIE = 'vp_console';
 export const FLASH_COOKIE = 'vp_flash';
@@ -60,39 +60,9 @@ export function safeNext(next: unknown): string {
     : '/console';
 }
 
-const ONCE_COOKIE = 'vp_once';
-/** Time enough to follow the redirect; a result page not reached by then shows nothing. */
-const ONCE_SECONDS = 300;
-
-function contextOf(request: FastifyRequest, path: string): string {
-  return `console-once:${request.consoleSession?.sessionId ?? 'none'}:${path}`;
-}
-
-/** Keeps `value` for the next GET of `path` by this session only (then it is gone). */
-export function keepForOnce(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  secrets: SecretBox,
-  path: string,
-  value: unknown,
-): void {
-  const sealed = secrets.seal(JSON.stringify(value), contextOf(request, path));
-  reply.setCookie(ONCE_COOKIE, sealed, { ...cookieOptions(ONCE_SECONDS), path });
-}
-
-/** What `keepForOnce` left for this page, taken away; undefined on a second visit. */
-export function takeOnce<Value>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  secrets: SecretBox,
-  path: string,
-): Value | undefined {
-  const sealed = request.cookies[ONCE_COOKIE];
-  if (!sealed) return undefined;
-  reply.clearCookie(ONCE_COOKIE, { path });
-  try {
-    return JSON.parse(secrets.open(sealed, contextOf(request, path))) as Value;
-  } catch {
-    return undefined;
-  }
-}
+export const { keepForOnce, takeOnce } = onceCookie({
+  cookie: 'vp_once',
+  context: 'console-once',
+  sessionIdOf: (request) => request.consoleSession?.sessionId,
+  cookieOptions,
+});

@@ -1,7 +1,7 @@
 /** The operator console's cookies, all HttpOnly at path /operator: the session and the one-time flash. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SecretBox } from '../../core/security/secrets.js';
 import type { Flash } from '../../web/forms.js';
+import { onceCookie } from '../../web/once-cookie.js';
 
 export const OPERATOR_PATH = '/operator';
 export const SESSION_COOKIE = 'vp_operator';
@@ -56,40 +56,9 @@ export function safeNext(next: unknown): string {
     : OPERATOR_PATH;
 }
 
-const ONCE_COOKIE = 'vp_operator_once';
-/** Time enough to follow the redirect; a page not reached by then shows nothing. */
-const ONCE_SECONDS = 300;
-const onceContext = (request: FastifyRequest, path: string) =>
-  `operator-once:${request.operatorSession?.sessionId ?? 'none'}:${path}`;
-
-/**
- * Keeps a secret (an invitation link) for the next GET of `path` by this session only, sealed in a
- * cookie, so the POST answers with a redirect: the secret is in no POST response a refresh resends.
- */
-export function keepForOnce(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  secrets: SecretBox,
-  path: string,
-  value: unknown,
-): void {
-  const sealed = secrets.seal(JSON.stringify(value), onceContext(request, path));
-  reply.setCookie(ONCE_COOKIE, sealed, { ...cookieOptions(ONCE_SECONDS), path });
-}
-
-/** What `keepForOnce` left for this page, taken away; undefined on a second visit. */
-export function takeOnce<Value>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  secrets: SecretBox,
-  path: string,
-): Value | undefined {
-  const sealed = request.cookies[ONCE_COOKIE];
-  if (!sealed) return undefined;
-  reply.clearCookie(ONCE_COOKIE, { path });
-  try {
-    return JSON.parse(secrets.open(sealed, onceContext(request, path))) as Value;
-  } catch {
-    return undefined;
-  }
-}
+export const { keepForOnce, takeOnce } = onceCookie({
+  cookie: 'vp_operator_once',
+  context: 'operator-once',
+  sessionIdOf: (request) => request.operatorSession?.sessionId,
+  cookieOptions,
+});
