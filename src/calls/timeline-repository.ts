@@ -4,8 +4,7 @@
  * `status` is a kind that is never a call status, so nothing reading the call's state mistakes
  * them for one.
  */
-import { sql } from 'kysely';
-import type { Executor } from '../core/db/database.js';
+import { type Executor, runPrepared } from '../core/db/database.js';
 
 /** The timeline kind of a tool call: detail `{ name, duration_ms, outcome }`, never the arguments. */
 export const TOOL_CALL_ENTRY = 'tool_call';
@@ -16,14 +15,22 @@ export interface TimelineEntry {
   detail: Record<string, unknown>;
 }
 
-export async function insertTimelineEntry(
+/** Fast path: a turn's entries in one prepared INSERT (the tools service coalesces them). */
+export async function insertTimelineEntries(
   db: Executor,
-  tenantId: string,
-  callId: string,
-  entry: TimelineEntry,
+  entries: (TimelineEntry & { tenantId: string; callId: string })[],
 ): Promise<void> {
-  await sql`
-    INSERT INTO call_events (tenant_id, call_id, status, at, detail)
-    VALUES (${tenantId}, ${callId}, ${entry.kind}, ${entry.at}, ${JSON.stringify(entry.detail)}::jsonb)
-  `.execute(db);
+  if (entries.length === 0) return;
+  await runPrepared(db, {
+    name: 'call_timeline_insert_many',
+    text: `INSERT INTO call_events (tenant_id, call_id, status, at, detail)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::jsonb[])`,
+    values: [
+      entries.map((entry) => entry.tenantId),
+      entries.map((entry) => entry.callId),
+      entries.map((entry) => entry.kind),
+      entries.map((entry) => entry.at),
+      entries.map((entry) => JSON.stringify(entry.detail)),
+    ],
+  });
 }

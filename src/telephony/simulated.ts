@@ -196,24 +196,38 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
   const toolsPending = (row: DialRecord) =>
     Boolean(options.runTool && row.conversation?.tools?.length && !row.conversation.toolsCalled);
 
+  /** Claims the tools of a turn's answered calls in one statement: each claimed once per attempt. */
+  const claimTools = coalesce(async (keys: { callId: string; attempt: number }[]) => {
+    const claimed = await db
+      .updateTable('telephony_simulated_dials')
+      .set({ conversation: sql`conversation || '{"toolsCalled": true}'::jsonb` })
+      .where((eb) =>
+        eb(
+          eb.refTuple('call_id', 'attempt'),
+          'in',
+          keys.map((key) => eb.tuple(key.callId, key.attempt)),
+        ),
+      )
+      .where(sql<boolean>`NOT (conversation ? 'toolsCalled')`)
+      .returning([
+        'call_id',
+        'attempt',
+        sql<{ name: string; parameters: unknown }[]>`coalesce(conversation -> 'tools', '[]'::jsonb)`.as(
+          'tools',
+        ),
+      ])
+      .execute();
+    const byKey = new Map(claimed.map((row) => [dialKey(row.call_id, row.attempt), row.tools]));
+    return keys.map((key) => byKey.get(dialKey(key.callId, key.attempt)) ?? []);
+  });
+
   async function callTools(row: DialRecord, tenantId: string): Promise<void> {
     const runTool = options.runTool;
     const conversation = row.conversation;
     if (!runTool || !conversation || !toolsPending(row)) return;
-    const claimed = await db
-      .updateTable('telephony_simulated_dials')
-      .set({ conversation: sql`conversation || '{"toolsCalled": true}'::jsonb` })
-      .where('call_id', '=', row.call_id)
-      .where('attempt', '=', row.attempt)
-      .where(sql<boolean>`NOT (conversation ? 'toolsCalled')`)
-      .returning(
-        sql<{ name: string; parameters: unknown }[]>`coalesce(conversation -> 'tools', '[]'::jsonb)`.as(
-          'tools',
-        ),
-      )
-      .executeTakeFirst();
+    const tools = await claimTools({ callId: row.call_id, attempt: row.attempt });
     conversation.toolsCalled = true;
-    for (const tool of claimed?.tools ?? []) {
+    for (const tool of tools) {
       await runTool({
         tenantId,
         callId: row.call_id,

@@ -10,12 +10,11 @@
 import crypto from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { type AgentTool, CONFIG_LIMITS } from '../agents/config.js';
-import { findAgentVersion } from '../agents/repository.js';
-import { findCall } from '../calls/repository.js';
-import { insertTimelineEntry, TOOL_CALL_ENTRY } from '../calls/timeline-repository.js';
+import { insertTimelineEntries, TOOL_CALL_ENTRY } from '../calls/timeline-repository.js';
 import { auditNothingChanged } from '../core/audit/context.js';
 import { recordAudit } from '../core/audit/record.js';
 import { type Clock, systemClock } from '../core/clock.js';
+import { coalesce } from '../core/jobs/batching.js';
 import type { Db } from '../core/db/database.js';
 import { randomBase62 } from '../core/ids.js';
 import type { HostResolver } from '../core/security/outbound-addresses.js';
@@ -24,6 +23,7 @@ import { checkWebhookUrl } from '../events/ssrf.js';
 import type { ToolRunner } from '../telephony/tool-paths.js';
 import { postTool, type ToolPostOutcome } from './invoke.js';
 import {
+  findToolCallContexts,
   findToolsSecret,
   insertToolsSecret,
   lockToolsSecret,
@@ -114,6 +114,14 @@ function toolNamed(tools: unknown, name: string): AgentTool | undefined {
 
 export function createToolService(deps: ToolServiceDeps) {
   const { db, clock, secrets } = deps;
+  /** A turn's tool calls (the simulator's batch, concurrent engine requests) read and record together. */
+  const readContext = coalesce((keys: { tenantId: string; callId: string }[]) =>
+    findToolCallContexts(db, keys),
+  );
+  const recordToolCall = coalesce(async (entries: Parameters<typeof insertTimelineEntries>[1]) => {
+    await insertTimelineEntries(db, entries);
+    return entries.map(() => undefined);
+  });
 
   function signers(row: ToolsSecretRow, now: Date): Webhook[] {
     const found = [
@@ -306,16 +314,15 @@ export function createToolService(deps: ToolServiceDeps) {
      */
     async call(request: ToolCall): Promise<ToolAnswer> {
       const started = performance.now();
-      const call = await findCall(db, request.tenantId, request.callId);
+      const call = await readContext({ tenantId: request.tenantId, callId: request.callId });
       const engineOfCall = call?.engine ?? 'simulated';
       if (!call || engineOfCall !== request.caller || call.agent_id === null || call.agent_version === null)
         return { ok: false, error: 'This call cannot use tools.' };
       const agentId = call.agent_id;
       const name = request.name.slice(0, MAX_NAME_IN_TIMELINE);
       const args = argumentsOf(request.arguments);
-      const version = await findAgentVersion(db, call.tenant_id, agentId, call.agent_version);
-      const tool = toolNamed(version?.config.tools, request.name);
-      const row = tool && args ? await findToolsSecret(db, call.tenant_id) : undefined;
+      const tool = toolNamed(call.tools, request.name);
+      const row = tool && args ? (call.secret ?? undefined) : undefined;
       let answer: ToolAnswer & { outcome: ToolCallOutcome; status: number | null };
       if (!tool) {
         answer = { ok: false, error: `There is no tool named ${name}.`, outcome: 'refused', status: null };
@@ -343,7 +350,9 @@ export function createToolService(deps: ToolServiceDeps) {
         answer = answerOf(tool.name, await send(tool, row, JSON.stringify(body)));
       }
       const durationMs = Math.round(performance.now() - started);
-      await insertTimelineEntry(db, call.tenant_id, call.id, {
+      await recordToolCall({
+        tenantId: call.tenant_id,
+        callId: call.id,
         kind: TOOL_CALL_ENTRY,
         at: clock.now(),
         detail: { name, duration_ms: durationMs, outcome: answer.outcome, status_code: answer.status },
