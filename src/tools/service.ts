@@ -14,9 +14,9 @@ import { insertTimelineEntries, TOOL_CALL_ENTRY } from '../calls/timeline-reposi
 import { auditNothingChanged } from '../core/audit/context.js';
 import { recordAudit } from '../core/audit/record.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { coalesce } from '../core/jobs/batching.js';
 import type { Db } from '../core/db/database.js';
 import { randomBase62 } from '../core/ids.js';
+import { coalesce } from '../core/jobs/batching.js';
 import type { HostResolver } from '../core/security/outbound-addresses.js';
 import type { SecretBox } from '../core/security/secrets.js';
 import { checkWebhookUrl } from '../events/ssrf.js';
