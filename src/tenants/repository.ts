@@ -50,6 +50,13 @@ export async function findTenant(db: Executor, tenantId: string) {
   return db.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirst();
 }
 
+/** The names of these tenants (unknown ids are left out). */
+export async function findTenantNames(db: Executor, tenantIds: string[]): Promise<Map<string, string>> {
+  if (tenantIds.length === 0) return new Map();
+  const rows = await db.selectFrom('tenants').select(['id', 'name']).where('id', 'in', tenantIds).execute();
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 export async function updateTenant(db: Executor, tenantId: string, changes: Updateable<TenantsTable>) {
   return db.updateTable('tenants').set(changes).where('id', '=', tenantId).returningAll().executeTakeFirst();
 }

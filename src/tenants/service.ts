@@ -12,6 +12,7 @@ import type { SecretBox } from '../core/security/secrets.js';
 import {
   countTenants,
   findTenant,
+  findTenantNames,
   insertTenant,
   listTenants,
   type TenantRow,
@@ -277,6 +278,12 @@ export function createTenantService(deps: {
       const row = await findTenant(db, tenantId);
       if (!row) throw notFound('Tenant');
       return toTenant(row, deps.partnerLimitDefault);
+    },
+
+    /** Names to show beside tenant ids (operator pages): one read for a page's ids. */
+    namesOf(tenantIds: Iterable<string | null>): Promise<Map<string, string>> {
+      const ids = [...new Set([...tenantIds].filter((id): id is string => id !== null))];
+      return findTenantNames(db, ids);
     },
 
     async list(query: ListTenantsQuery) {

@@ -119,7 +119,8 @@ export function auditTable(options: {
   };
   form: AuditFilterForm;
   filtered: boolean;
-  withTenant?: boolean;
+  /** The operator's column: each entry's tenant, by name where known, linked to its page. */
+  withTenant?: { names: Map<string, string> };
 }): Html {
   const { result } = options;
   if (result.pagination.total === 0) {
@@ -143,7 +144,7 @@ export function auditTable(options: {
     ${result.data.map(
       (entry) => html`<tr>
       <td>${dateTime(entry.created_at)}</td>
-      ${options.withTenant && html`<td class="mono">${entry.tenant_id ?? html`<span class="subtle">platform</span>`}</td>`}
+      ${options.withTenant && html`<td>${tenantCell(entry.tenant_id, options.withTenant.names)}</td>`}
       <td>${ACTOR_LABELS[entry.actor.type] ?? entry.actor.type}<br><span class="mono subtle">${entry.actor.id}</span></td>
       <td class="mono">${entry.action}</td>
       <td>${entry.object.type}${entry.object.id && html`<br><span class="mono subtle">${entry.object.id}</span>`}</td>
@@ -155,4 +156,10 @@ export function auditTable(options: {
   </table></div>
   ${pager(result.pagination, options.path, query)}
 </section>`;
+}
+
+function tenantCell(tenantId: string | null, names: Map<string, string>): Html {
+  if (tenantId === null) return html`<span class="subtle">platform</span>`;
+  const name = names.get(tenantId);
+  return html`<a href="/operator/tenants/${tenantId}">${name ?? tenantId}</a>${name && html`<br><span class="mono subtle">${tenantId}</span>`}`;
 }

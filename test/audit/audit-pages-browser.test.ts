@@ -130,6 +130,10 @@ describe.skipIf(!hasChromium)('the audit log pages in a browser', () => {
       expect(all).toContain(ours.id);
       expect(all).toContain(theirs.id);
       expect(all).toContain('tenant.created');
+      // Each entry names its tenant, linked to the tenant's page.
+      const globexLink = page.locator('table tbody').getByRole('link', { name: 'Globex', exact: true }).first();
+      expect(await globexLink.getAttribute('href')).toBe(`/operator/tenants/${globex.id}`);
+      expect(all).toContain('Northwind Voice');
 
       await page.getByLabel('Tenant id').fill(globex.id);
       await page.getByRole('button', { name: 'Filter' }).click();

@@ -14,7 +14,7 @@ import { operatorPages } from '../plugin.js';
 const PAGE_SIZE = 50;
 const PATH = '/operator/audit';
 
-export const operatorAuditPages = operatorPages(['audit'], async (app, { audit }) => {
+export const operatorAuditPages = operatorPages(['audit', 'tenants'], async (app, { audit, tenants }) => {
   app.get<{ Querystring: AuditFilterForm }>('/audit', async (request, reply) => {
     const form = request.query;
     const page = form.page && /^\d{1,9}$/.test(form.page) && Number(form.page) > 0 ? Number(form.page) : 1;
@@ -33,13 +33,14 @@ export const operatorAuditPages = operatorPages(['audit'], async (app, { audit }
       }
     }
     const filtered = Object.values(query).some((value) => value !== undefined);
+    const names = result ? await tenants.namesOf(result.data.map((entry) => entry.tenant_id)) : new Map();
     return sendPage(request, reply, {
       title: 'Audit log',
       section: 'audit',
       status: result ? 200 : 422,
       body: html`<p class="hint">Every change made on the platform — by API keys, agency console members, operator staff, the operator token and the command line — with who made it, when and from where; field names only, never their values. Kept 400 days.</p>
 ${auditFilters({ action: PATH, form, issues: problems, withTenant: true })}
-${result && auditTable({ path: PATH, result, form, filtered, withTenant: true })}`,
+${result && auditTable({ path: PATH, result, form, filtered, withTenant: { names } })}`,
     });
   });
 });

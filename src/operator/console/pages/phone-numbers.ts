@@ -53,7 +53,7 @@ export const operatorPhoneNumberPages = operatorPages(
         phoneNumbers.list({ page, limit: PAGE_SIZE, tenant_id: tenantId, engine }),
         tenants.list({ page: 1, limit: 100, sort_by: 'name', sort_order: 'asc' }),
       ]);
-      const names = new Map(known.data.map((tenant) => [tenant.id, tenant.name]));
+      const names = await tenants.namesOf(numbers.data.map((number) => number.tenant_id));
       const admin = can(request, 'admin');
       const csrf = csrfField(reply);
       const tenantChoices = html`<datalist id="tenant-ids">${known.data.map(
