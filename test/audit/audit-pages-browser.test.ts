@@ -131,7 +131,10 @@ describe.skipIf(!hasChromium)('the audit log pages in a browser', () => {
       expect(all).toContain(theirs.id);
       expect(all).toContain('tenant.created');
       // Each entry names its tenant, linked to the tenant's page.
-      const globexLink = page.locator('table tbody').getByRole('link', { name: 'Globex', exact: true }).first();
+      const globexLink = page
+        .locator('table tbody')
+        .getByRole('link', { name: 'Globex', exact: true })
+        .first();
       expect(await globexLink.getAttribute('href')).toBe(`/operator/tenants/${globex.id}`);
       expect(all).toContain('Northwind Voice');
 
