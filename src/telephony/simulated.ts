@@ -221,20 +221,28 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
     return keys.map((key) => byKey.get(dialKey(key.callId, key.attempt)) ?? []);
   });
 
-  async function callTools(row: DialRecord, tenantId: string): Promise<void> {
+  /**
+   * Starts the call's tools beside the call, as an engine calls them during a conversation: the
+   * progress question that starts them does not wait for the partner's endpoints (a slow tool must
+   * not hold a dispatch slot). A claim that fails (the database is away) calls nothing, as an
+   * engine's lost tool request would.
+   */
+  function startTools(row: DialRecord, tenantId: string): void {
     const runTool = options.runTool;
     const conversation = row.conversation;
     if (!runTool || !conversation || !toolsPending(row)) return;
-    const tools = await claimTools({ callId: row.call_id, attempt: row.attempt });
     conversation.toolsCalled = true;
-    for (const tool of tools) {
-      await runTool({
-        tenantId,
-        callId: row.call_id,
-        name: tool.name,
-        arguments: sampleFor(tool.parameters),
-      });
-    }
+    void (async () => {
+      const tools = await claimTools({ callId: row.call_id, attempt: row.attempt });
+      for (const tool of tools) {
+        await runTool({
+          tenantId,
+          callId: row.call_id,
+          name: tool.name,
+          arguments: sampleFor(tool.parameters),
+        });
+      }
+    })().catch(() => {});
   }
 
   /** What an answered call's end tells: its script, as a voice engine's report would. */
@@ -379,13 +387,13 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
         if (toolsPending(row) && row.answered_at) {
           const halfway = new Date((row.answered_at.getTime() + row.ends_at.getTime()) / 2);
           if (now < halfway) return { state: 'in_progress', checkAgainAt: halfway };
-          await callTools(row, tenantId);
+          startTools(row, tenantId);
         }
         return { state: 'in_progress', checkAgainAt: row.ends_at };
       }
-      // Compressed time: the whole call is over at the first question, and its tools are called
-      // before its answer and end are recorded together.
-      await callTools(row, tenantId);
+      // Compressed time: the whole call is over at the first question. Its tools are started then
+      // and run beside; their timeline entries come after the end.
+      startTools(row, tenantId);
       return {
         state: 'completed',
         endedAt: row.ends_at,

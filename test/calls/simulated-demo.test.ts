@@ -192,7 +192,10 @@ describe('the simulator’s tool calls', () => {
     expect(await timeline()).toEqual(['queued', 'dialing', 'in_progress']);
     clock.advance(15_000);
     await live.services.jobRunner.drain();
-    expect(await timeline()).toEqual(['queued', 'dialing', 'in_progress', 'tool_call']);
+    // The tools run beside the call (an engine calls them during the conversation), not in its job.
+    await expect
+      .poll(timeline, { timeout: 5_000 })
+      .toEqual(['queued', 'dialing', 'in_progress', 'tool_call']);
     clock.advance(15_000);
     await live.services.jobRunner.drain();
     expect(await timeline()).toEqual(['queued', 'dialing', 'in_progress', 'tool_call', 'completed']);
@@ -229,7 +232,12 @@ describe('the simulator’s tool calls', () => {
       phone: '+14155550123',
     });
     await app.services.jobRunner.drain();
-    const call = (await fixture.tenant.request('GET', `/api/v1/calls/${placed.body.data.id}`)).body.data;
+    const read = async () =>
+      (await fixture.tenant.request('GET', `/api/v1/calls/${placed.body.data.id}`)).body.data;
+    const toolEntries = async () =>
+      (await read()).events.filter((event: { status: string }) => event.status === 'tool_call').length;
+    await expect.poll(toolEntries, { timeout: 5_000 }).toBe(2);
+    const call = await read();
     expect(call.status).toBe('completed');
     const received = bodies.filter((body) => body.call_id === call.id);
     expect(received.map((body) => body.tool).sort()).toEqual(['book_visit', 'check_stock']);
