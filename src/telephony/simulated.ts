@@ -31,6 +31,7 @@ import {
   transcriptOf,
 } from './simulated-conversation.js';
 import { SIMULATED_RECORDINGS_PATH } from './simulated-recordings.js';
+import { simulatedToolCalls } from './simulated-tools.js';
 import type { ToolRunner } from './tool-paths.js';
 
 /**
@@ -189,61 +190,9 @@ export function createSimulatedTelephony(options: SimulatedTelephonyOptions): Te
     return found;
   }
 
-  /**
-   * Calls each tool of the version once, with arguments made from its parameters' schema, the
-   * first time the answered call is asked about (claimed in its record, so once per attempt).
-   */
   const toolsPending = (row: DialRecord) =>
     Boolean(options.runTool && row.conversation?.tools?.length && !row.conversation.toolsCalled);
-
-  /** Claims the tools of a turn's answered calls in one statement: each claimed once per attempt. */
-  const claimTools = coalesce(async (keys: { callId: string; attempt: number }[]) => {
-    const claimed = await db
-      .updateTable('telephony_simulated_dials')
-      .set({ conversation: sql`conversation || '{"toolsCalled": true}'::jsonb` })
-      .where((eb) =>
-        eb(
-          eb.refTuple('call_id', 'attempt'),
-          'in',
-          keys.map((key) => eb.tuple(key.callId, key.attempt)),
-        ),
-      )
-      .where(sql<boolean>`NOT (conversation ? 'toolsCalled')`)
-      .returning([
-        'call_id',
-        'attempt',
-        sql<{ name: string; parameters: unknown }[]>`coalesce(conversation -> 'tools', '[]'::jsonb)`.as(
-          'tools',
-        ),
-      ])
-      .execute();
-    const byKey = new Map(claimed.map((row) => [dialKey(row.call_id, row.attempt), row.tools]));
-    return keys.map((key) => byKey.get(dialKey(key.callId, key.attempt)) ?? []);
-  });
-
-  /**
-   * Starts the call's tools beside the call, as an engine calls them during a conversation: the
-   * progress question that starts them does not wait for the partner's endpoints (a slow tool must
-   * not hold a dispatch slot). A claim that fails (the database is away) calls nothing, as an
-   * engine's lost tool request would.
-   */
-  function startTools(row: DialRecord, tenantId: string): void {
-    const runTool = options.runTool;
-    const conversation = row.conversation;
-    if (!runTool || !conversation || !toolsPending(row)) return;
-    conversation.toolsCalled = true;
-    void (async () => {
-      const tools = await claimTools({ callId: row.call_id, attempt: row.attempt });
-      for (const tool of tools) {
-        await runTool({
-          tenantId,
-          callId: row.call_id,
-          name: tool.name,
-          arguments: sampleFor(tool.parameters),
-        });
-      }
-    })().catch(() => {});
-  }
+  const startTools = simulatedToolCalls(db, options.runTool);
 
   /** What an answered call's end tells: its script, as a voice engine's report would. */
   function detailsOf(row: DialRecord): CallEndDetails | undefined {
