@@ -338,6 +338,7 @@ export function createServices(options: ServiceOptions): Services {
     batchSize: config.jobBatchSize,
     concurrency: config.jobConcurrency,
     wakeDelayMs: config.jobWakeDelayMs,
+    leaseMs: config.jobLeaseMs,
     logger: options.logger,
   });
   doorbell.answer(() => jobRunner.wake());

@@ -36,7 +36,9 @@ afterAll(async () => {
 });
 
 async function start(env: Record<string, string | null>): Promise<ServerProcess> {
-  const server = await startServerProcess({ env: { ...env, ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn' } });
+  const server = await startServerProcess({
+    env: { ...env, ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', JOB_LEASE_SECONDS: '5' },
+  });
   servers.push(server);
   return server;
 }
@@ -112,7 +114,7 @@ describe(`crash safety (${ENGINE})`, () => {
     expect(accepted.size).toBeLessThan(requests.length);
 
     // Restart on the same database; the worker picks up queued calls at once and the killed
-    // process's claimed ones when their lease (15 s) runs out.
+    // process's claimed ones when their lease (JOB_LEASE_SECONDS, 5 s here) runs out.
     const restartedAt = Date.now();
     server = await start(env);
     let calls = new Map<string, any>();

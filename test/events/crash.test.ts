@@ -56,6 +56,8 @@ describe.skipIf(!postgresAvailable)('event delivery through a SIGKILL (PostgreSQ
       DATABASE_URL: fresh.url,
       ADMIN_TOKEN: ADMIN,
       LOG_LEVEL: 'warn',
+      // The killed process's jobs are taken over once their lease lapses: 5 s instead of 15.
+      JOB_LEASE_SECONDS: '5',
       // Calls that really last a second, so the kill finds calls completing and events in flight.
       SIMULATED_REALTIME: 'true',
       SIMULATED_CALL_SECONDS: '1',

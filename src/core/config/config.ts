@@ -69,6 +69,8 @@ export interface Config {
   jobConcurrency: number;
   /** Milliseconds a job queued in this process waits so the next claim takes its neighbours too (JOB_WAKE_DELAY_MS). */
   jobWakeDelayMs: number;
+  /** How long a claimed job is held before another process may take it (renewed while it runs). */
+  jobLeaseMs: number;
   /**
    * Which proxies' X-Forwarded-For to believe for the client address (per-IP rate limits, logs):
    * false (the socket's address), a hop count, or proxy addresses / CIDR ranges.
@@ -316,6 +318,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobBatchSize: readInteger(env, 'JOB_BATCH_SIZE', 25, 1, 500),
     jobConcurrency: readInteger(env, 'JOB_CONCURRENCY', 100, 1, 2000),
     jobWakeDelayMs: readInteger(env, 'JOB_WAKE_DELAY_MS', 5, 0, 1000),
+    jobLeaseMs: readInteger(env, 'JOB_LEASE_SECONDS', 15, 3, 600) * 1000,
     rateLimits: {
       partner: {
         perSecond: readInteger(env, 'RATE_LIMIT_PARTNER_PER_SECOND', 100, 1, 1_000_000_000),
