@@ -112,7 +112,7 @@ type DialRecord = import('kysely').Selectable<
 /**
  * A dial is one INSERT: once the process that sent it is gone, a statement it left running on the
  * server commits or fails within moments. Dispatch runs again only after the crashed worker's
- * lease (15 s), so this never delays a recovery.
+ * lease (JOB_LEASE_SECONDS, at least 3 s), so this delays a recovery by 2 s at most.
  */
 export const SIMULATED_DIAL_SETTLE_MS = 5_000;
 
