@@ -161,5 +161,7 @@ export function auditTable(options: {
 function tenantCell(tenantId: string | null, names: Map<string, string>): Html {
   if (tenantId === null) return html`<span class="subtle">platform</span>`;
   const name = names.get(tenantId);
-  return html`<a href="/operator/tenants/${tenantId}">${name ?? tenantId}</a>${name && html`<br><span class="mono subtle">${tenantId}</span>`}`;
+  return name
+    ? html`<a href="/operator/tenants/${tenantId}" title="${tenantId}">${name}</a>`
+    : html`<a class="mono" href="/operator/tenants/${tenantId}">${tenantId}</a>`;
 }
