@@ -69,6 +69,6 @@ export default defineConfig({
     // database and servers, and a test must not depend on a module evaluated afresh (vi.mock of a
     // module the app already loaded does not reach it; count through the module's own API instead).
     isolate: false,
-    reporters: ['default'],
+    reporters: ['default', './test/support/slowest-files.ts'],
   },
 });
