@@ -49,6 +49,8 @@ export interface BenchOptions {
   keep: boolean;
   /** call_pipeline's rates (triggers/s), each tried in turn, instead of fractions of baseline_db_write. */
   callRates: number[] | undefined;
+  /** Drop the PostgreSQL seed template and build it again (bench/seed-template.ts). */
+  rebuildSeed: boolean;
   /** True when every scenario runs with the standard settings (the run may update latest*.json). */
   standard: boolean;
 }
@@ -68,6 +70,7 @@ const HELP = `npm run bench -- [options]
   --out FILE                         JSON output (default: bench/results/latest.json / latest-embedded.json
                                      for a full standard run, bench/results/partial*.json otherwise)
   --keep                             keep the benchmark database / data directory
+  --rebuild-seed                     build the PostgreSQL seed template again even when it is current
   --call-rates R1,R2                 call_pipeline: these rates (triggers/s), each tried in turn, instead of
                                      fractions of baseline_db_write (compares CPU and WAL per call between runs)`;
 
@@ -95,6 +98,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     out: undefined,
     keep: false,
     callRates: undefined,
+    rebuildSeed: false,
     standard: true,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -166,6 +170,9 @@ export function parseOptions(argv: string[]): BenchOptions {
         break;
       case '--keep':
         options.keep = true;
+        break;
+      case '--rebuild-seed':
+        options.rebuildSeed = true;
         break;
       case '--call-rates':
         options.callRates = (next() ?? '').split(',').map((rate) => positiveNumber('call-rates', rate, 1));

@@ -15,7 +15,7 @@ import { openDatabase } from '../src/core/db/database.js';
 import { migrate } from '../src/core/db/migrate.js';
 import { freePort } from '../test/support/server-process.js';
 import { type PairBaseline, pairedBaselines, serviceQuiet, startBaselineServer } from './baseline-process.js';
-import { autovacuumIsOff, createBenchDatabase, queueBacklog } from './database.js';
+import { autovacuumIsOff, postgresAdminUrl, postgresAnswers, queueBacklog } from './database.js';
 import { rateLimitEnv, serviceEnv } from './environment.js';
 import { cleanups, DIST_CLUSTER, DIST_SERVER, log, RESULTS_DIR, ROOT } from './harness.js';
 import type { LoadResult } from './load.js';
@@ -35,6 +35,7 @@ import {
 import { describeError, setupAgent } from './requests.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 import { type BenchFixture, CALLS_LIST_CALLS, seedBench } from './seed.js';
+import { seededPostgres } from './seed-template.js';
 import { startToolReceiver } from './tool-receiver.js';
 
 async function runStorage(
@@ -47,10 +48,38 @@ async function runStorage(
   const loadAverage = os.loadavg().map((n) => Math.round(n * 100) / 100);
   let location: string;
 
+  let fixture: BenchFixture;
+  const seedStarted = performance.now();
   if (storage === 'postgres') {
-    const created = await createBenchDatabase(options.keep);
-    if (!created) return undefined;
-    location = created;
+    const admin = postgresAdminUrl();
+    const problem = await postgresAnswers(admin);
+    if (problem) {
+      log(
+        `PostgreSQL does not answer at ${admin.replace(/\/\/[^@]*@/, '//…@')} (${problem}): skipping the PostgreSQL run.`,
+      );
+      return undefined;
+    }
+    // The million calls and the users are seeded once into a template database and copied for
+    // each run (bench/seed-template.ts).
+    const seeded = await seededPostgres(
+      admin,
+      { users: options.users, calls: CALLS_LIST_CALLS },
+      { keep: options.keep, rebuild: options.rebuildSeed },
+    );
+    location = seeded.url;
+    fixture = seeded.fixture;
+    notes.push(seeded.note);
+    const database = await openDatabase({ databaseUrl: location, dataDir: location, poolSize: 1 });
+    try {
+      if (await autovacuumIsOff(database)) {
+        notes.push(
+          'the server runs with autovacuum = off: the service vacuums its tables itself, every 15 s (src/core/db/table-maintenance.ts)',
+        );
+      }
+    } finally {
+      await database.close();
+    }
+    log(`seed ready in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
   } else {
     location = fs.mkdtempSync(path.join(os.tmpdir(), 'voiceplane-bench-'));
     const dir = location;
@@ -59,40 +88,31 @@ async function runStorage(
       else fs.rmSync(dir, { recursive: true, force: true });
     });
     log(`data directory ${location}`);
-  }
-
-  // Migrate and seed straight into the database, before any process opens it.
-  const seedStarted = performance.now();
-  const database = await openDatabase({
-    databaseUrl: storage === 'postgres' ? location : undefined,
-    dataDir: location,
-    poolSize: 4,
-    // Seeding statements run for seconds each, longer on a loaded machine: no statement timeout.
-    timeouts: { ...DEFAULT_DATABASE_TIMEOUTS, statementMs: 0, queryMs: 0 },
-  });
-  let fixture: BenchFixture;
-  try {
-    await migrate(database);
-    // 1,000,000 calls only when calls_list runs: they take a while to seed.
-    const calls = options.only.includes('calls_list') ? CALLS_LIST_CALLS : 0;
-    fixture = await seedBench(database, { users: options.users, calls });
-    if (storage === 'postgres' && (await autovacuumIsOff(database))) {
-      notes.push(
-        'the server runs with autovacuum = off: the service vacuums its tables itself, every 15 s (src/core/db/table-maintenance.ts)',
-      );
+    // Migrate and seed straight into the data directory, before any process opens it.
+    const database = await openDatabase({
+      databaseUrl: undefined,
+      dataDir: location,
+      poolSize: 4,
+      timeouts: { ...DEFAULT_DATABASE_TIMEOUTS, statementMs: 0, queryMs: 0 },
+    });
+    try {
+      await migrate(database);
+      // 1,000,000 calls only when a calls list runs: they take a while to seed into PGlite.
+      const calls = options.only.some((name) => name.startsWith('calls_list')) ? CALLS_LIST_CALLS : 0;
+      fixture = await seedBench(database, { users: options.users, calls });
+    } finally {
+      await database.close();
     }
-  } finally {
-    await database.close();
+    log(
+      `seeded 20 plans, ${options.users.toLocaleString('en-US')} users, ${fixture.subscriptionIds.length} subscriptions in ` +
+        `${fixture.seedSeconds.toFixed(1)} s (with migrations ${((performance.now() - seedStarted) / 1000).toFixed(1)} s)`,
+    );
+    log(
+      `  seeding steps (s): ${Object.entries(fixture.seedSteps)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   }
-  log(
-    `seeded 20 plans, ${options.users.toLocaleString('en-US')} users, ${fixture.subscriptionIds.length} subscriptions in ` +
-      `${fixture.seedSeconds.toFixed(1)} s (with migrations ${((performance.now() - seedStarted) / 1000).toFixed(1)} s)`,
-  );
-  log(
-    `  seeding steps (s): ${Object.entries(fixture.seedSteps)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}`,
-  );
   notes.push(
     fixture.tenantRateLimitRaised
       ? 'partner API rate limit raised for the bench tenant (tenants.rate_limit_per_second / rate_limit_burst = 1,000,000)'
