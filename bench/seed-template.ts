@@ -22,12 +22,7 @@ import { type BenchFixture, SEED_VERSION, seedBench } from './seed.js';
 
 const TEMPLATE_PREFIX = 'vp_bench_tpl_';
 const BUILD_LOCK_ID = 727_036;
-const SEED_SOURCES = [
-  'bench/seed.ts',
-  'bench/seed-calls.ts',
-  'bench/seed-history.ts',
-  'bench/seed-template.ts',
-];
+const SEED_SOURCES = ['bench/seed.ts', 'bench/seed-calls.ts', 'bench/seed-history.ts'];
 
 export interface SeedSize {
   users: number;
