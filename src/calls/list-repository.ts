@@ -16,6 +16,13 @@ export interface CallFilter {
   toNumber?: string;
 }
 
+/**
+ * A list's total counts at most this many calls past the end of the page asked for: below that it
+ * is exact, above it a lower bound that still promises a next page (docs/calls.md, "Listing at
+ * scale"). Counting from an index costs ~0.1 µs a call; 10,000 keeps a count near a millisecond.
+ */
+export const COUNTED_PAST_PAGE = 10_000;
+
 export function filteredCalls(db: Executor, filter: CallFilter) {
   let query = db.selectFrom('calls');
   if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
@@ -57,8 +64,21 @@ export async function listCalls(
     .execute();
 }
 
-export async function countCalls(db: Executor, filter: CallFilter): Promise<number> {
-  const row = await filteredCalls(db, filter)
+/**
+ * Calls matching the filter, counted from an index, but never more than `atMost` of them: a
+ * count over a million rows per request would cost more than the page (docs/calls.md, "Listing
+ * at scale"). Without `atMost` the count is exact.
+ */
+export async function countCalls(db: Executor, filter: CallFilter, atMost?: number): Promise<number> {
+  if (atMost === undefined) {
+    const row = await filteredCalls(db, filter)
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+  const matched = filteredCalls(db, filter).select('id').limit(atMost);
+  const row = await db
+    .selectFrom(matched.as('matched'))
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .executeTakeFirstOrThrow();
   return Number(row.count);

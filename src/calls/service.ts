@@ -12,7 +12,7 @@
 import { findAgentTarget, findAgentTenant, findWebhookTarget } from '../agents/repository.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
-import { listPageCountedApart } from '../core/db/pagination.js';
+import { listPageCountedApart, offsetOf } from '../core/db/pagination.js';
 import { ApiError, notFound, validationFailed } from '../core/errors.js';
 import { checkStorable } from '../core/http/validation.js';
 import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
@@ -22,7 +22,7 @@ import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { callCreatedRow } from './audit.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
-import { type CallFilter, countCalls, listCalls } from './list-repository.js';
+import { type CallFilter, COUNTED_PAST_PAGE, countCalls, listCalls } from './list-repository.js';
 import { refusalOf } from './refusal.js';
 import {
   type CallRow,
@@ -234,7 +234,13 @@ export function createCallService(deps: {
     return listPageCountedApart(
       request,
       (limit, offset) => listCalls(db, filter, limit, offset, order),
-      () => countCalls(db, filter),
+      // Counted up to COUNTED_PAST_PAGE calls past the page: exact below it, a lower bound above.
+      () =>
+        countCalls(
+          db,
+          filter,
+          Math.min(Number.MAX_SAFE_INTEGER, offsetOf(request) + request.limit + COUNTED_PAST_PAGE),
+        ),
       toListItem,
     );
   }
