@@ -3,10 +3,12 @@
  * rules (the same service path), answered in the API's conventions: strict bodies (422
  * validation_failed), a do-not-call number 422 unprocessable_entity, Idempotency-Key honoured.
  */
+
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/http/auth.js';
+import { sendJsonText } from '../core/http/json-text.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -87,7 +89,10 @@ export async function callRoutes(
         },
       },
     },
-    async (request) => calls.listForTenant(tenantOf(request), request.query),
+    // The page comes as JSON text from the database, each field named by the statement
+    // (CallListItem): sent as it is.
+    async (request, reply) =>
+      sendJsonText(reply, await calls.listForTenantJson(tenantOf(request), request.query)),
   );
 
   app.get(
