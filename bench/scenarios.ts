@@ -9,9 +9,10 @@ import { runCallPipeline } from './call-pipeline.js';
 import { runMixedCreateRead } from './compound.js';
 import { runEventDelivery } from './event-delivery.js';
 import { inboundAnswerUnavailable, runInboundAnswer } from './inbound-answer.js';
+import { LIST_RATE, LIST_SCENARIOS } from './list-scenarios.js';
 import type { RequestShape } from './load.js';
 import type { Scenario, ScenarioContext } from './scenario-types.js';
-import { BENCH_PASSWORD, CALLS_LIST_CALLS, LIST_AGENTS, pick, SEARCH_TERMS } from './seed.js';
+import { BENCH_PASSWORD, pick, SEARCH_TERMS } from './seed.js';
 
 export type { CompoundResult, Scenario, ScenarioContext, ScenarioRun } from './scenario-types.js';
 
@@ -79,8 +80,8 @@ const plansRequest = (context: ScenarioContext): RequestShape => ({
   headers: bearer(context),
 });
 
-/** The open-loop users_search rate (the target: p99 < 50 ms at 300 req/s offered). */
-export const SEARCH_OPEN_RATE = 300;
+/** The open-loop users_search rate: the lists' rate (the target: p99 < 50 ms, bench/list-scenarios.ts). */
+export const SEARCH_OPEN_RATE = LIST_RATE;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -181,22 +182,7 @@ export const SCENARIOS: Scenario[] = [
     unavailable: (context) => (context.webhookPath ? undefined : (context.webhookUnavailable ?? 'no agent')),
     request: triggerRequest,
   },
-  {
-    name: 'calls_list',
-    target: 'service',
-    ratioTo: 'baseline_db_read',
-    measures: `GET /api/v1/calls?agent_id=…&limit=100&page=1..10: a 100-call page of one agent's ${(CALLS_LIST_CALLS / LIST_AGENTS).toLocaleString('en-US')} calls among the tenant's ${CALLS_LIST_CALLS.toLocaleString('en-US')}`,
-    unavailable: (context) => (context.fixture.listAgentId ? undefined : 'no calls seeded'),
-    request: (context) => {
-      const headers = bearer(context);
-      const agentId = context.fixture.listAgentId;
-      return () => ({
-        method: 'GET',
-        path: `/api/v1/calls?agent_id=${agentId}&limit=100&page=${1 + Math.floor(Math.random() * 10)}`,
-        headers,
-      });
-    },
-  },
+  ...LIST_SCENARIOS,
   {
     name: 'calls_create',
     target: 'service',
