@@ -15,6 +15,7 @@ import { openDatabase } from '../src/core/db/database.js';
 import { migrate } from '../src/core/db/migrate.js';
 import { freePort } from '../test/support/server-process.js';
 import { type PairBaseline, pairedBaselines, serviceQuiet, startBaselineServer } from './baseline-process.js';
+import { signInConsole } from './console-scenarios.js';
 import { autovacuumIsOff, postgresAdminUrl, postgresAnswers, queueBacklog } from './database.js';
 import { rateLimitEnv, serviceEnv } from './environment.js';
 import { cleanups, DIST_CLUSTER, DIST_SERVER, log, RESULTS_DIR, ROOT } from './harness.js';
@@ -200,6 +201,11 @@ async function runStorage(
           await tools.close();
         });
         Object.assign(context, await setupAgent(service.baseUrl, fixture, tools.url));
+      }
+      if (serviceScenarios.some((s) => s.name.startsWith('console_'))) {
+        const session = await signInConsole(service.baseUrl, fixture);
+        context.consoleCookie = session.cookie;
+        context.consoleUnavailable = session.unavailable;
       }
       const phase = await runScenarios(
         serviceScenarios,

@@ -11,6 +11,10 @@ export interface ScenarioContext {
   agentId?: string;
   /** Why the webhook scenario cannot run, when it cannot. */
   webhookUnavailable?: string;
+  /** The Cookie header of a console owner's session (bench/console-scenarios.ts). */
+  consoleCookie?: string;
+  /** Why the console scenarios cannot run, when they cannot. */
+  consoleUnavailable?: string;
   /** PostgreSQL only: the benchmark database, for what only the database can tell (dispatch times). */
   databaseUrl?: string;
 }

@@ -7,6 +7,7 @@
 import { randomBase62 } from '../src/core/ids.js';
 import { runCallPipeline } from './call-pipeline.js';
 import { runMixedCreateRead } from './compound.js';
+import { CONSOLE_SCENARIOS } from './console-scenarios.js';
 import { runEventDelivery } from './event-delivery.js';
 import { inboundAnswerUnavailable, runInboundAnswer } from './inbound-answer.js';
 import { LIST_RATE, LIST_SCENARIOS } from './list-scenarios.js';
@@ -183,6 +184,7 @@ export const SCENARIOS: Scenario[] = [
     request: triggerRequest,
   },
   ...LIST_SCENARIOS,
+  ...CONSOLE_SCENARIOS,
   {
     name: 'calls_create',
     target: 'service',
