@@ -25,6 +25,7 @@ export const SCENARIO_NAMES = [
   'calls_create',
   'event_delivery',
   'inbound_answer',
+  'inbound_under_load',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 

@@ -1,6 +1,7 @@
 /** The result file (`bench/results/latest*.json`) and the printed tables. */
 import { CALL_START_RATE, LAG_P99_LIMIT_MS } from './call-pipeline.js';
 import { CONSOLE_P99_MS, CONSOLE_RATE } from './console-scenarios.js';
+import { INBOUND_LOADED_RATE, INBOUND_P99_MS } from './inbound-answer.js';
 import { LIST_P99_MS, LIST_RATE } from './list-scenarios.js';
 import type { LoadResult } from './load.js';
 import type { ScenarioName, Storage } from './options.js';
@@ -225,6 +226,14 @@ export function checkTargets(report: BenchReport): TargetCheck[] {
       target: `call trigger → dial request p99 < ${LAG_P99_LIMIT_MS} ms at ${CALL_START_RATE} calls/s, backlog drained`,
       value: `${start.lag_p99_ms ?? '–'} ms, ${start.drained ? 'drained' : 'not drained'}`,
       met: start.met,
+    });
+  const inbound = get('inbound_under_load');
+  if (inbound)
+    checks.push({
+      name: 'inbound_answer_p99',
+      target: `inbound assistant-request answer p99 < ${INBOUND_P99_MS} ms at ${INBOUND_LOADED_RATE} req/s beside ${CALL_START_RATE} call triggers/s`,
+      value: `${inbound.p99_ms} ms (${inbound.rps} req/s answered)`,
+      met: inbound.p99_ms < INBOUND_P99_MS && inbound.non2xx === 0,
     });
   ratioAtLeast('event_delivery', 'event_delivery', 'baseline_db_write (events delivered per second)', 0.5);
   const failing = report.scenarios.filter((s) => s.non2xx > 0);

@@ -191,7 +191,13 @@ async function runStorage(
     try {
       if (
         serviceScenarios.some((s) =>
-          ['webhook_trigger', 'call_pipeline', 'calls_create', 'inbound_answer'].includes(s.name),
+          [
+            'webhook_trigger',
+            'call_pipeline',
+            'calls_create',
+            'inbound_answer',
+            'inbound_under_load',
+          ].includes(s.name),
         )
       ) {
         const tools = await startToolReceiver();

@@ -5,11 +5,11 @@
  * database, bring their own `run` (bench/compound.ts, bench/call-pipeline.ts, bench/event-delivery.ts).
  */
 import { randomBase62 } from '../src/core/ids.js';
-import { runCallPipeline } from './call-pipeline.js';
+import { CALL_START_RATE, runCallPipeline } from './call-pipeline.js';
 import { runMixedCreateRead } from './compound.js';
 import { CONSOLE_SCENARIOS } from './console-scenarios.js';
 import { runEventDelivery } from './event-delivery.js';
-import { inboundAnswerUnavailable, runInboundAnswer } from './inbound-answer.js';
+import { INBOUND_LOADED_RATE, inboundAnswerUnavailable, runInboundAnswer } from './inbound-answer.js';
 import { LIST_RATE, LIST_SCENARIOS } from './list-scenarios.js';
 import type { RequestShape } from './load.js';
 import type { Scenario, ScenarioContext } from './scenario-types.js';
@@ -232,5 +232,15 @@ export const SCENARIOS: Scenario[] = [
     // The probe goes to the benchmark service (simulated: no Vapi route); the run starts its own.
     request: plansRequest,
     run: (run) => runInboundAnswer(run),
+  },
+  {
+    name: 'inbound_under_load',
+    target: 'service',
+    ratioTo: 'baseline_db_write',
+    measures: `inbound_answer offered at ${INBOUND_LOADED_RATE} req/s (open loop) while the benchmark service takes ${CALL_START_RATE} call triggers/s and dispatches them (PostgreSQL only)`,
+    unavailable: (context) =>
+      inboundAnswerUnavailable(context) ?? (context.webhookPath ? undefined : 'no call-trigger webhook'),
+    request: plansRequest,
+    run: (run) => runInboundAnswer(run, triggerRequest(run.context)),
   },
 ];
