@@ -139,6 +139,7 @@ export async function runInboundAnswer(
     } finally {
       await client.end();
     }
+    const started = new Date();
     const inbound = {
       baseUrl: service.baseUrl,
       connections: options.connections,
@@ -170,8 +171,9 @@ export async function runInboundAnswer(
     await counted.connect();
     const stored = await counted
       .query<{ status: string; n: string }>(
-        `SELECT status, count(*) AS n FROM calls WHERE direction = 'inbound' AND to_number = $1 GROUP BY status`,
-        [INBOUND_NUMBER],
+        `SELECT status, count(*) AS n FROM calls
+         WHERE direction = 'inbound' AND to_number = $1 AND created_at >= $2 GROUP BY status`,
+        [INBOUND_NUMBER, started],
       )
       .finally(() => counted.end());
     const calls = Object.fromEntries(stored.rows.map((row) => [row.status, Number(row.n)]));
