@@ -26,6 +26,7 @@ export const SCENARIO_NAMES = [
   'event_delivery',
   'inbound_answer',
   'inbound_under_load',
+  'campaign_pace',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 

@@ -1,5 +1,6 @@
 /** The result file (`bench/results/latest*.json`) and the printed tables. */
 import { CALL_START_RATE, LAG_P99_LIMIT_MS } from './call-pipeline.js';
+import { CAMPAIGN_CAP, CAMPAIGN_PACE_MIN, CSV_ROWS, CSV_SECONDS_MAX } from './campaign-pace.js';
 import { CONSOLE_P99_MS, CONSOLE_RATE } from './console-scenarios.js';
 import { INBOUND_LOADED_RATE, INBOUND_P99_MS } from './inbound-answer.js';
 import { LIST_P99_MS, LIST_RATE } from './list-scenarios.js';
@@ -227,6 +228,30 @@ export function checkTargets(report: BenchReport): TargetCheck[] {
       value: `${start.lag_p99_ms ?? '–'} ms, ${start.drained ? 'drained' : 'not drained'}`,
       met: start.met,
     });
+  const campaign = get('campaign_pace')?.details as
+    | {
+        sustained_fraction: number;
+        mean_live_calls: number;
+        csv: { seconds: number; peak_rss_mb: number; accepted?: number };
+      }
+    | undefined;
+  if (campaign) {
+    checks.push({
+      name: 'campaign_pace',
+      target: `campaign capped at ${CAMPAIGN_CAP}, 2-second calls: sustained concurrency ≥ ${CAMPAIGN_PACE_MIN * 100} % of the cap`,
+      value: `${(campaign.sustained_fraction * 100).toFixed(1)} % (${campaign.mean_live_calls} live calls on average)`,
+      met: campaign.sustained_fraction >= CAMPAIGN_PACE_MIN,
+    });
+    checks.push({
+      name: 'campaign_csv',
+      target: `a ${CSV_ROWS.toLocaleString('en-US')}-row CSV campaign accepted in < ${CSV_SECONDS_MAX} s, peak RSS < 300 MB`,
+      value: `${campaign.csv.seconds} s, ${campaign.csv.peak_rss_mb} MB (${campaign.csv.accepted} rows accepted)`,
+      met:
+        campaign.csv.seconds < CSV_SECONDS_MAX &&
+        campaign.csv.peak_rss_mb < 300 &&
+        campaign.csv.accepted === CSV_ROWS,
+    });
+  }
   const inbound = get('inbound_under_load');
   if (inbound)
     checks.push({

@@ -15,6 +15,7 @@ import { openDatabase } from '../src/core/db/database.js';
 import { migrate } from '../src/core/db/migrate.js';
 import { freePort } from '../test/support/server-process.js';
 import { type PairBaseline, pairedBaselines, serviceQuiet, startBaselineServer } from './baseline-process.js';
+import { runCampaignPace } from './campaign-pace.js';
 import { signInConsole } from './console-scenarios.js';
 import { autovacuumIsOff, postgresAdminUrl, postgresAnswers, queueBacklog } from './database.js';
 import { rateLimitEnv, serviceEnv } from './environment.js';
@@ -254,6 +255,33 @@ async function runStorage(
     }
   }
 
+  // campaign_pace: a service process of its own, once the main one stopped (bench/campaign-pace.ts).
+  let campaignRow: ScenarioResult | undefined;
+  if (options.only.includes('campaign_pace')) {
+    if (storage !== 'postgres') {
+      skipped.push({
+        name: 'campaign_pace',
+        reason: 'PostgreSQL only: a second service process on the same database',
+      });
+    } else {
+      log('  campaign_pace: a service with 2-second calls …');
+      try {
+        const outcome = await runCampaignPace(
+          options,
+          location,
+          context,
+          rateLimits.env,
+          logFile('campaigns'),
+        );
+        campaignRow = toScenarioResult('campaign_pace', outcome.load, null, outcome.details);
+        peaksByScenario.campaign_pace = outcome.peakRssMb;
+      } catch (error) {
+        log(`  campaign_pace failed: ${describeError(error)}`);
+        skipped.push({ name: 'campaign_pace', reason: describeError(error) });
+      }
+    }
+  }
+
   const scenarios: ScenarioResult[] = [];
   for (const scenario of wanted) {
     const load = results.get(scenario.name);
@@ -274,6 +302,8 @@ async function runStorage(
       ),
     );
   }
+
+  if (campaignRow) scenarios.push(campaignRow);
 
   // 3. Several processes (PostgreSQL only).
   let cluster: BenchReport['cluster'] = null;
