@@ -24,6 +24,7 @@ export const SCENARIO_NAMES = [
   'console_analytics',
   'calls_create',
   'event_delivery',
+  'event_latency',
   'inbound_answer',
   'inbound_under_load',
   'campaign_pace',

@@ -2,6 +2,7 @@
 import { CALL_START_RATE, LAG_P99_LIMIT_MS } from './call-pipeline.js';
 import { CAMPAIGN_CAP, CAMPAIGN_PACE_MIN, CSV_ROWS, CSV_SECONDS_MAX } from './campaign-pace.js';
 import { CONSOLE_P99_MS, CONSOLE_RATE } from './console-scenarios.js';
+import { EVENT_P99_MS, EVENT_RATE, HANG_MS } from './event-latency.js';
 import { INBOUND_LOADED_RATE, INBOUND_P99_MS } from './inbound-answer.js';
 import { LIST_P99_MS, LIST_RATE } from './list-scenarios.js';
 import type { LoadResult } from './load.js';
@@ -260,6 +261,24 @@ export function checkTargets(report: BenchReport): TargetCheck[] {
       value: `${inbound.p99_ms} ms (${inbound.rps} req/s answered)`,
       met: inbound.p99_ms < INBOUND_P99_MS && inbound.non2xx === 0,
     });
+  const latency = get('event_latency')?.details as
+    | {
+        alone: { p99_ms: number; delivered: number; events: number };
+        beside: { p99_ms: number; delivered: number; events: number };
+      }
+    | undefined;
+  if (latency) {
+    const { alone, beside } = latency;
+    checks.push({
+      name: 'event_latency_p99',
+      target: `event → receiver's 2xx p99 < ${EVENT_P99_MS} ms at ${EVENT_RATE} events/s, and an endpoint hanging ${HANG_MS / 1000} s beside it moves that p99 by at most ×1.5 + 100 ms`,
+      value: `${beside.p99_ms} ms beside it, ${alone.p99_ms} ms alone`,
+      met:
+        beside.p99_ms < EVENT_P99_MS &&
+        beside.p99_ms <= alone.p99_ms * 1.5 + 100 &&
+        beside.delivered === beside.events,
+    });
+  }
   ratioAtLeast('event_delivery', 'event_delivery', 'baseline_db_write (events delivered per second)', 0.5);
   const failing = report.scenarios.filter((s) => s.non2xx > 0);
   checks.push({

@@ -9,6 +9,7 @@ import { CALL_START_RATE, runCallPipeline } from './call-pipeline.js';
 import { runMixedCreateRead } from './compound.js';
 import { CONSOLE_SCENARIOS } from './console-scenarios.js';
 import { runEventDelivery } from './event-delivery.js';
+import { EVENT_RATE, HANG_MS, runEventLatency } from './event-latency.js';
 import { INBOUND_LOADED_RATE, inboundAnswerUnavailable, runInboundAnswer } from './inbound-answer.js';
 import { LIST_RATE, LIST_SCENARIOS } from './list-scenarios.js';
 import type { RequestShape } from './load.js';
@@ -221,6 +222,15 @@ export const SCENARIOS: Scenario[] = [
         : 'PostgreSQL only: the backlog is written to the database, which the embedded service holds',
     request: (context) => ({ method: 'GET', path: '/api/v1/events?limit=1', headers: bearer(context) }),
     run: (run) => runEventDelivery(run),
+  },
+  {
+    name: 'event_latency',
+    target: 'service',
+    measures: `${EVENT_RATE} events/s recorded for --duration s: created_at → first arrival at an endpoint answering at once, alone and beside an endpoint answering after ${HANG_MS / 1000} s`,
+    unavailable: (context) =>
+      context.databaseUrl ? undefined : 'PostgreSQL only: the events are recorded in the database',
+    request: (context) => ({ method: 'GET', path: '/api/v1/events?limit=1', headers: bearer(context) }),
+    run: (run) => runEventLatency(run),
   },
   {
     name: 'inbound_answer',
