@@ -5,7 +5,11 @@
  * milliseconds), and is handed back to the queue for later when the key has made none for
  * `patienceMs` (a dead or hanging endpoint): so one key can never hold more than `max` running
  * jobs plus, for at most `patienceMs`, a few waiting ones, and the rest of the window stays free
- * for other keys. Pure bookkeeping: no database, no timers.
+ * for other keys. A key quiet for a quarter of that (no success since) keeps at most `max` in
+ * line: the rest go back to the queue at once, so a key that just hung cannot fill the window
+ * with waiting jobs during its patience (an endpoint hanging beside a busy one moved the busy
+ * one's p99 from ~0.26 to ~1 s: bench/README.md, `event_latency`). Pure bookkeeping: no
+ * database, no timers.
  */
 import type { JobKeyLimit } from './types.js';
 
@@ -47,6 +51,11 @@ export class KeyGate<T> {
     return this.now() - state.progressAt > this.patienceMs;
   }
 
+  /** No success for a quarter of the patience: the key may be hanging; its line stays short. */
+  private quiet(state: KeyState<T>): boolean {
+    return this.now() - state.progressAt > this.patienceMs / 4;
+  }
+
   /** Whether `item` of `key` runs now (its slot is taken), waits in line, or goes back to the queue. */
   admit(key: string, max: number, item: T): Admission {
     let state = this.keys.get(key);
@@ -59,6 +68,7 @@ export class KeyGate<T> {
       return 'run';
     }
     if (this.stalled(state)) return 'defer';
+    if (state.waiting.length >= max && this.quiet(state)) return 'defer';
     state.waiting.push(item);
     return 'wait';
   }
