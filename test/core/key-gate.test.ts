@@ -43,7 +43,11 @@ describe('KeyGate', () => {
     now = 500;
     expect(gate.admit('a', 2, 'a7')).toBe('defer');
     expect(gate.waiting).toBe(3);
+    // The stall check trims the line to max once the key is quiet, the first in line staying.
+    expect(gate.takeStalled()).toEqual([{ key: 'a', item: 'a6' }]);
+    expect(gate.waiting).toBe(2);
     // Another key still lines up freely.
     expect(['b1', 'b2', 'b3'].map((item) => gate.admit('b', 2, item))).toEqual(['run', 'run', 'wait']);
+    expect(gate.takeStalled()).toEqual([]);
   });
 });

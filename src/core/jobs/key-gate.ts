@@ -29,6 +29,8 @@ export function capKeyLimits(
 }
 
 interface KeyState<T> {
+  /** The key's limit, as last admitted with. */
+  max: number;
   running: number;
   waiting: T[];
   /** When a job of this key last finished successfully (or its first job started). */
@@ -60,9 +62,10 @@ export class KeyGate<T> {
   admit(key: string, max: number, item: T): Admission {
     let state = this.keys.get(key);
     if (!state) {
-      state = { running: 0, waiting: [], progressAt: this.now(), deferCursor: 0 };
+      state = { max, running: 0, waiting: [], progressAt: this.now(), deferCursor: 0 };
       this.keys.set(key, state);
     }
+    state.max = max;
     if (state.running < max) {
       state.running += 1;
       return 'run';
@@ -88,12 +91,16 @@ export class KeyGate<T> {
     return undefined;
   }
 
-  /** The waiting items of keys that made no progress for `patienceMs`, taken out of line. */
+  /**
+   * The waiting items of keys that made no progress for `patienceMs`, taken out of line; of keys
+   * quiet for a quarter of it, those beyond `max` (the latest first in line keep their places).
+   */
   takeStalled(): { key: string; item: T }[] {
     const taken: { key: string; item: T }[] = [];
     for (const [key, state] of this.keys) {
-      if (state.waiting.length === 0 || !this.stalled(state)) continue;
-      for (const item of state.waiting.splice(0)) taken.push({ key, item });
+      if (state.waiting.length === 0) continue;
+      const keep = this.stalled(state) ? 0 : this.quiet(state) ? state.max : state.waiting.length;
+      for (const item of state.waiting.splice(keep)) taken.push({ key, item });
     }
     return taken;
   }
