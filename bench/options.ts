@@ -28,6 +28,7 @@ export const SCENARIO_NAMES = [
   'inbound_answer',
   'inbound_under_load',
   'campaign_pace',
+  'webhook_trigger_no_dispatch',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 

@@ -21,6 +21,7 @@ import { autovacuumIsOff, postgresAdminUrl, postgresAnswers, queueBacklog } from
 import { rateLimitEnv, serviceEnv } from './environment.js';
 import { cleanups, DIST_CLUSTER, DIST_SERVER, log, RESULTS_DIR, ROOT } from './harness.js';
 import type { LoadResult } from './load.js';
+import { runTriggersWithoutDispatch } from './no-dispatch.js';
 import { type BenchOptions, parseOptions, type ScenarioName, type Storage } from './options.js';
 import { type PhaseResult, ratioOf, runCluster, runScenarios } from './phases.js';
 import { startProcess } from './processes.js';
@@ -31,11 +32,12 @@ import {
   formatDetails,
   formatTable,
   formatTargets,
+  ratioBetween,
   type ScenarioResult,
   toScenarioResult,
 } from './report.js';
 import { describeError, setupAgent } from './requests.js';
-import { SCENARIOS, type ScenarioContext } from './scenarios.js';
+import { SCENARIOS, type ScenarioContext, triggerRequest } from './scenarios.js';
 import { type BenchFixture, CALLS_LIST_CALLS, seedBench } from './seed.js';
 import { seededPostgres } from './seed-template.js';
 import { startToolReceiver } from './tool-receiver.js';
@@ -199,7 +201,8 @@ async function runStorage(
             'inbound_answer',
             'inbound_under_load',
           ].includes(s.name),
-        )
+        ) ||
+        options.only.some((name) => ['campaign_pace', 'webhook_trigger_no_dispatch'].includes(name))
       ) {
         const tools = await startToolReceiver();
         cleanups.push(async () => {
@@ -255,6 +258,31 @@ async function runStorage(
     }
   }
 
+  // 3. Several processes (PostgreSQL only).
+  let cluster: BenchReport['cluster'] = null;
+  if (storage === 'postgres' && options.cluster > 1 && serviceScenarios.length) {
+    if (!fs.existsSync(DIST_CLUSTER)) {
+      notes.push('multi-process run skipped: dist/cluster.js is missing (build failed?)');
+    } else {
+      try {
+        cluster = await runCluster(
+          options,
+          location,
+          // Scenarios with their own runner measure one process's limits; they are not repeated here.
+          serviceScenarios.filter((s) => !s.run),
+          context,
+          rateLimits.env,
+          results,
+          logFile('cluster'),
+        );
+      } catch (error) {
+        log(`  the multi-process run failed: ${describeError(error)}`);
+        notes.push(`multi-process run failed: ${describeError(error)}`);
+      }
+    }
+  }
+
+  // After the cluster run: what these leave queued must not be dispatched by it.
   // campaign_pace: a service process of its own, once the main one stopped (bench/campaign-pace.ts).
   let campaignRow: ScenarioResult | undefined;
   if (options.only.includes('campaign_pace')) {
@@ -282,6 +310,36 @@ async function runStorage(
     }
   }
 
+  // webhook_trigger_no_dispatch: last, in a process of its own without job workers (bench/no-dispatch.ts).
+  let noDispatchRow: ScenarioResult | undefined;
+  if (options.only.includes('webhook_trigger_no_dispatch')) {
+    const why =
+      storage !== 'postgres'
+        ? 'PostgreSQL only: a second service process on the same database'
+        : !context.webhookPath
+          ? 'needs the benchmark agent, set up by the main service phase (run it with another service scenario)'
+          : undefined;
+    if (why) skipped.push({ name: 'webhook_trigger_no_dispatch', reason: why });
+    else {
+      process.stdout.write('  webhook_trigger_no_dispatch: a service with WORKERS=0 … ');
+      const outcome = await runTriggersWithoutDispatch(
+        options,
+        location,
+        triggerRequest(context),
+        rateLimits.env,
+        logFile('no-dispatch'),
+      );
+      const base = results.get('baseline_db_write');
+      const ratio = base?.rps ? ratioBetween(outcome.load.rps, base.rps) : null;
+      log(`${outcome.load.rps.toLocaleString('en-US')} req/s, p99 ${outcome.load.p99_ms} ms`);
+      results.set('webhook_trigger_no_dispatch', outcome.load);
+      peaksByScenario.webhook_trigger_no_dispatch = outcome.peakRssMb;
+      noDispatchRow = toScenarioResult('webhook_trigger_no_dispatch', outcome.load, ratio, {
+        baseline: 'the run’s first baseline_db_write (not paired)',
+      });
+    }
+  }
+
   const scenarios: ScenarioResult[] = [];
   for (const scenario of wanted) {
     const load = results.get(scenario.name);
@@ -304,30 +362,7 @@ async function runStorage(
   }
 
   if (campaignRow) scenarios.push(campaignRow);
-
-  // 3. Several processes (PostgreSQL only).
-  let cluster: BenchReport['cluster'] = null;
-  if (storage === 'postgres' && options.cluster > 1 && serviceScenarios.length) {
-    if (!fs.existsSync(DIST_CLUSTER)) {
-      notes.push('multi-process run skipped: dist/cluster.js is missing (build failed?)');
-    } else {
-      try {
-        cluster = await runCluster(
-          options,
-          location,
-          // Scenarios with their own runner measure one process's limits; they are not repeated here.
-          serviceScenarios.filter((s) => !s.run),
-          context,
-          rateLimits.env,
-          results,
-          logFile('cluster'),
-        );
-      } catch (error) {
-        log(`  the multi-process run failed: ${describeError(error)}`);
-        notes.push(`multi-process run failed: ${describeError(error)}`);
-      }
-    }
-  }
+  if (noDispatchRow) scenarios.push(noDispatchRow);
 
   const report: BenchReport = {
     storage,

@@ -45,6 +45,8 @@ export interface Scenario {
   ratioTo?: 'baseline_db_read' | 'baseline_db_write' | 'baseline_hash';
   /** What it measures (printed in bench/README.md). */
   measures: string;
+  /** PostgreSQL: run this many times, each with its paired baseline; the ratio is the median run's. */
+  pairedRuns?: number;
   /** Open loop: requests offered per second over all connections, evenly spaced (paced.ts). */
   overallRate?: number;
   /** Reason the scenario cannot run yet (checked before the probe request). */

@@ -46,7 +46,7 @@ function searchRequest(context: ScenarioContext): () => RequestShape {
   return () => ({ method: 'GET', path: `/api/v1/users?search=${pick(SEARCH_TERMS)}&limit=100`, headers });
 }
 
-function triggerRequest(context: ScenarioContext): () => RequestShape {
+export function triggerRequest(context: ScenarioContext): () => RequestShape {
   return () => ({
     method: 'POST',
     path: context.webhookPath!,
@@ -121,6 +121,7 @@ export const SCENARIOS: Scenario[] = [
     name: 'plans_list',
     target: 'service',
     ratioTo: 'baseline_db_read',
+    pairedRuns: 3,
     measures: 'GET /api/v1/plans (20 plans, one page): API-key auth + one list query',
     request: plansRequest,
   },
@@ -159,6 +160,7 @@ export const SCENARIOS: Scenario[] = [
     name: 'subscription_get',
     target: 'service',
     ratioTo: 'baseline_db_read',
+    pairedRuns: 3,
     measures: 'GET /api/v1/subscriptions/{id}, a random one of the 1,000 seeded subscriptions',
     unavailable: (context) =>
       context.fixture.subscriptionsError
