@@ -5,7 +5,7 @@
  *
  * 1. a 10,000-row CSV campaign upload (multipart, `POST /api/v1/campaigns`, left a draft): the
  *    time to its 201 and the process's peak RSS (VmHWM) right after it;
- * 2. a campaign capped at CAMPAIGN_CAP calls of 2 seconds, started: the calls dialling or in
+ * 2. a campaign capped at CAMPAIGN_CAP calls of 2 seconds, started: its calls dialling or in
  *    progress are sampled every 100 ms over the measured seconds (after the warm-up), and the
  *    sustained concurrency is their mean over the cap.
  */
@@ -124,8 +124,10 @@ export async function runCampaignPace(
       Number(
         (
           await client.query<{ n: string }>(
-            `SELECT count(*) AS n FROM calls WHERE agent_id = $1 AND status IN ('dialing', 'in_progress')`,
-            [agentId],
+            // The campaign's own calls: the agent may hold others (inbound_answer leaves some dialing).
+            `SELECT count(*) AS n FROM campaign_recipients r JOIN calls c ON c.id = r.call_id
+             WHERE r.campaign_id = $1 AND c.status IN ('dialing', 'in_progress')`,
+            [campaign],
           )
         ).rows[0].n,
       );
