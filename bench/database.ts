@@ -1,9 +1,7 @@
 /** The benchmark's PostgreSQL: where it is, a fresh database per run, the job backlog. */
-import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../src/core/db/database.js';
-import { cleanups, log } from './harness.js';
 
 const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -59,27 +57,4 @@ export async function queueBacklog(url: string): Promise<number> {
 export async function autovacuumIsOff(database: Database): Promise<boolean> {
   const result = await sql<{ autovacuum: string }>`SHOW autovacuum`.execute(database.db);
   return result.rows[0]?.autovacuum === 'off';
-}
-
-/**
- * A fresh database `vp_bench_<random>` on the benchmark's server, dropped at exit unless `keep`;
- * its URL, or undefined (with a message) when no server answers.
- */
-export async function createBenchDatabase(keep: boolean): Promise<string | undefined> {
-  const admin = postgresAdminUrl();
-  const problem = await postgresAnswers(admin);
-  if (problem) {
-    log(
-      `PostgreSQL does not answer at ${admin.replace(/\/\/[^@]*@/, '//…@')} (${problem}): skipping the PostgreSQL run.`,
-    );
-    return undefined;
-  }
-  const name = `vp_bench_${crypto.randomBytes(5).toString('hex')}`;
-  await adminQuery(admin, `CREATE DATABASE ${name}`);
-  cleanups.push(async () => {
-    if (keep) log(`kept database ${name}`);
-    else await adminQuery(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-  });
-  log(`database ${name} on ${new URL(admin).host}`);
-  return withDatabase(admin, name);
 }

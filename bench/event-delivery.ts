@@ -21,7 +21,7 @@ const FALLBACK_BASE_RPS = 2000;
 /** The backlog must be delivered within this many times --duration, or the run reports what arrived. */
 const DELIVERY_TIMEOUT_FACTOR = 20;
 
-interface Receiver {
+export interface Receiver {
   url: string;
   /** First arrival (ms since the epoch) by webhook-id. */
   arrivals: Map<string, number>;
@@ -30,7 +30,8 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-async function startReceiver(): Promise<Receiver> {
+/** A receiver answering 200, at once or after `delayMs` (an endpoint that hangs). */
+export async function startReceiver(delayMs = 0): Promise<Receiver> {
   let waiter: { count: number; resolve: (ok: boolean) => void } | undefined;
   const receiver: Receiver = {
     url: '',
@@ -61,7 +62,8 @@ async function startReceiver(): Promise<Receiver> {
       receiver.requests += 1;
       const id = String(request.headers['webhook-id']);
       if (!receiver.arrivals.has(id)) receiver.arrivals.set(id, Date.now());
-      response.writeHead(200).end();
+      if (delayMs > 0) setTimeout(() => response.writeHead(200).end(), delayMs);
+      else response.writeHead(200).end();
       if (waiter && receiver.arrivals.size >= waiter.count) {
         const done = waiter;
         waiter = undefined;
@@ -75,7 +77,7 @@ async function startReceiver(): Promise<Receiver> {
   return receiver;
 }
 
-async function createEndpoint(run: ScenarioRun, url: string): Promise<string> {
+export async function createEndpoint(run: ScenarioRun, url: string): Promise<string> {
   const response = await fetch(`${run.baseUrl}/api/v1/webhook-endpoints`, {
     method: 'POST',
     headers: { authorization: `Bearer ${run.context.fixture.apiKey}`, 'content-type': 'application/json' },
@@ -92,7 +94,7 @@ async function createEndpoint(run: ScenarioRun, url: string): Promise<string> {
  * closed port (the cluster run's webhook_trigger and calls_create measured ×0.32–0.35 of one
  * process with the endpoint left, ×0.73–0.77 without).
  */
-async function deleteEndpoint(run: ScenarioRun, id: string): Promise<void> {
+export async function deleteEndpoint(run: ScenarioRun, id: string): Promise<void> {
   const response = await fetch(`${run.baseUrl}/api/v1/webhook-endpoints/${id}`, {
     method: 'DELETE',
     headers: { authorization: `Bearer ${run.context.fixture.apiKey}` },
@@ -100,7 +102,7 @@ async function deleteEndpoint(run: ScenarioRun, id: string): Promise<void> {
   if (!response.ok) run.log(`    (the bench endpoint ${id} was not deleted: ${response.status})`);
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }

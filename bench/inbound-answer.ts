@@ -16,6 +16,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { freePort } from '../test/support/server-process.js';
+import { CALL_START_RATE } from './call-pipeline.js';
 import { ADMIN_TOKEN, serviceEnv } from './environment.js';
 import { DIST_SERVER, RESULTS_DIR } from './harness.js';
 import { type RequestShape, runLoad } from './load.js';
@@ -82,7 +83,19 @@ export function inboundAnswerUnavailable(context: ScenarioRun['context']): strin
   return undefined;
 }
 
-export async function runInboundAnswer(run: ScenarioRun): Promise<CompoundResult> {
+/** inbound_under_load: assistant-requests offered per second beside CALL_START_RATE triggers/s. */
+export const INBOUND_LOADED_RATE = 20;
+export const INBOUND_P99_MS = 100;
+
+/**
+ * inbound_answer (closed loop, alone) or, with `triggers`, inbound_under_load: assistant-requests
+ * at INBOUND_LOADED_RATE (open loop) while the benchmark service takes CALL_START_RATE call
+ * triggers per second and dispatches them, for the same seconds.
+ */
+export async function runInboundAnswer(
+  run: ScenarioRun,
+  triggers?: () => RequestShape,
+): Promise<CompoundResult> {
   const { context, options } = run;
   const numberId = crypto.randomUUID();
   const vapi = await startVapiStub(numberId);
@@ -126,21 +139,41 @@ export async function runInboundAnswer(run: ScenarioRun): Promise<CompoundResult
     } finally {
       await client.end();
     }
-    const load = await runLoad({
+    const started = new Date();
+    const inbound = {
       baseUrl: service.baseUrl,
       connections: options.connections,
-      duration: options.duration,
-      warmup: options.warmup,
+      ...(triggers ? { overallRate: INBOUND_LOADED_RATE, openLoop: options.openLoop } : {}),
       request: assistantRequest(numberId),
       cpuSeconds: () => service.cpuSeconds(),
+    };
+    // Beside the triggers: warmed up alone first, then measured while the triggers run.
+    if (triggers && options.warmup > 0) await runLoad({ ...inbound, duration: options.warmup, warmup: 0 });
+    const answers = runLoad({
+      ...inbound,
+      duration: options.duration,
+      warmup: triggers ? 0 : options.warmup,
     });
+    const background = triggers
+      ? runLoad({
+          baseUrl: run.baseUrl,
+          connections: options.connections,
+          duration: options.duration,
+          warmup: 0,
+          overallRate: CALL_START_RATE,
+          openLoop: options.openLoop,
+          request: triggers,
+        })
+      : undefined;
+    const [load, triggered] = await Promise.all([answers, background]);
     // Each answer stored a call: answered (dialing) or declined (failed). All should be answered.
     const counted = new pg.Client({ connectionString: context.databaseUrl });
     await counted.connect();
     const stored = await counted
       .query<{ status: string; n: string }>(
-        `SELECT status, count(*) AS n FROM calls WHERE direction = 'inbound' AND to_number = $1 GROUP BY status`,
-        [INBOUND_NUMBER],
+        `SELECT status, count(*) AS n FROM calls
+         WHERE direction = 'inbound' AND to_number = $1 AND created_at >= $2 GROUP BY status`,
+        [INBOUND_NUMBER, started],
       )
       .finally(() => counted.end());
     const calls = Object.fromEntries(stored.rows.map((row) => [row.status, Number(row.n)]));
@@ -152,6 +185,9 @@ export async function runInboundAnswer(run: ScenarioRun): Promise<CompoundResult
         vapi_answer_limit_ms: 7500,
         process: 'second service, TELEPHONY=vapi, WORKERS=0',
         inbound_calls_by_status: calls,
+        ...(triggered
+          ? { beside: { triggers_offered_per_s: CALL_START_RATE, triggers_accepted_per_s: triggered.rps } }
+          : {}),
       },
     };
   } finally {

@@ -14,9 +14,21 @@ export const SCENARIO_NAMES = [
   'webhook_trigger',
   'call_pipeline',
   'calls_list',
+  'calls_list_status',
+  'calls_list_range',
+  'calls_list_direction',
+  'users_list',
+  'console_overview',
+  'console_calls',
+  'console_users',
+  'console_analytics',
   'calls_create',
   'event_delivery',
+  'event_latency',
   'inbound_answer',
+  'inbound_under_load',
+  'campaign_pace',
+  'webhook_trigger_no_dispatch',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -49,6 +61,8 @@ export interface BenchOptions {
   keep: boolean;
   /** call_pipeline's rates (triggers/s), each tried in turn, instead of fractions of baseline_db_write. */
   callRates: number[] | undefined;
+  /** Drop the PostgreSQL seed template and build it again (bench/seed-template.ts). */
+  rebuildSeed: boolean;
   /** True when every scenario runs with the standard settings (the run may update latest*.json). */
   standard: boolean;
 }
@@ -68,6 +82,7 @@ const HELP = `npm run bench -- [options]
   --out FILE                         JSON output (default: bench/results/latest.json / latest-embedded.json
                                      for a full standard run, bench/results/partial*.json otherwise)
   --keep                             keep the benchmark database / data directory
+  --rebuild-seed                     build the PostgreSQL seed template again even when it is current
   --call-rates R1,R2                 call_pipeline: these rates (triggers/s), each tried in turn, instead of
                                      fractions of baseline_db_write (compares CPU and WAL per call between runs)`;
 
@@ -95,6 +110,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     out: undefined,
     keep: false,
     callRates: undefined,
+    rebuildSeed: false,
     standard: true,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -166,6 +182,9 @@ export function parseOptions(argv: string[]): BenchOptions {
         break;
       case '--keep':
         options.keep = true;
+        break;
+      case '--rebuild-seed':
+        options.rebuildSeed = true;
         break;
       case '--call-rates':
         options.callRates = (next() ?? '').split(',').map((rate) => positiveNumber('call-rates', rate, 1));

@@ -133,43 +133,76 @@ async function runEach(
       log(
         `  ${scenario.name}: warning, the probe request answered ${probe.status}: ${probe.body.slice(0, 200)}`,
       );
-    const base = await pairBaseline?.(scenario);
-    if (base) phase.paired.set(scenario.name, base);
-    // The baseline's own writes leave work behind too (a checkpoint, an ANALYZE).
-    if (base && dbCpuSeconds) await databaseSettled(dbCpuSeconds, scenario.name);
-    process.stdout.write(
-      `  ${label}${scenario.name}: warm-up ${options.warmup} s, measuring ${options.duration} s` +
-        `${scenario.overallRate ? ` at ${scenario.overallRate} req/s offered` : ''} … `,
-    );
+    // A kept ratio target is judged on the median of `pairedRuns` paired runs (the VM drifts).
+    const runs = pairBaseline && scenario.pairedRuns && !scenario.run ? scenario.pairedRuns : 1;
+    const measured: { result: LoadResult; base: LoadResult | undefined }[] = [];
     const peakSince = target.peakWindow();
-    let result: LoadResult;
-    if (scenario.run) {
-      const outcome = await scenario.run({
-        baseUrl,
-        context,
-        options,
-        results: new Map([
-          ...earlier,
-          ...phase.results,
-          ...(base && scenario.ratioTo ? [[scenario.ratioTo, base] as const] : []),
-        ]),
-        cpuSeconds: () => target.cpuSeconds(),
-        log,
+    for (let round = 0; round < runs; round++) {
+      const base = await pairBaseline?.(scenario);
+      if (base) phase.paired.set(scenario.name, base);
+      // The baseline's own writes leave work behind too (a checkpoint, an ANALYZE).
+      if (base && dbCpuSeconds) await databaseSettled(dbCpuSeconds, scenario.name);
+      process.stdout.write(
+        `  ${label}${scenario.name}: warm-up ${options.warmup} s, measuring ${options.duration} s` +
+          `${scenario.overallRate ? ` at ${scenario.overallRate} req/s offered` : ''} … `,
+      );
+      let result: LoadResult;
+      if (scenario.run) {
+        const outcome = await scenario.run({
+          baseUrl,
+          context,
+          options,
+          results: new Map([
+            ...earlier,
+            ...phase.results,
+            ...(base && scenario.ratioTo ? [[scenario.ratioTo, base] as const] : []),
+          ]),
+          cpuSeconds: () => target.cpuSeconds(),
+          log,
+        });
+        result = outcome.load;
+        phase.compound.set(scenario.name, { ratio: outcome.ratio, details: outcome.details });
+      } else {
+        result = await runLoad({
+          baseUrl,
+          connections: options.connections,
+          duration: options.duration,
+          warmup: options.warmup,
+          overallRate: scenario.overallRate,
+          openLoop: options.openLoop,
+          request,
+          cpuSeconds: () => target.cpuSeconds(),
+          dbCpuSeconds,
+        });
+      }
+      measured.push({ result, base });
+      if (round < runs - 1)
+        log(
+          `${result.rps.toLocaleString('en-US')} req/s beside a baseline of ${base?.rps.toLocaleString('en-US')}`,
+        );
+    }
+    const ratioOfRun = (m: (typeof measured)[number]) => (m.base?.rps ? m.result.rps / m.base.rps : 0);
+    const median = [...measured].sort((x, y) => ratioOfRun(x) - ratioOfRun(y))[
+      Math.floor(measured.length / 2)
+    ];
+    const result = median.result;
+    if (median.base) phase.paired.set(scenario.name, median.base);
+    if (measured.length > 1) {
+      const ratio = ratioBetween(median.result.rps, median.base?.rps ?? 1);
+      phase.compound.set(scenario.name, {
+        ratio,
+        details: {
+          paired_runs: measured.map((m) => ({
+            rps: m.result.rps,
+            baseline_rps: m.base?.rps ?? null,
+            ratio: m.base?.rps ? ratioBetween(m.result.rps, m.base.rps) : null,
+          })),
+          ratio_is: `median of ${measured.length} paired runs`,
+        },
       });
-      result = outcome.load;
-      phase.compound.set(scenario.name, { ratio: outcome.ratio, details: outcome.details });
-    } else {
-      result = await runLoad({
-        baseUrl,
-        connections: options.connections,
-        duration: options.duration,
-        warmup: options.warmup,
-        overallRate: scenario.overallRate,
-        openLoop: options.openLoop,
-        request,
-        cpuSeconds: () => target.cpuSeconds(),
-        dbCpuSeconds,
-      });
+      log(
+        `    ${scenario.name}: median of ${measured.length} paired runs ${(ratio * 100).toFixed(1)} % (${measured.map((m) => (ratioOfRun(m) * 100).toFixed(1)).join(', ')})`,
+      );
     }
     phase.results.set(scenario.name, result);
     const peak = peakSince();

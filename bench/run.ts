@@ -15,10 +15,13 @@ import { openDatabase } from '../src/core/db/database.js';
 import { migrate } from '../src/core/db/migrate.js';
 import { freePort } from '../test/support/server-process.js';
 import { type PairBaseline, pairedBaselines, serviceQuiet, startBaselineServer } from './baseline-process.js';
-import { autovacuumIsOff, createBenchDatabase, queueBacklog } from './database.js';
+import { runCampaignPace } from './campaign-pace.js';
+import { signInConsole } from './console-scenarios.js';
+import { autovacuumIsOff, postgresAdminUrl, postgresAnswers, queueBacklog } from './database.js';
 import { rateLimitEnv, serviceEnv } from './environment.js';
 import { cleanups, DIST_CLUSTER, DIST_SERVER, log, RESULTS_DIR, ROOT } from './harness.js';
 import type { LoadResult } from './load.js';
+import { runTriggersWithoutDispatch } from './no-dispatch.js';
 import { type BenchOptions, parseOptions, type ScenarioName, type Storage } from './options.js';
 import { type PhaseResult, ratioOf, runCluster, runScenarios } from './phases.js';
 import { startProcess } from './processes.js';
@@ -29,12 +32,14 @@ import {
   formatDetails,
   formatTable,
   formatTargets,
+  ratioBetween,
   type ScenarioResult,
   toScenarioResult,
 } from './report.js';
 import { describeError, setupAgent } from './requests.js';
-import { SCENARIOS, type ScenarioContext } from './scenarios.js';
+import { SCENARIOS, type ScenarioContext, triggerRequest } from './scenarios.js';
 import { type BenchFixture, CALLS_LIST_CALLS, seedBench } from './seed.js';
+import { seededPostgres } from './seed-template.js';
 import { startToolReceiver } from './tool-receiver.js';
 
 async function runStorage(
@@ -47,10 +52,38 @@ async function runStorage(
   const loadAverage = os.loadavg().map((n) => Math.round(n * 100) / 100);
   let location: string;
 
+  let fixture: BenchFixture;
+  const seedStarted = performance.now();
   if (storage === 'postgres') {
-    const created = await createBenchDatabase(options.keep);
-    if (!created) return undefined;
-    location = created;
+    const admin = postgresAdminUrl();
+    const problem = await postgresAnswers(admin);
+    if (problem) {
+      log(
+        `PostgreSQL does not answer at ${admin.replace(/\/\/[^@]*@/, '//…@')} (${problem}): skipping the PostgreSQL run.`,
+      );
+      return undefined;
+    }
+    // The million calls and the users are seeded once into a template database and copied for
+    // each run (bench/seed-template.ts).
+    const seeded = await seededPostgres(
+      admin,
+      { users: options.users, calls: CALLS_LIST_CALLS },
+      { keep: options.keep, rebuild: options.rebuildSeed },
+    );
+    location = seeded.url;
+    fixture = seeded.fixture;
+    notes.push(seeded.note);
+    const database = await openDatabase({ databaseUrl: location, dataDir: location, poolSize: 1 });
+    try {
+      if (await autovacuumIsOff(database)) {
+        notes.push(
+          'the server runs with autovacuum = off: the service vacuums its tables itself, every 15 s (src/core/db/table-maintenance.ts)',
+        );
+      }
+    } finally {
+      await database.close();
+    }
+    log(`seed ready in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
   } else {
     location = fs.mkdtempSync(path.join(os.tmpdir(), 'voiceplane-bench-'));
     const dir = location;
@@ -59,40 +92,31 @@ async function runStorage(
       else fs.rmSync(dir, { recursive: true, force: true });
     });
     log(`data directory ${location}`);
-  }
-
-  // Migrate and seed straight into the database, before any process opens it.
-  const seedStarted = performance.now();
-  const database = await openDatabase({
-    databaseUrl: storage === 'postgres' ? location : undefined,
-    dataDir: location,
-    poolSize: 4,
-    // Seeding statements run for seconds each, longer on a loaded machine: no statement timeout.
-    timeouts: { ...DEFAULT_DATABASE_TIMEOUTS, statementMs: 0, queryMs: 0 },
-  });
-  let fixture: BenchFixture;
-  try {
-    await migrate(database);
-    // 1,000,000 calls only when calls_list runs: they take a while to seed.
-    const calls = options.only.includes('calls_list') ? CALLS_LIST_CALLS : 0;
-    fixture = await seedBench(database, { users: options.users, calls });
-    if (storage === 'postgres' && (await autovacuumIsOff(database))) {
-      notes.push(
-        'the server runs with autovacuum = off: the service vacuums its tables itself, every 15 s (src/core/db/table-maintenance.ts)',
-      );
+    // Migrate and seed straight into the data directory, before any process opens it.
+    const database = await openDatabase({
+      databaseUrl: undefined,
+      dataDir: location,
+      poolSize: 4,
+      timeouts: { ...DEFAULT_DATABASE_TIMEOUTS, statementMs: 0, queryMs: 0 },
+    });
+    try {
+      await migrate(database);
+      // 1,000,000 calls only when a calls list runs: they take a while to seed into PGlite.
+      const calls = options.only.some((name) => name.startsWith('calls_list')) ? CALLS_LIST_CALLS : 0;
+      fixture = await seedBench(database, { users: options.users, calls });
+    } finally {
+      await database.close();
     }
-  } finally {
-    await database.close();
+    log(
+      `seeded 20 plans, ${options.users.toLocaleString('en-US')} users, ${fixture.subscriptionIds.length} subscriptions in ` +
+        `${fixture.seedSeconds.toFixed(1)} s (with migrations ${((performance.now() - seedStarted) / 1000).toFixed(1)} s)`,
+    );
+    log(
+      `  seeding steps (s): ${Object.entries(fixture.seedSteps)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   }
-  log(
-    `seeded 20 plans, ${options.users.toLocaleString('en-US')} users, ${fixture.subscriptionIds.length} subscriptions in ` +
-      `${fixture.seedSeconds.toFixed(1)} s (with migrations ${((performance.now() - seedStarted) / 1000).toFixed(1)} s)`,
-  );
-  log(
-    `  seeding steps (s): ${Object.entries(fixture.seedSteps)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}`,
-  );
   notes.push(
     fixture.tenantRateLimitRaised
       ? 'partner API rate limit raised for the bench tenant (tenants.rate_limit_per_second / rate_limit_burst = 1,000,000)'
@@ -170,8 +194,15 @@ async function runStorage(
     try {
       if (
         serviceScenarios.some((s) =>
-          ['webhook_trigger', 'call_pipeline', 'calls_create', 'inbound_answer'].includes(s.name),
-        )
+          [
+            'webhook_trigger',
+            'call_pipeline',
+            'calls_create',
+            'inbound_answer',
+            'inbound_under_load',
+          ].includes(s.name),
+        ) ||
+        options.only.some((name) => ['campaign_pace', 'webhook_trigger_no_dispatch'].includes(name))
       ) {
         const tools = await startToolReceiver();
         cleanups.push(async () => {
@@ -180,6 +211,11 @@ async function runStorage(
           await tools.close();
         });
         Object.assign(context, await setupAgent(service.baseUrl, fixture, tools.url));
+      }
+      if (serviceScenarios.some((s) => s.name.startsWith('console_'))) {
+        const session = await signInConsole(service.baseUrl, fixture);
+        context.consoleCookie = session.cookie;
+        context.consoleUnavailable = session.unavailable;
       }
       const phase = await runScenarios(
         serviceScenarios,
@@ -222,27 +258,6 @@ async function runStorage(
     }
   }
 
-  const scenarios: ScenarioResult[] = [];
-  for (const scenario of wanted) {
-    const load = results.get(scenario.name);
-    if (!load) continue;
-    const own = compound.get(scenario.name);
-    const base = paired.get(scenario.name);
-    const baselines = base && scenario.ratioTo ? new Map([...results, [scenario.ratioTo, base]]) : results;
-    const details = {
-      ...own?.details,
-      ...(base ? { baseline_rps: base.rps, baseline_measured: 'right before this scenario' } : {}),
-    };
-    scenarios.push(
-      toScenarioResult(
-        scenario.name,
-        load,
-        own ? own.ratio : ratioOf(scenario, load, baselines),
-        Object.keys(details).length ? details : undefined,
-      ),
-    );
-  }
-
   // 3. Several processes (PostgreSQL only).
   let cluster: BenchReport['cluster'] = null;
   if (storage === 'postgres' && options.cluster > 1 && serviceScenarios.length) {
@@ -266,6 +281,88 @@ async function runStorage(
       }
     }
   }
+
+  // After the cluster run: what these leave queued must not be dispatched by it.
+  // campaign_pace: a service process of its own, once the main one stopped (bench/campaign-pace.ts).
+  let campaignRow: ScenarioResult | undefined;
+  if (options.only.includes('campaign_pace')) {
+    if (storage !== 'postgres') {
+      skipped.push({
+        name: 'campaign_pace',
+        reason: 'PostgreSQL only: a second service process on the same database',
+      });
+    } else {
+      log('  campaign_pace: a service with 2-second calls …');
+      try {
+        const outcome = await runCampaignPace(
+          options,
+          location,
+          context,
+          rateLimits.env,
+          logFile('campaigns'),
+        );
+        campaignRow = toScenarioResult('campaign_pace', outcome.load, null, outcome.details);
+        peaksByScenario.campaign_pace = outcome.peakRssMb;
+      } catch (error) {
+        log(`  campaign_pace failed: ${describeError(error)}`);
+        skipped.push({ name: 'campaign_pace', reason: describeError(error) });
+      }
+    }
+  }
+
+  // webhook_trigger_no_dispatch: last, in a process of its own without job workers (bench/no-dispatch.ts).
+  let noDispatchRow: ScenarioResult | undefined;
+  if (options.only.includes('webhook_trigger_no_dispatch')) {
+    const why =
+      storage !== 'postgres'
+        ? 'PostgreSQL only: a second service process on the same database'
+        : !context.webhookPath
+          ? 'needs the benchmark agent, set up by the main service phase (run it with another service scenario)'
+          : undefined;
+    if (why) skipped.push({ name: 'webhook_trigger_no_dispatch', reason: why });
+    else {
+      process.stdout.write('  webhook_trigger_no_dispatch: a service with WORKERS=0 … ');
+      const outcome = await runTriggersWithoutDispatch(
+        options,
+        location,
+        triggerRequest(context),
+        rateLimits.env,
+        logFile('no-dispatch'),
+      );
+      const base = results.get('baseline_db_write');
+      const ratio = base?.rps ? ratioBetween(outcome.load.rps, base.rps) : null;
+      log(`${outcome.load.rps.toLocaleString('en-US')} req/s, p99 ${outcome.load.p99_ms} ms`);
+      results.set('webhook_trigger_no_dispatch', outcome.load);
+      peaksByScenario.webhook_trigger_no_dispatch = outcome.peakRssMb;
+      noDispatchRow = toScenarioResult('webhook_trigger_no_dispatch', outcome.load, ratio, {
+        baseline: 'the run’s first baseline_db_write (not paired)',
+      });
+    }
+  }
+
+  const scenarios: ScenarioResult[] = [];
+  for (const scenario of wanted) {
+    const load = results.get(scenario.name);
+    if (!load) continue;
+    const own = compound.get(scenario.name);
+    const base = paired.get(scenario.name);
+    const baselines = base && scenario.ratioTo ? new Map([...results, [scenario.ratioTo, base]]) : results;
+    const details = {
+      ...own?.details,
+      ...(base ? { baseline_rps: base.rps, baseline_measured: 'right before this scenario' } : {}),
+    };
+    scenarios.push(
+      toScenarioResult(
+        scenario.name,
+        load,
+        own ? own.ratio : ratioOf(scenario, load, baselines),
+        Object.keys(details).length ? details : undefined,
+      ),
+    );
+  }
+
+  if (campaignRow) scenarios.push(campaignRow);
+  if (noDispatchRow) scenarios.push(noDispatchRow);
 
   const report: BenchReport = {
     storage,

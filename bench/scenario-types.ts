@@ -11,6 +11,10 @@ export interface ScenarioContext {
   agentId?: string;
   /** Why the webhook scenario cannot run, when it cannot. */
   webhookUnavailable?: string;
+  /** The Cookie header of a console owner's session (bench/console-scenarios.ts). */
+  consoleCookie?: string;
+  /** Why the console scenarios cannot run, when they cannot. */
+  consoleUnavailable?: string;
   /** PostgreSQL only: the benchmark database, for what only the database can tell (dispatch times). */
   databaseUrl?: string;
 }
@@ -41,6 +45,8 @@ export interface Scenario {
   ratioTo?: 'baseline_db_read' | 'baseline_db_write' | 'baseline_hash';
   /** What it measures (printed in bench/README.md). */
   measures: string;
+  /** PostgreSQL: run this many times, each with its paired baseline; the ratio is the median run's. */
+  pairedRuns?: number;
   /** Open loop: requests offered per second over all connections, evenly spaced (paced.ts). */
   overallRate?: number;
   /** Reason the scenario cannot run yet (checked before the probe request). */

@@ -5,13 +5,16 @@
  * database, bring their own `run` (bench/compound.ts, bench/call-pipeline.ts, bench/event-delivery.ts).
  */
 import { randomBase62 } from '../src/core/ids.js';
-import { runCallPipeline } from './call-pipeline.js';
+import { CALL_START_RATE, runCallPipeline } from './call-pipeline.js';
 import { runMixedCreateRead } from './compound.js';
+import { CONSOLE_SCENARIOS } from './console-scenarios.js';
 import { runEventDelivery } from './event-delivery.js';
-import { inboundAnswerUnavailable, runInboundAnswer } from './inbound-answer.js';
+import { EVENT_RATE, HANG_MS, runEventLatency } from './event-latency.js';
+import { INBOUND_LOADED_RATE, inboundAnswerUnavailable, runInboundAnswer } from './inbound-answer.js';
+import { LIST_RATE, LIST_SCENARIOS } from './list-scenarios.js';
 import type { RequestShape } from './load.js';
 import type { Scenario, ScenarioContext } from './scenario-types.js';
-import { BENCH_PASSWORD, CALLS_LIST_CALLS, LIST_AGENTS, pick, SEARCH_TERMS } from './seed.js';
+import { BENCH_PASSWORD, pick, SEARCH_TERMS } from './seed.js';
 
 export type { CompoundResult, Scenario, ScenarioContext, ScenarioRun } from './scenario-types.js';
 
@@ -43,7 +46,7 @@ function searchRequest(context: ScenarioContext): () => RequestShape {
   return () => ({ method: 'GET', path: `/api/v1/users?search=${pick(SEARCH_TERMS)}&limit=100`, headers });
 }
 
-function triggerRequest(context: ScenarioContext): () => RequestShape {
+export function triggerRequest(context: ScenarioContext): () => RequestShape {
   return () => ({
     method: 'POST',
     path: context.webhookPath!,
@@ -79,8 +82,8 @@ const plansRequest = (context: ScenarioContext): RequestShape => ({
   headers: bearer(context),
 });
 
-/** The open-loop users_search rate (the target: p99 < 50 ms at 300 req/s offered). */
-export const SEARCH_OPEN_RATE = 300;
+/** The open-loop users_search rate: the lists' rate (the target: p99 < 50 ms, bench/list-scenarios.ts). */
+export const SEARCH_OPEN_RATE = LIST_RATE;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -118,6 +121,7 @@ export const SCENARIOS: Scenario[] = [
     name: 'plans_list',
     target: 'service',
     ratioTo: 'baseline_db_read',
+    pairedRuns: 3,
     measures: 'GET /api/v1/plans (20 plans, one page): API-key auth + one list query',
     request: plansRequest,
   },
@@ -156,6 +160,7 @@ export const SCENARIOS: Scenario[] = [
     name: 'subscription_get',
     target: 'service',
     ratioTo: 'baseline_db_read',
+    pairedRuns: 3,
     measures: 'GET /api/v1/subscriptions/{id}, a random one of the 1,000 seeded subscriptions',
     unavailable: (context) =>
       context.fixture.subscriptionsError
@@ -181,22 +186,8 @@ export const SCENARIOS: Scenario[] = [
     unavailable: (context) => (context.webhookPath ? undefined : (context.webhookUnavailable ?? 'no agent')),
     request: triggerRequest,
   },
-  {
-    name: 'calls_list',
-    target: 'service',
-    ratioTo: 'baseline_db_read',
-    measures: `GET /api/v1/calls?agent_id=…&limit=100&page=1..10: a 100-call page of one agent's ${(CALLS_LIST_CALLS / LIST_AGENTS).toLocaleString('en-US')} calls among the tenant's ${CALLS_LIST_CALLS.toLocaleString('en-US')}`,
-    unavailable: (context) => (context.fixture.listAgentId ? undefined : 'no calls seeded'),
-    request: (context) => {
-      const headers = bearer(context);
-      const agentId = context.fixture.listAgentId;
-      return () => ({
-        method: 'GET',
-        path: `/api/v1/calls?agent_id=${agentId}&limit=100&page=${1 + Math.floor(Math.random() * 10)}`,
-        headers,
-      });
-    },
-  },
+  ...LIST_SCENARIOS,
+  ...CONSOLE_SCENARIOS,
   {
     name: 'calls_create',
     target: 'service',
@@ -235,6 +226,15 @@ export const SCENARIOS: Scenario[] = [
     run: (run) => runEventDelivery(run),
   },
   {
+    name: 'event_latency',
+    target: 'service',
+    measures: `${EVENT_RATE} events/s recorded for --duration s: created_at → first arrival at an endpoint answering at once, alone and beside an endpoint answering after ${HANG_MS / 1000} s`,
+    unavailable: (context) =>
+      context.databaseUrl ? undefined : 'PostgreSQL only: the events are recorded in the database',
+    request: (context) => ({ method: 'GET', path: '/api/v1/events?limit=1', headers: bearer(context) }),
+    run: (run) => runEventLatency(run),
+  },
+  {
     name: 'inbound_answer',
     target: 'service',
     ratioTo: 'baseline_db_write',
@@ -244,5 +244,15 @@ export const SCENARIOS: Scenario[] = [
     // The probe goes to the benchmark service (simulated: no Vapi route); the run starts its own.
     request: plansRequest,
     run: (run) => runInboundAnswer(run),
+  },
+  {
+    name: 'inbound_under_load',
+    target: 'service',
+    ratioTo: 'baseline_db_write',
+    measures: `inbound_answer offered at ${INBOUND_LOADED_RATE} req/s (open loop) while the benchmark service takes ${CALL_START_RATE} call triggers/s and dispatches them (PostgreSQL only)`,
+    unavailable: (context) =>
+      inboundAnswerUnavailable(context) ?? (context.webhookPath ? undefined : 'no call-trigger webhook'),
+    request: plansRequest,
+    run: (run) => runInboundAnswer(run, triggerRequest(run.context)),
   },
 ];

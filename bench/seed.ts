@@ -9,7 +9,10 @@ import { sql } from 'kysely';
 import type { Database } from '../src/core/db/database.js';
 import { randomBase62, sha256Hex } from '../src/core/ids.js';
 import { hashPassword } from '../src/core/security/passwords.js';
+import { CALLS_LIST_CALLS, LIST_AGENTS, listAgentId as listAgentIdOf, seedListCalls } from './seed-calls.js';
 import { seedCallHistory } from './seed-history.js';
+
+export { CALLS_LIST_CALLS, LIST_AGENTS };
 
 export const API_KEY_PREFIX = 'vp';
 export const BENCH_PASSWORD = 'bench-password';
@@ -17,11 +20,12 @@ export const OWNER_CREDITS = 100_000_000;
 const SUBSCRIPTIONS = 1_000;
 const TENANT_RATE_LIMIT = 1_000_000;
 const USER_BATCH = 25_000;
-/** calls_list: the tenant's calls spread over this many agents (10,000 each for 1,000,000 calls). */
-export const LIST_AGENTS = 100;
-/** calls_list: the tenant's seeded calls. */
-export const CALLS_LIST_CALLS = 1_000_000;
-const CALL_BATCH = 250_000;
+/**
+ * What the seed builds, as a number: a PostgreSQL seed is kept as a template database named by a
+ * hash of the migrations, this version and the sizes (bench/seed-template.ts), so raise it
+ * whenever the seeded data changes.
+ */
+export const SEED_VERSION = 2;
 
 const FIRST_NAMES = [
   'Olivia',
@@ -202,6 +206,9 @@ export interface BenchFixture {
   /** calls_list: an agent with 1 / LIST_AGENTS of the tenant's seeded calls; null without calls. */
   listAgentId: string | null;
   callCount: number;
+  /** The seeded calls' first and last created_at (ISO), when calls were seeded. */
+  firstCallAt?: string;
+  lastCallAt?: string;
   /** Owner of the benchmark agent; holds OWNER_CREDITS minutes. */
   ownerUserId: string;
   userCount: number;
@@ -368,30 +375,14 @@ export async function seedBench(
   }
   mark('credits, subscriptions');
 
-  // calls_list: finished calls of the tenant, one a second ending a day ago, over LIST_AGENTS
-  // agents (agents and versions need not exist for a read: calls keep what they used).
+  // The lists at scale: finished calls of the tenant over LIST_AGENTS agents (bench/seed-calls.ts;
+  // agents and versions need not exist for a read: calls keep what they used).
   const callCount = options.calls ?? 0;
-  const listAgentId = callCount > 0 ? `agt_benchlist${salt}${String(7).padStart(4, '0')}` : null;
+  const listAgentId = callCount > 0 ? listAgentIdOf(salt) : null;
+  let seededCalls: { firstCallAt?: string; lastCallAt?: string } = {};
   if (callCount > 0) {
-    const callsStart = new Date(now.getTime() - 24 * 3600_000 - callCount * 1000);
     await withoutSecondaryIndexes(db, 'calls', mark, async () => {
-      for (let from = 1; from <= callCount; from += CALL_BATCH) {
-        const to = Math.min(callCount, from + CALL_BATCH - 1);
-        await sql`
-          INSERT INTO calls (id, tenant_id, agent_id, agent_version, user_id, from_number, to_number, name, email,
-                             context, prompt, welcome_message, status, created_at, started_at, ended_at,
-                             duration_seconds, updated_at, attempts, billed_minutes, ended_reason)
-          SELECT 'call_' || md5('c' || g || ${salt}), ${tenantId},
-                 'agt_benchlist' || ${salt} || lpad((g % ${LIST_AGENTS})::text, 4, '0'), 1, ${ownerUserId},
-                 '+14155550199', '+1415' || lpad(g::text, 7, '0'), 'Callee ' || g, NULL,
-                 jsonb_build_object('company', 'Bench Co'), 'You are calling Callee ' || g || ' from Bench Co.',
-                 'Hello Callee ' || g || '.', 'completed',
-                 ${callsStart}::timestamptz + g * interval '1 second',
-                 ${callsStart}::timestamptz + g * interval '1 second' + interval '5 seconds',
-                 ${callsStart}::timestamptz + g * interval '1 second' + interval '65 seconds',
-                 60, ${callsStart}::timestamptz + g * interval '1 second' + interval '65 seconds', 1, 1, 'completed'
-          FROM generate_series(${from}::int, ${to}::int) g`.execute(db);
-      }
+      seededCalls = await seedListCalls(db, { tenantId, ownerUserId, salt, now, calls: callCount });
     });
   }
 
@@ -427,6 +418,7 @@ export async function seedBench(
     subscriptionsError,
     listAgentId,
     callCount,
+    ...seededCalls,
     ownerUserId,
     userCount: options.users,
     tenantRateLimitRaised,

@@ -248,6 +248,24 @@ const isoTime = (expression: string) =>
   `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
+ * The fields of a call as GET /api/v1/calls lists it (CallListItem, service.ts `toItem`) but
+ * `engine`, as `json[b]_build_object` arguments over the row `c`: the event's object (below) and
+ * the list's page (list-repository.ts) are built from it in SQL. Each caller adds
+ * `'engine', coalesce(c.engine, <the configured engine>)`.
+ */
+export const CALL_ITEM_PAIRS = `'id', c.id, 'agent_id', c.agent_id, 'agent_version', c.agent_version, 'user_id', c.user_id,
+             'from', c.from_number, 'to', c.to_number, 'name', c.name, 'email', c.email,
+             'context', coalesce(c.context, '{}'::jsonb), 'prompt', c.prompt, 'welcome_message', c.welcome_message,
+             'status', c.status, 'created_at', ${isoTime('c.created_at')},
+             'started_at', ${isoTime('c.started_at')}, 'ended_at', ${isoTime('c.ended_at')},
+             'duration_seconds', c.duration_seconds, 'failure_reason', c.failure_reason,
+             'scheduled_for', ${isoTime('c.scheduled_for')}, 'attempts', c.attempts,
+             'billed_minutes', c.billed_minutes, 'ended_reason', c.ended_reason,
+             'engine_call_id', c.engine_call_id, 'transcript', c.transcript, 'recording_url', c.recording_url,
+             'answered_by', coalesce(c.answered_by, 'unknown'), 'transferred_to', c.transferred_to,
+             'analysis', coalesce(c.analysis, ${NO_ANALYSIS}), 'direction', c.direction`;
+
+/**
  * The CTEs that record one call event (`call.queued`, `call.started`, `call.completed`,
  * `call.no_answer`, `call.failed`, `call.analyzed`) per row of `calls`, a CTE of the same statement holding the
  * changed calls as they now are (every column of CALL_COLUMNS), with deliveries to the tenant's
@@ -284,17 +302,7 @@ export function recordCallEvents(options: {
   ${prefix}event AS (
     SELECT c.tenant_id, ${type} AS type, c.updated_at AS created_at,
            jsonb_build_object('object', jsonb_build_object(
-             'id', c.id, 'agent_id', c.agent_id, 'agent_version', c.agent_version, 'user_id', c.user_id,
-             'from', c.from_number, 'to', c.to_number, 'name', c.name, 'email', c.email,
-             'context', coalesce(c.context, '{}'::jsonb), 'prompt', c.prompt, 'welcome_message', c.welcome_message,
-             'status', c.status, 'created_at', ${isoTime('c.created_at')},
-             'started_at', ${isoTime('c.started_at')}, 'ended_at', ${isoTime('c.ended_at')},
-             'duration_seconds', c.duration_seconds, 'failure_reason', c.failure_reason,
-             'scheduled_for', ${isoTime('c.scheduled_for')}, 'attempts', c.attempts,
-             'billed_minutes', c.billed_minutes, 'ended_reason', c.ended_reason, 'engine', coalesce(c.engine, ${engine}),
-             'engine_call_id', c.engine_call_id, 'transcript', c.transcript, 'recording_url', c.recording_url,
-             'answered_by', coalesce(c.answered_by, 'unknown'), 'transferred_to', c.transferred_to,
-             'analysis', coalesce(c.analysis, ${NO_ANALYSIS}), 'direction', c.direction,
+             ${CALL_ITEM_PAIRS}, 'engine', coalesce(c.engine, ${engine}),
              'events', coalesce((
                SELECT jsonb_agg(jsonb_build_object('status', e.status, 'at', ${isoTime('e.at')},
                                                    'detail', coalesce(e.detail, '{}'::jsonb)) ORDER BY e.id)

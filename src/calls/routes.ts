@@ -3,10 +3,12 @@
  * rules (the same service path), answered in the API's conventions: strict bodies (422
  * validation_failed), a do-not-call number 422 unprocessable_entity, Idempotency-Key honoured.
  */
+
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { tenantOf } from '../core/http/auth.js';
+import { sendJsonText } from '../core/http/json-text.js';
 import {
   DataEnvelope,
   errorResponses,
@@ -78,7 +80,7 @@ export async function callRoutes(
         operationId: 'listCalls',
         summary: 'List calls',
         description:
-          'Calls of the caller’s tenant, newest first by default (`sort_order=asc` for oldest first), ties broken by id. Page-based: calls placed between fetches may shift items by one position.',
+          'Calls of the caller’s tenant, newest first by default (`sort_order=asc` for oldest first), ties broken by id. Page-based: calls placed between fetches may shift items by one position. `pagination.total` is exact when fewer than 10,000 calls match past the end of the page, otherwise a lower bound (that end plus 10,000); `has_more` is always exact.',
         tags: ['Calls'],
         querystring: ListPartnerCallsQuery,
         response: {
@@ -87,7 +89,10 @@ export async function callRoutes(
         },
       },
     },
-    async (request) => calls.listForTenant(tenantOf(request), request.query),
+    // The page comes as JSON text from the database, each field named by the statement
+    // (CallListItem): sent as it is.
+    async (request, reply) =>
+      sendJsonText(reply, await calls.listForTenantJson(tenantOf(request), request.query)),
   );
 
   app.get(

@@ -12,7 +12,7 @@
 import { findAgentTarget, findAgentTenant, findWebhookTarget } from '../agents/repository.js';
 import type { Clock } from '../core/clock.js';
 import type { Db, Executor } from '../core/db/database.js';
-import { listPageCountedApart } from '../core/db/pagination.js';
+import { listJsonPageCountedApart, listPageCountedApart } from '../core/db/pagination.js';
 import { ApiError, notFound, validationFailed } from '../core/errors.js';
 import { checkStorable } from '../core/http/validation.js';
 import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
@@ -22,7 +22,13 @@ import { isOnDoNotCallList } from '../do-not-call/repository.js';
 import { callCreatedRow } from './audit.js';
 import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
-import { type CallFilter, countCalls, listCalls } from './list-repository.js';
+import {
+  type CallFilter,
+  countCallsPastPage,
+  listCalls,
+  listCallsJson,
+  partnerCallFilter,
+} from './list-repository.js';
 import { refusalOf } from './refusal.js';
 import {
   type CallRow,
@@ -234,7 +240,7 @@ export function createCallService(deps: {
     return listPageCountedApart(
       request,
       (limit, offset) => listCalls(db, filter, limit, offset, order),
-      () => countCalls(db, filter),
+      () => countCallsPastPage(db, filter, request),
       toListItem,
     );
   }
@@ -327,14 +333,21 @@ export function createCallService(deps: {
 
     /** GET /api/v1/calls, newest first unless asked otherwise; the console also filters by `to` (a number). */
     async listForTenant(tenantId: string, query: ListPartnerCallsQuery, extra: { to?: string } = {}) {
-      const filter: CallFilter = {
-        ...{ tenantId, agentId: query.agent_id, userId: query.user_id, status: query.status },
-        createdAfter: query.created_after ? new Date(query.created_after) : undefined,
-        createdBefore: query.created_before ? new Date(query.created_before) : undefined,
-        direction: query.direction,
-        toNumber: extra.to,
-      };
-      return page(query, filter, query.sort_order ?? 'desc', toItem);
+      return page(query, partnerCallFilter(tenantId, query, extra), query.sort_order ?? 'desc', toItem);
+    },
+
+    /**
+     * GET /api/v1/calls: the same page as listForTenant, as the answer's JSON text, built by the
+     * database (list-repository.ts `listCallsJson`).
+     */
+    async listForTenantJson(tenantId: string, query: ListPartnerCallsQuery): Promise<string> {
+      const filter = partnerCallFilter(tenantId, query);
+      const order = query.sort_order ?? 'desc';
+      return listJsonPageCountedApart(
+        query,
+        (limit, offset) => listCallsJson(db, filter, limit, offset, order, deps.engine),
+        () => countCallsPastPage(db, filter, query),
+      );
     },
 
     /** GET /api/v1/calls/{id}: the whole call with its timeline. */

@@ -1,16 +1,14 @@
 /**
- * The calls analytics' one read: a tenant's calls created in a date range, aggregated three ways in
- * a single pass (GROUPING SETS): per UTC day and status, per UTC day and ended_reason, per agent.
+ * The calls analytics' one read: a tenant's calls created in a range of UTC days, aggregated three
+ * ways in a single pass (GROUPING SETS): per UTC day and status, per UTC day and ended_reason, per
+ * agent.
  *
- * Why it stays cheap for a tenant with a million calls: the WHERE clause is the leading columns of
- * `calls_tenant_created` (tenant_id, created_at; migration 0014), so PostgreSQL reads one index range
- * bounded on both ends (a bitmap or index scan) and fetches only the calls inside the window, never
- * the tenant's older calls nor another tenant's. The aggregation is one hash over those rows, and
- * its result is small (days × statuses + days × reasons + agents) whatever the calls. Its cost
- * follows the calls in the window: measured on 40,000 calls of one tenant among 41, a 30-day window
- * (1,440 calls) touched 46 pages. A covering index would spare the heap reads, but every index of
- * `calls` is written by each call's status changes (the hottest writes of the service), so none is
- * added. test/insights/analytics-plan.test.ts checks the plan.
+ * Why it stays cheap for a tenant with a million calls: finished calls are read from
+ * `call_day_totals` (migration 0050: a row per day, agent, status and reason, kept exact by
+ * triggers), so 30 days of a busy tenant are a few thousand rows whatever its calls; the calls not
+ * finished yet come from the partial indexes of migration 0014 (`calls_tenant_waiting`,
+ * `calls_tenant_active`), which hold only live calls. test/insights/analytics-plan.test.ts checks
+ * the plan and the totals.
  */
 import { sql } from 'kysely';
 import type { Executor } from '../core/db/database.js';
@@ -70,25 +68,44 @@ interface Row {
   seconds: string;
 }
 
+/** A range's bounds as UTC days: the counted rows are per day. */
+const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+
+/**
+ * Every call of a tenant created in [from, to) as rows of counts (`day`, `status`, `reason`,
+ * `agent_id`, `calls`, `answered`, `ended`, `minutes`, `seconds`): the finished ones from
+ * call_day_totals, the others one row each from the live partial indexes. `from` and `to` are UTC
+ * midnights (the callers' ranges are whole UTC days).
+ */
+export function countedCalls(tenantId: string, range: CallRange) {
+  const live = (statuses: string) => sql`
+    SELECT (c.created_at AT TIME ZONE 'UTC')::date AS day, c.status, c.ended_reason AS reason, c.agent_id,
+           1 AS calls, CASE WHEN c.started_at IS NOT NULL THEN 1 ELSE 0 END AS answered, 0 AS ended,
+           coalesce(c.billed_minutes, 0) AS minutes,
+           CASE WHEN c.started_at IS NOT NULL THEN coalesce(c.duration_seconds, 0) ELSE 0 END AS seconds
+    FROM calls c
+    WHERE c.tenant_id = ${tenantId} AND c.status IN (${sql.raw(statuses)})
+      AND c.created_at >= ${range.from} AND c.created_at < ${range.to}`;
+  return sql`
+    SELECT t.day, t.status, nullif(t.ended_reason, '') AS reason, nullif(t.agent_id, '') AS agent_id,
+           t.calls, t.answered, t.calls AS ended, t.minutes, t.seconds
+    FROM call_day_totals t
+    WHERE t.tenant_id = ${tenantId} AND t.day >= ${utcDay(range.from)}::date AND t.day < ${utcDay(range.to)}::date
+    UNION ALL ${live("'queued'")}
+    UNION ALL ${live("'dialing', 'in_progress'")}`;
+}
+
 /** The statement, for EXPLAIN in the tests. */
 export function callAggregatesQuery(tenantId: string, range: CallRange) {
   return sql<Row>`
     SELECT CASE WHEN GROUPING(c.status) = 0 THEN 'status'
-                WHEN GROUPING(c.ended_reason) = 0 THEN 'reason' ELSE 'agent' END AS set,
-           to_char(date_trunc('day', c.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
-           c.status, c.ended_reason AS reason, c.agent_id,
-           count(*) AS calls,
-           count(*) FILTER (WHERE c.started_at IS NOT NULL) AS answered,
-           count(*) FILTER (WHERE c.status IN ('completed', 'no_answer', 'failed')) AS ended,
-           coalesce(sum(c.billed_minutes), 0) AS minutes,
-           coalesce(sum(c.duration_seconds) FILTER (WHERE c.started_at IS NOT NULL), 0) AS seconds
-    FROM calls c
-    WHERE c.tenant_id = ${tenantId} AND c.created_at >= ${range.from} AND c.created_at < ${range.to}
-    GROUP BY GROUPING SETS (
-      (date_trunc('day', c.created_at AT TIME ZONE 'UTC'), c.status),
-      (date_trunc('day', c.created_at AT TIME ZONE 'UTC'), c.ended_reason),
-      (c.agent_id)
-    )`;
+                WHEN GROUPING(c.reason) = 0 THEN 'reason' ELSE 'agent' END AS set,
+           to_char(c.day, 'YYYY-MM-DD') AS day,
+           c.status, c.reason, c.agent_id,
+           sum(c.calls) AS calls, sum(c.answered) AS answered, sum(c.ended) AS ended,
+           sum(c.minutes) AS minutes, sum(c.seconds) AS seconds
+    FROM (${countedCalls(tenantId, range)}) c
+    GROUP BY GROUPING SETS ((c.day, c.status), (c.day, c.reason), (c.agent_id))`;
 }
 
 const counts = (row: Row): CallCounts => ({

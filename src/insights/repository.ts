@@ -1,6 +1,10 @@
 /** Aggregates over a tenant's calls and subscriptions for the console's overview. */
 import { sql } from 'kysely';
 import type { Executor } from '../core/db/database.js';
+import { countedCalls } from './analytics-repository.js';
+
+/** The end of "since": later than any call's day. */
+const FAR_FUTURE = new Date('9999-01-01T00:00:00Z');
 
 export interface DailyCalls {
   /** The UTC day, YYYY-MM-DD. */
@@ -11,19 +15,19 @@ export interface DailyCalls {
 }
 
 /**
- * Calls per UTC day since `since`, with those completed and the minutes billed. A range scan of
- * calls_tenant_created (migration 0014): its cost follows the tenant's calls in the window.
+ * Calls per UTC day since `since` (a UTC midnight), with those completed and the minutes billed:
+ * the finished calls from call_day_totals (migration 0050), the others from the live partial
+ * indexes (analytics-repository.ts `countedCalls`). Its cost follows the days, not the calls.
  */
 export async function dailyCalls(db: Executor, tenantId: string, since: Date): Promise<DailyCalls[]> {
   const result = await sql<{ day: string; calls: string; completed: string; minutes: string }>`
-    SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
-           count(*) AS calls,
-           count(*) FILTER (WHERE status = 'completed') AS completed,
-           coalesce(sum(billed_minutes), 0) AS minutes
-    FROM calls
-    WHERE tenant_id = ${tenantId} AND created_at >= ${since}
-    GROUP BY 1
-    ORDER BY 1`.execute(db);
+    SELECT to_char(c.day, 'YYYY-MM-DD') AS day,
+           sum(c.calls) AS calls,
+           coalesce(sum(c.calls) FILTER (WHERE c.status = 'completed'), 0) AS completed,
+           sum(c.minutes) AS minutes
+    FROM (${countedCalls(tenantId, { from: since, to: FAR_FUTURE })}) c
+    GROUP BY c.day
+    ORDER BY c.day`.execute(db);
   return result.rows.map((row) => ({
     day: row.day,
     calls: Number(row.calls),
@@ -32,11 +36,11 @@ export async function dailyCalls(db: Executor, tenantId: string, since: Date): P
   }));
 }
 
-/** Minutes billed for calls placed since `since` (the current period). */
+/** Minutes billed for calls placed since `since` (a UTC midnight: the current period's start). */
 export async function minutesBilledSince(db: Executor, tenantId: string, since: Date): Promise<number> {
   const result = await sql<{ minutes: string }>`
-    SELECT coalesce(sum(billed_minutes), 0) AS minutes
-    FROM calls WHERE tenant_id = ${tenantId} AND created_at >= ${since}`.execute(db);
+    SELECT coalesce(sum(c.minutes), 0) AS minutes
+    FROM (${countedCalls(tenantId, { from: since, to: FAR_FUTURE })}) c`.execute(db);
   return Number(result.rows[0]?.minutes ?? 0);
 }
 

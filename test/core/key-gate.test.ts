@@ -29,4 +29,25 @@ describe('KeyGate', () => {
     // Hand-backs are spread out: deferMs from now, then deferMs / max apart.
     expect([0, 1, 2].map(() => gate.deferUntil('a', now, 1000, 2))).toEqual([2600, 3100, 3600]);
   });
+
+  it('keeps a quiet key’s line at max, so a key that just hung cannot fill the window', () => {
+    let now = 0;
+    const gate = new KeyGate<string>(1000, () => now);
+    expect(['a1', 'a2'].map((item) => gate.admit('a', 2, item))).toEqual(['run', 'run']);
+    // Busy but answering: the line may grow.
+    expect(['a3', 'a4', 'a5'].map((item) => gate.admit('a', 2, item))).toEqual(['wait', 'wait', 'wait']);
+    now = 200;
+    expect(gate.finished('a', true)).toBe('a3');
+    expect(gate.admit('a', 2, 'a6')).toBe('wait');
+    // No success for a quarter of the patience: at most max in line, the rest back to the queue.
+    now = 500;
+    expect(gate.admit('a', 2, 'a7')).toBe('defer');
+    expect(gate.waiting).toBe(3);
+    // The stall check trims the line to max once the key is quiet, the first in line staying.
+    expect(gate.takeStalled()).toEqual([{ key: 'a', item: 'a6' }]);
+    expect(gate.waiting).toBe(2);
+    // Another key still lines up freely.
+    expect(['b1', 'b2', 'b3'].map((item) => gate.admit('b', 2, item))).toEqual(['run', 'run', 'wait']);
+    expect(gate.takeStalled()).toEqual([]);
+  });
 });

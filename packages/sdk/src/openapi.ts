@@ -710,7 +710,7 @@ export interface paths {
         };
         /**
          * List calls
-         * @description Calls of the caller’s tenant, newest first by default (`sort_order=asc` for oldest first), ties broken by id. Page-based: calls placed between fetches may shift items by one position.
+         * @description Calls of the caller’s tenant, newest first by default (`sort_order=asc` for oldest first), ties broken by id. Page-based: calls placed between fetches may shift items by one position. `pagination.total` is exact when fewer than 10,000 calls match past the end of the page, otherwise a lower bound (that end plus 10,000); `has_more` is always exact.
          *
          *     Required scope: `calls:read`.
          */

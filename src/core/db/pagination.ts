@@ -82,3 +82,21 @@ export async function listPageCountedApart<Row, Item>(
   const total = rows.length > 0 && rows.length < pageRequest.limit ? offset + rows.length : await count();
   return { data: rows.map(toItem), pagination: paginationBlock(pageRequest, total) };
 }
+
+/**
+ * listPageCountedApart for a page whose items come as JSON text built by the database: the whole
+ * answer as JSON text, sent as it is (no response serialisation: the statement names every field).
+ */
+export async function listJsonPageCountedApart(
+  pageRequest: PageRequest,
+  fetchPage: (limit: number, offset: number) => Promise<{ items: string; count: number }>,
+  count: () => Promise<number>,
+): Promise<string> {
+  const offset = offsetOf(pageRequest);
+  const page =
+    offset <= Number.MAX_SAFE_INTEGER
+      ? await fetchPage(pageRequest.limit, offset)
+      : { items: '[]', count: 0 };
+  const total = page.count > 0 && page.count < pageRequest.limit ? offset + page.count : await count();
+  return `{"data":${page.items},"pagination":${JSON.stringify(paginationBlock(pageRequest, total))}}`;
+}

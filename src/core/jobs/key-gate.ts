@@ -5,7 +5,11 @@
  * milliseconds), and is handed back to the queue for later when the key has made none for
  * `patienceMs` (a dead or hanging endpoint): so one key can never hold more than `max` running
  * jobs plus, for at most `patienceMs`, a few waiting ones, and the rest of the window stays free
- * for other keys. Pure bookkeeping: no database, no timers.
+ * for other keys. A key quiet for a quarter of that (no success since) keeps at most `max` in
+ * line: the rest go back to the queue at once, so a key that just hung cannot fill the window
+ * with waiting jobs during its patience (an endpoint hanging beside a busy one moved the busy
+ * one's p99 from ~0.26 to ~1 s: bench/README.md, `event_latency`). Pure bookkeeping: no
+ * database, no timers.
  */
 import type { JobKeyLimit } from './types.js';
 
@@ -25,6 +29,8 @@ export function capKeyLimits(
 }
 
 interface KeyState<T> {
+  /** The key's limit, as last admitted with. */
+  max: number;
   running: number;
   waiting: T[];
   /** When a job of this key last finished successfully (or its first job started). */
@@ -47,18 +53,25 @@ export class KeyGate<T> {
     return this.now() - state.progressAt > this.patienceMs;
   }
 
+  /** No success for a quarter of the patience: the key may be hanging; its line stays short. */
+  private quiet(state: KeyState<T>): boolean {
+    return this.now() - state.progressAt > this.patienceMs / 4;
+  }
+
   /** Whether `item` of `key` runs now (its slot is taken), waits in line, or goes back to the queue. */
   admit(key: string, max: number, item: T): Admission {
     let state = this.keys.get(key);
     if (!state) {
-      state = { running: 0, waiting: [], progressAt: this.now(), deferCursor: 0 };
+      state = { max, running: 0, waiting: [], progressAt: this.now(), deferCursor: 0 };
       this.keys.set(key, state);
     }
+    state.max = max;
     if (state.running < max) {
       state.running += 1;
       return 'run';
     }
     if (this.stalled(state)) return 'defer';
+    if (state.waiting.length >= max && this.quiet(state)) return 'defer';
     state.waiting.push(item);
     return 'wait';
   }
@@ -78,12 +91,16 @@ export class KeyGate<T> {
     return undefined;
   }
 
-  /** The waiting items of keys that made no progress for `patienceMs`, taken out of line. */
+  /**
+   * The waiting items of keys that made no progress for `patienceMs`, taken out of line; of keys
+   * quiet for a quarter of it, those beyond `max` (the latest first in line keep their places).
+   */
   takeStalled(): { key: string; item: T }[] {
     const taken: { key: string; item: T }[] = [];
     for (const [key, state] of this.keys) {
-      if (state.waiting.length === 0 || !this.stalled(state)) continue;
-      for (const item of state.waiting.splice(0)) taken.push({ key, item });
+      if (state.waiting.length === 0) continue;
+      const keep = this.stalled(state) ? 0 : this.quiet(state) ? state.max : state.waiting.length;
+      for (const item of state.waiting.splice(keep)) taken.push({ key, item });
     }
     return taken;
   }
