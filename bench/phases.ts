@@ -181,6 +181,7 @@ async function runEach(
           `${result.rps.toLocaleString('en-US')} req/s beside a baseline of ${base?.rps.toLocaleString('en-US')}`,
         );
     }
+    let medianNote: string | undefined;
     const ratioOfRun = (m: (typeof measured)[number]) => (m.base?.rps ? m.result.rps / m.base.rps : 0);
     const median = [...measured].sort((x, y) => ratioOfRun(x) - ratioOfRun(y))[
       Math.floor(measured.length / 2)
@@ -200,9 +201,7 @@ async function runEach(
           ratio_is: `median of ${measured.length} paired runs`,
         },
       });
-      log(
-        `    ${scenario.name}: median of ${measured.length} paired runs ${(ratio * 100).toFixed(1)} % (${measured.map((m) => (ratioOfRun(m) * 100).toFixed(1)).join(', ')})`,
-      );
+      medianNote = `    ${scenario.name}: median of ${measured.length} paired runs ${(ratio * 100).toFixed(1)} % (${measured.map((m) => (ratioOfRun(m) * 100).toFixed(1)).join(', ')})`;
     }
     phase.results.set(scenario.name, result);
     const peak = peakSince();
@@ -219,6 +218,7 @@ async function runEach(
           ? `, non-2xx ${result.non2xx} (${odd.map(([c, n]) => `${c}×${n}`).join(' ')}${result.errors ? ` errors×${result.errors}` : ''})`
           : ''),
     );
+    if (medianNote) log(medianNote);
     const factor = phase.compound.get(scenario.name)?.details.p99_factor;
     if (typeof factor === 'number') log(`    plans_list p99 beside users_create: ×${factor} its p99 alone`);
     await afterEach?.(scenario);
