@@ -38,6 +38,7 @@ const POSTGRES_PASS = [
   'test/metrics/scrape-plans.test.ts',
   'test/rate-limits/partner-limits.test.ts',
   'test/tools/tools.test.ts',
+  'test/insights/**/*.test.ts',
 ];
 /** Within the PostgreSQL pass's folders: suites of input handling, wire formats and pages, or that bring their own PostgreSQL. */
 const EMBEDDED_ONLY = [
