@@ -67,12 +67,7 @@ export async function listCalls(
   offset: number,
   order: 'asc' | 'desc' = 'desc',
 ): Promise<CallRow[]> {
-  const page = filteredCalls(db, filter)
-    .select(['id', 'created_at'])
-    .orderBy('created_at', order)
-    .orderBy('id', order)
-    .limit(limit)
-    .offset(offset);
+  const page = pageIds(db, filter, limit, offset, order);
   return db
     .selectFrom(page.as('page'))
     .innerJoin('calls', 'calls.id', 'page.id')
@@ -80,6 +75,16 @@ export async function listCalls(
     .orderBy('page.created_at', order)
     .orderBy('page.id', order)
     .execute();
+}
+
+/** The page's ids and times, from an index alone (the two lists join the rows to them). */
+function pageIds(db: Executor, filter: CallFilter, limit: number, offset: number, order: 'asc' | 'desc') {
+  return filteredCalls(db, filter)
+    .select(['id', 'created_at'])
+    .orderBy('created_at', order)
+    .orderBy('id', order)
+    .limit(limit)
+    .offset(offset);
 }
 
 /**
@@ -96,12 +101,7 @@ export async function listCallsJson(
   order: 'asc' | 'desc',
   engine: string,
 ): Promise<{ items: string; count: number }> {
-  const page = filteredCalls(db, filter)
-    .select(['id', 'created_at'])
-    .orderBy('created_at', order)
-    .orderBy('id', order)
-    .limit(limit)
-    .offset(offset);
+  const page = pageIds(db, filter, limit, offset, order);
   const direction = sql.raw(order === 'asc' ? 'ASC' : 'DESC');
   const row = await db
     .selectFrom(page.as('page'))
