@@ -259,6 +259,34 @@ describe('GET /api/v1/calls and /api/v1/calls/{id}', () => {
     expect(operator.body.data).not.toHaveProperty('events');
   });
 
+  it('lists each call as the console’s path and the call’s own page show it (the page’s JSON is built by PostgreSQL)', async () => {
+    const { tenant, agent } = await agentFixture(t);
+    const place = (phone: string, extra: Record<string, unknown> = {}) =>
+      tenant.request('POST', '/api/v1/calls', { agent_id: agent.id, phone, name: 'Ada', ...extra });
+    await place('+14155550131', { email: 'ada@example.com', context: { plan: 'gold', visits: [1, 2] } });
+    await place('+14155550132');
+    await t.services.jobRunner.drain();
+    await place('+14155550133'); // still queued
+    const listed = await tenant.request('GET', '/api/v1/calls?limit=10');
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((call: { status: string }) => call.status)).toEqual([
+      'queued',
+      'completed',
+      'completed',
+    ]);
+    const viaService = await t.services.calls.listForTenant(tenant.id, {
+      page: 1,
+      limit: 10,
+      sort_order: 'desc',
+    });
+    expect(listed.body).toEqual(JSON.parse(JSON.stringify(viaService)));
+    for (const item of listed.body.data) {
+      const { events: _events, ...whole } = (await tenant.request('GET', `/api/v1/calls/${item.id}`)).body
+        .data;
+      expect(item).toEqual(whole);
+    }
+  });
+
   it('keeps tenants apart: another tenant’s call is 404 and absent from its list', async () => {
     const mine = await agentFixture(t);
     const theirs = await agentFixture(t);
