@@ -96,27 +96,37 @@ export interface DispatchJob {
 /** The singleton key of a call's dispatch job: how a freed slot finds the job of a waiting call. */
 export const dispatchKeyOf = (callId: string) => `dispatch:${callId}`;
 
+/** One call for `insertQueuedCalls`: the call, its dispatch job, and for the webhook its id. */
+export interface QueuedCallInsert {
+  /** The webhook the call came through (the agent must still be behind it); null for the API. */
+  webhookId: string | null;
+  call: NewCall;
+  job: DispatchJob;
+  /** The audit entry (calls/audit.ts), inserted with the call or not at all. */
+  audit?: AuditEventsTable | undefined;
+}
+
 /**
- * Stores a queued call, its first timeline event, its `call.queued` event (recordCallEvents) and
- * its dispatch job in one statement (so one transaction and one round trip), provided the agent still is at this published version (and,
- * for the webhook, still behind `webhookId`), is not deleted, its owner may still call (not
- * deleted, not blocked, a positive balance), the tenant's wholesale wallet, if it has one, is
- * above zero (docs/wallets.md) and the number is not on the tenant's do-not-call list. Answers the agent's current settings, or undefined when that no longer holds (a
- * rotation, publish, block, debit or listing that raced the request): nothing is stored.
- * The call and its job come as one jsonb argument, read back by name with `jsonb_to_record`.
+ * Stores queued calls, each with its first timeline event, its `call.queued` event
+ * (recordCallEvents) and its dispatch job, in one statement (so one transaction and one round trip
+ * for the whole batch: concurrent webhook requests share it, calls/service.ts), each provided the
+ * agent still is at this published version (and, for the webhook, still behind `webhookId`), is not
+ * deleted, its owner may still call (not deleted, not blocked, a positive balance), the tenant's
+ * wholesale wallet, if it has one, is above zero (docs/wallets.md) and the number is not on the
+ * tenant's do-not-call list. Answers, in input order, each call's agent settings, or undefined
+ * when that no longer holds for it (a rotation, publish, block, debit or listing that raced the
+ * request): nothing of that call is stored. The calls come as one jsonb array, read back by name
+ * with `jsonb_to_recordset`.
  */
-export async function insertQueuedCall(
+export async function insertQueuedCalls(
   db: Executor,
-  webhookId: string | null,
-  call: NewCall,
-  job: DispatchJob,
+  inserts: readonly QueuedCallInsert[],
   /** The telephony engine's name, shown in the `call.queued` event's call. */
   engine: string,
-  /** The audit entry (calls/audit.ts), inserted with the call or not at all. */
-  audit?: AuditEventsTable | undefined,
-): Promise<{ settings: AgentSettings } | undefined> {
-  const input = {
+): Promise<({ settings: AgentSettings } | undefined)[]> {
+  const input = inserts.map(({ webhookId, call, job, audit }) => ({
     id: call.id,
+    webhook_id: webhookId,
     tenant_id: call.tenantId,
     agent_id: call.agentId,
     agent_version: call.agentVersion,
@@ -133,20 +143,22 @@ export async function insertQueuedCall(
     job_payload: job.payload,
     job_max_attempts: job.maxAttempts,
     job_key: dispatchKeyOf(call.id),
-  };
-  const rows = await runPrepared<{ settings: AgentSettings }>(db, {
+    audit: audit ?? null,
+  }));
+  const rows = await runPrepared<{ id: string; settings: AgentSettings }>(db, {
     name: 'calls_insert_queued',
     text: `
       WITH input AS (
-        SELECT * FROM jsonb_to_record($2::jsonb) AS i(
-          id text, tenant_id text, agent_id text, agent_version integer, user_id text, from_number text,
-          to_number text, name text, email text, context jsonb, prompt text, welcome_message text,
-          created_at timestamptz, job_queue text, job_payload jsonb, job_max_attempts integer, job_key text)
+        SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
+          id text, webhook_id text, tenant_id text, agent_id text, agent_version integer, user_id text,
+          from_number text, to_number text, name text, email text, context jsonb, prompt text,
+          welcome_message text, created_at timestamptz, job_queue text, job_payload jsonb,
+          job_max_attempts integer, job_key text, audit jsonb)
       ), allowed AS (
-        SELECT a.tenant_id, a.settings FROM input i
+        SELECT i.id, a.tenant_id, a.settings FROM input i
         JOIN agents a ON a.id = i.agent_id AND a.tenant_id = i.tenant_id AND a.user_id = i.user_id
           AND a.published_version = i.agent_version AND a.deleted_at IS NULL
-          AND ($1::text IS NULL OR a.webhook_id = $1::text)
+          AND (i.webhook_id IS NULL OR a.webhook_id = i.webhook_id)
         JOIN users u ON u.id = a.user_id AND u.tenant_id = a.tenant_id
         WHERE u.deleted_at IS NULL AND u.status <> 'blocked' AND u.credit_balance_minutes > 0
           AND NOT EXISTS (SELECT 1 FROM tenant_wallets w WHERE w.tenant_id = i.tenant_id AND w.balance_minutes <= 0)
@@ -157,25 +169,27 @@ export async function insertQueuedCall(
                            context, prompt, welcome_message, status, created_at, updated_at)
         SELECT i.id, allowed.tenant_id, i.agent_id, i.agent_version, i.user_id, i.from_number, i.to_number,
                i.name, i.email, i.context, i.prompt, i.welcome_message, 'queued', i.created_at, i.created_at
-        FROM input i, allowed
+        FROM input i JOIN allowed ON allowed.id = i.id
         RETURNING ${CALL_COLUMN_LIST}
       ), queued_event AS (
         INSERT INTO call_events (tenant_id, call_id, status, at, detail)
         SELECT tenant_id, id, 'queued', created_at, '{}'::jsonb FROM queued
         RETURNING id, call_id, status, at, detail
-      ), ${recordCallEvents({ calls: 'queued', type: "'call.queued'", newEvents: 'queued_event', engine: '$3::text', earlierTimeline: false })},
+      ), ${recordCallEvents({ calls: 'queued', type: "'call.queued'", newEvents: 'queued_event', engine: '$2::text', earlierTimeline: false })},
       new_job AS (
         SELECT queued.tenant_id, i.job_queue AS queue, i.job_payload AS payload, i.created_at AS run_at,
                i.job_max_attempts AS max_attempts, i.job_key AS singleton_key
-        FROM input i, queued
+        FROM input i JOIN queued ON queued.id = i.id
       ), job AS (
         ${INSERT_NEW_JOBS}
-        RETURNING id
+        RETURNING singleton_key
       ), ${AUDIT_OF_QUEUED}
-      SELECT allowed.settings FROM allowed, job`,
-    values: [webhookId, JSON.stringify(input), engine, audit ? JSON.stringify(audit) : null],
+      SELECT allowed.id, allowed.settings FROM allowed JOIN input i ON i.id = allowed.id
+      JOIN job ON job.singleton_key = i.job_key`,
+    values: [JSON.stringify(input), engine],
   });
-  return rows[0];
+  const stored = new Map(rows.map((row) => [row.id, { settings: row.settings }]));
+  return inserts.map((entry) => stored.get(entry.call.id));
 }
 
 /**

@@ -1,9 +1,9 @@
 /**
  * Calls: the call-trigger webhook (docs/api.md), POST/GET /api/v1/calls and
  * the operator's view. Both ways of placing a call share one path (`place`): the guarded insert
- * that stores the call, its first timeline event and its dispatch job in one statement.
- * A trigger for a webhook this process has already served costs one database round trip, that
- * statement (webhook-targets.ts). Otherwise, and whenever that guard refuses, it costs two: one
+ * that stores the call, its first timeline event and its dispatch job in one statement
+ * (placement.ts), shared by the calls placed together. A trigger for a webhook this process has
+ * already served costs one database round trip, that statement (webhook-targets.ts). Otherwise, and whenever that guard refuses, it costs two: one
  * indexed query for the agent, its published version and its owner, which decides the answer,
  * then the guarded statement. An Idempotency-Key (opt-in) adds its claim, and the answer is
  * stored in the transaction that stores the call, so a retry replays it and never calls twice.
@@ -15,12 +15,8 @@ import type { Db, Executor } from '../core/db/database.js';
 import { listJsonPageCountedApart, listPageCountedApart } from '../core/db/pagination.js';
 import { ApiError, notFound, validationFailed } from '../core/errors.js';
 import { checkStorable } from '../core/http/validation.js';
-import { type AnswerRecorder, recordAnswer } from '../core/idempotency/answer.js';
+import type { AnswerRecorder } from '../core/idempotency/answer.js';
 import type { IdempotencyStore } from '../core/idempotency/store.js';
-import { newId } from '../core/ids.js';
-import { isOnDoNotCallList } from '../do-not-call/repository.js';
-import { callCreatedRow } from './audit.js';
-import { nextOpening } from './calling-hours.js';
 import { MAX_CONTEXT_DEPTH, MAX_CONTEXT_KEYS, parseTriggerBody, type TriggerInput } from './input.js';
 import {
   type CallFilter,
@@ -29,15 +25,9 @@ import {
   listCallsJson,
   partnerCallFilter,
 } from './list-repository.js';
+import { createCallPlacement } from './placement.js';
 import { refusalOf } from './refusal.js';
-import {
-  type CallRow,
-  findCall,
-  findCallTenant,
-  insertQueuedCall,
-  listCallEvents,
-  scheduleQueuedCall,
-} from './repository.js';
+import { type CallRow, findCall, findCallTenant, listCallEvents } from './repository.js';
 import type {
   CallDetail,
   CallListItem,
@@ -48,11 +38,9 @@ import type {
   QueuedCall,
 } from './schemas.js';
 import { outcomeOf, toCall, toOperatorCall } from './serializers.js';
-import { renderTemplate } from './template.js';
 import { type CachedWebhookTarget, cacheable, type WebhookTargetCache } from './webhook-targets.js';
 
-export const DISPATCH_QUEUE = 'calls.dispatch';
-export const DISPATCH_MAX_ATTEMPTS = 8;
+export { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './placement.js';
 
 const WEBHOOK_ID = /^webh_[0-9A-Za-z]{16,64}$/;
 
@@ -84,113 +72,13 @@ export function createCallService(deps: {
 }) {
   const { db, clock, webhookTargets, idempotency } = deps;
 
-  /**
-   * Stores the call for `target` with the guarded insert, in `executor`; undefined when the guard
-   * refused it (nothing stored), which says only that `target` is no longer current.
-   */
-  async function insert(
-    executor: Executor,
-    webhookId: string | null,
-    target: CachedWebhookTarget,
-    input: TriggerInput,
-  ): Promise<QueuedCall | undefined> {
-    const createdAt = clock.now();
-    const id = newId('call');
-    const stored = await insertQueuedCall(
-      executor,
-      webhookId,
-      {
-        id,
-        tenantId: target.tenant_id,
-        agentId: target.agent_id,
-        agentVersion: target.published_version,
-        userId: target.user_id,
-        from: target.phone_number,
-        to: input.phone,
-        name: input.name,
-        email: input.email,
-        context: input.context,
-        prompt: renderTemplate(target.prompt, input.templateValues),
-        welcomeMessage: renderTemplate(target.welcome_message, input.templateValues),
-        createdAt,
-      },
-      {
-        queue: DISPATCH_QUEUE,
-        payload: { callId: id, tenantId: target.tenant_id },
-        maxAttempts: DISPATCH_MAX_ATTEMPTS,
-      },
-      deps.engine,
-      callCreatedRow(target.tenant_id, id, input.auditFields, createdAt),
-    );
-    if (!stored) return undefined;
-    // Outside its calling hours the call waits, and shows until when (dispatch checks again).
-    const hours = stored.settings.calling_hours;
-    if (hours) {
-      const opens = nextOpening(createdAt, hours);
-      if (opens > createdAt) await scheduleQueuedCall(executor, target.tenant_id, id, opens);
-    }
-    return {
-      id,
-      status: 'queued',
-      agent_id: target.agent_id,
-      from: target.phone_number,
-      to: input.phone,
-      created_at: createdAt.toISOString(),
-    };
-  }
-
-  /**
-   * The one way a call is placed, for both surfaces: the guarded insert with `target` (cached or just
-   * read), its stored answer and audit entry in one transaction; `refresh` re-reads a refused agent.
-   */
-  async function place<Result>(options: {
-    webhookId: string | null;
-    input: TriggerInput;
-    cached?: CachedWebhookTarget;
-    refresh: () => Promise<CachedWebhookTarget>;
-    doNotCall: () => ApiError;
-    /** The answer when the agent kept changing under every attempt. */
-    exhausted: () => ApiError;
-    answer: (executor: Executor, queued: QueuedCall) => Promise<Result>;
-    recorder?: AnswerRecorder<Result>;
-    accepted?: (target: CachedWebhookTarget) => void;
-    rejected?: (target: CachedWebhookTarget) => void;
-  }): Promise<Result> {
-    const attempt = async (target: CachedWebhookTarget): Promise<Result | undefined> => {
-      const run = async (executor: Executor) => {
-        const queued = await insert(executor, options.webhookId, target, options.input);
-        if (!queued) return undefined;
-        const result = await options.answer(executor, queued);
-        await recordAnswer(idempotency, executor, options.recorder, result);
-        return result;
-      };
-      const result = options.recorder ? await db.transaction().execute(run) : await run(db);
-      if (result === undefined) {
-        options.rejected?.(target);
-        return undefined;
-      }
-      options.accepted?.(target);
-      deps.onQueued?.();
-      return result;
-    };
-    let target = options.cached;
-    // A concurrent change (rotation, publish, block, debit) can invalidate the target between the read
-    // and the guarded insert; read again and answer from the fresh state. When the fresh read finds
-    // nothing to refuse, the guard refused for the do-not-call list (or a change that came and went).
-    for (let round = 0; round < 3; round++) {
-      const refused = target !== undefined;
-      if (target) {
-        const result = await attempt(target);
-        if (result !== undefined) return result;
-      }
-      if (round === 2) break;
-      target = await options.refresh();
-      if (refused && (await isOnDoNotCallList(db, target.tenant_id, options.input.phone))) {
-        throw options.doNotCall();
-      }
-    }
-    throw options.exhausted();
-  }
+  const { insert, place } = createCallPlacement({
+    db,
+    clock,
+    idempotency,
+    engine: deps.engine,
+    onQueued: deps.onQueued,
+  });
 
   async function tenantOfCall(callId: string): Promise<string> {
     const tenantId = await findCallTenant(db, callId);

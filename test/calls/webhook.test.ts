@@ -395,6 +395,83 @@ describe('the webhook id stays secret and the endpoint is documented', () => {
 });
 
 describe('hot path', () => {
+  it('concurrent triggers share one guarded statement, and each call is stored or refused on its own', async () => {
+    const first = await agentFixture(t);
+    const second = await agentFixture(t);
+    const blocked = '+14155550166';
+    const listed = await first.tenant.request('POST', '/api/v1/do-not-call', { phone_number: blocked });
+    expect(listed.status).toBe(201);
+    // Both webhooks known to this process, so each request goes straight to the guarded insert.
+    expect((await trigger(t, first.agent.webhook_id, CALLEE)).status).toBe(202);
+    expect((await trigger(t, second.agent.webhook_id, CALLEE)).status).toBe(202);
+
+    const requests = [
+      ...[1, 2, 3, 4].map((n) => ({
+        agent: first.agent,
+        body: { phone: `+1415555020${n}`, name: `First ${n}` },
+      })),
+      ...[1, 2, 3].map((n) => ({
+        agent: second.agent,
+        body: { phone: `+1415555030${n}`, name: `Second ${n}` },
+      })),
+      { agent: first.agent, body: { phone: blocked, name: 'Listed' } },
+    ];
+    let answers: Awaited<ReturnType<typeof trigger>>[] = [];
+    const sent = await recordStatements(async () => {
+      answers = await Promise.all(requests.map(({ agent, body }) => trigger(t, agent.webhook_id, body)));
+    });
+    // Seven calls in one statement; the refused one then reads its agent again and finds the list.
+    expect(sent.filter((s) => s.name === 'calls_insert_queued').length).toBeLessThan(requests.length - 1);
+
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202, 202, 202, 409]);
+    expect(answers[7].body.error.code).toBe('do_not_call');
+    const ids = answers.slice(0, 7).map((a) => a.body.data.id as string);
+    expect(new Set(ids).size).toBe(7);
+    for (const [i, answer] of answers.slice(0, 7).entries()) {
+      const { agent, body } = requests[i];
+      expect(answer.body.data).toMatchObject({ status: 'queued', agent_id: agent.id, to: body.phone });
+      const call = await getCall(t, answer.body.data.id);
+      expect(call).toMatchObject({
+        agent_id: agent.id,
+        to: body.phone,
+        name: body.name,
+        prompt: `Call ${body.name} about {product}.`,
+        status: 'queued',
+      });
+    }
+    const db = t.services.database.db;
+    const timeline = await db
+      .selectFrom('call_events')
+      .select(['call_id', 'status'])
+      .where('call_id', 'in', ids)
+      .execute();
+    expect(timeline.map((e) => e.call_id).sort()).toEqual([...ids].sort());
+    expect(new Set(timeline.map((e) => e.status))).toEqual(new Set(['queued']));
+    const jobs = await db
+      .selectFrom('jobs')
+      .select('singleton_key')
+      .where(
+        'singleton_key',
+        'in',
+        ids.map((id) => `dispatch:${id}`),
+      )
+      .execute();
+    expect(jobs).toHaveLength(7);
+    const events = await db
+      .selectFrom('events')
+      .select(['tenant_id', 'data'])
+      .where('type', '=', 'call.queued')
+      .execute();
+    const queuedEvents = events.filter((e) => ids.includes((e.data as any).object.id));
+    expect(queuedEvents).toHaveLength(7);
+    for (const event of queuedEvents) {
+      const owner = ids.indexOf((event.data as any).object.id) < 4 ? first : second;
+      expect(event.tenant_id).toBe(owner.tenant.id);
+    }
+    const listedCalls = await db.selectFrom('calls').select('id').where('to_number', '=', blocked).execute();
+    expect(listedCalls).toEqual([]);
+  });
+
   it('costs one database round trip once the webhook is known: one statement storing the call and its job', async () => {
     const { agent } = await agentFixture(t);
     let first: Awaited<ReturnType<typeof trigger>> | undefined;
