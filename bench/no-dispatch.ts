@@ -2,8 +2,8 @@
  * webhook_trigger_no_dispatch (PostgreSQL only): the trigger webhook answered by a service process
  * of its own with `WORKERS=0`, after the main service stopped: the calls are stored (call,
  * timeline entry, event, dispatch job) but nothing dispatches them, so the row is the write path
- * alone, closed loop like webhook_trigger. Its ratio is to the run's first baseline_db_write (the
- * baseline server is stopped by then: not paired). Run last: the calls it queues stay queued.
+ * alone, closed loop like webhook_trigger. Its ratio is to baseline_db_write measured again right
+ * before it (the baseline server waits for it, idle). Run last: the calls it queues stay queued.
  */
 import { heapLimitArgv } from '../src/core/config/memory.js';
 import { freePort } from '../test/support/server-process.js';

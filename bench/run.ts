@@ -245,7 +245,8 @@ async function runStorage(
       // Calls left to dial would be dialled by the cluster run's first scenario.
       if (storage === 'postgres' && options.cluster > 1) await serviceQuiet(service, location);
       await service.stop();
-      await stopBaseline();
+      // webhook_trigger_no_dispatch, last, measures its baseline again right before it.
+      if (!pairBaseline || !options.only.includes('webhook_trigger_no_dispatch')) await stopBaseline();
     }
     if (options.profile) {
       const file = newestProfile(profileDir);
@@ -319,8 +320,18 @@ async function runStorage(
         : !context.webhookPath
           ? 'needs the benchmark agent, set up by the main service phase (run it with another service scenario)'
           : undefined;
-    if (why) skipped.push({ name: 'webhook_trigger_no_dispatch', reason: why });
-    else {
+    if (why) {
+      skipped.push({ name: 'webhook_trigger_no_dispatch', reason: why });
+      await stopBaseline();
+    } else {
+      const again = await pairBaseline?.({
+        name: 'webhook_trigger_no_dispatch',
+        target: 'service',
+        ratioTo: 'baseline_db_write',
+        measures: 'the trigger webhook without dispatch',
+        request: triggerRequest(context),
+      });
+      await stopBaseline();
       process.stdout.write('  webhook_trigger_no_dispatch: a service with WORKERS=0 … ');
       const outcome = await runTriggersWithoutDispatch(
         options,
@@ -329,13 +340,15 @@ async function runStorage(
         rateLimits.env,
         logFile('no-dispatch'),
       );
-      const base = results.get('baseline_db_write');
+      const base = again ?? results.get('baseline_db_write');
       const ratio = base?.rps ? ratioBetween(outcome.load.rps, base.rps) : null;
       log(`${outcome.load.rps.toLocaleString('en-US')} req/s, p99 ${outcome.load.p99_ms} ms`);
       results.set('webhook_trigger_no_dispatch', outcome.load);
       peaksByScenario.webhook_trigger_no_dispatch = outcome.peakRssMb;
       noDispatchRow = toScenarioResult('webhook_trigger_no_dispatch', outcome.load, ratio, {
-        baseline: 'the run’s first baseline_db_write (not paired)',
+        ...(again
+          ? { baseline_rps: again.rps, baseline_measured: 'right before this scenario' }
+          : { baseline: 'the run’s first baseline_db_write (not paired)' }),
       });
     }
   }
