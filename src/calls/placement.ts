@@ -23,6 +23,9 @@ import type { CachedWebhookTarget } from './webhook-targets.js';
 export const DISPATCH_QUEUE = 'calls.dispatch';
 export const DISPATCH_MAX_ATTEMPTS = 8;
 
+/** Calls per shared statement: bounds its parameter (each call carries its rendered prompt). */
+const SHARED_INSERT_BATCH = 50;
+
 /** A statement the database refused for its data or a constraint (SQLSTATE class 22 or 23). */
 const refusedForItsData = (error: unknown) => {
   const code = (error as { code?: unknown } | null)?.code;
@@ -66,7 +69,7 @@ export function createCallPlacement(deps: {
         ),
       );
     }
-  });
+  }, SHARED_INSERT_BATCH);
 
   /**
    * Stores the call for `target` with the guarded insert, in `executor` (shared with concurrent
