@@ -182,10 +182,8 @@ export async function insertQueuedCalls(
         FROM input i JOIN queued ON queued.id = i.id
       ), job AS (
         ${INSERT_NEW_JOBS}
-        RETURNING singleton_key
       ), ${AUDIT_OF_QUEUED}
-      SELECT allowed.id, allowed.settings FROM allowed JOIN input i ON i.id = allowed.id
-      JOIN job ON job.singleton_key = i.job_key`,
+      SELECT queued.id, allowed.settings FROM queued JOIN allowed ON allowed.id = queued.id`,
     values: [JSON.stringify(input), engine],
   });
   const stored = new Map(rows.map((row) => [row.id, { settings: row.settings }]));
