@@ -107,6 +107,28 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
+/**
+ * Records `count` user events (`<prefix>N` ids and emails) for the tenant in one statement, through
+ * the service's own outbox SQL (`recordEventsFrom`), each stamped with the clock at its insert.
+ */
+export function recordUserEvents(
+  client: pg.Client,
+  tenantId: string,
+  type: string,
+  prefix: string,
+  count: number,
+) {
+  return client.query<{ id: string; created_at: Date }>(
+    `WITH new_event AS (
+       SELECT $1::text AS tenant_id, $2::text AS type, clock_timestamp() AS created_at,
+              jsonb_build_object('object', jsonb_build_object('id', 'usr_' || $3::text || g, 'email', $3::text || g || '@bench.example')) AS data
+       FROM generate_series(1, $4::integer) g
+     ), ${recordEventsFrom('new_event')}
+     SELECT id, created_at FROM recorded_event`,
+    [tenantId, type, prefix, count],
+  );
+}
+
 export async function runEventDelivery(run: ScenarioRun): Promise<CompoundResult> {
   const baseRps = run.results.get('baseline_db_write')?.rps || FALLBACK_BASE_RPS;
   const count = Math.max(100, Math.round(baseRps * run.options.duration));
@@ -116,14 +138,12 @@ export async function runEventDelivery(run: ScenarioRun): Promise<CompoundResult
   let endpointId: string | undefined;
   try {
     endpointId = await createEndpoint(run, receiver.url);
-    const recorded = await client.query<{ id: string; created_at: Date }>(
-      `WITH new_event AS (
-         SELECT $1::text AS tenant_id, 'user.created'::text AS type, clock_timestamp() AS created_at,
-                jsonb_build_object('object', jsonb_build_object('id', 'usr_bench' || g, 'email', 'bench' || g || '@bench.example')) AS data
-         FROM generate_series(1, $2::integer) g
-       ), ${recordEventsFrom('new_event')}
-       SELECT id, created_at FROM recorded_event`,
-      [run.context.fixture.tenantId, count],
+    const recorded = await recordUserEvents(
+      client,
+      run.context.fixture.tenantId,
+      'user.created',
+      'bench',
+      count,
     );
     const committed = Date.now();
     const cpuBefore = run.cpuSeconds();

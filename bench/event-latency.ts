@@ -7,12 +7,12 @@
  * HANG_MS, subscribed to the same events. The row: the second run's p50/p99; details: both.
  */
 import pg from 'pg';
-import { recordEventsFrom } from '../src/events/repository.js';
 import {
   createEndpoint,
   deleteEndpoint,
   percentile,
   type Receiver,
+  recordUserEvents,
   startReceiver,
 } from './event-delivery.js';
 import type { LoadResult } from './load.js';
@@ -45,14 +45,12 @@ async function stream(run: ScenarioRun, client: pg.Client, fast: Receiver, secon
     const due = start + n * BATCH_EVERY_MS;
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
-    const result = await client.query<{ id: string; created_at: Date }>(
-      `WITH new_event AS (
-         SELECT $1::text AS tenant_id, 'user.updated'::text AS type, clock_timestamp() AS created_at,
-                jsonb_build_object('object', jsonb_build_object('id', 'usr_stream' || g, 'email', 'stream' || g || '@bench.example')) AS data
-         FROM generate_series(1, $2::integer) g
-       ), ${recordEventsFrom('new_event')}
-       SELECT id, created_at FROM recorded_event`,
-      [run.context.fixture.tenantId, perBatch],
+    const result = await recordUserEvents(
+      client,
+      run.context.fixture.tenantId,
+      'user.updated',
+      'stream',
+      perBatch,
     );
     recorded.push(...result.rows);
   }
