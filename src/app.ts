@@ -25,6 +25,7 @@ import {
   registerErrorHandling,
 } from './core/http/error-handler.js';
 import { registerOpenApi } from './core/http/openapi.js';
+import { buildSharedSerializer } from './core/http/serialization.js';
 import { httpServerFactory } from './core/http/server.js';
 import { validatorCompiler } from './core/http/validation.js';
 import { registerIdempotency } from './core/idempotency/store.js';
@@ -94,6 +95,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // While closing, requests already on open connections are still answered normally (through
     // the envelope and request-id machinery) rather than with Fastify's bare 503.
     return503OnClosing: false,
+    schemaController: { compilersFactory: { buildSerializer: buildSharedSerializer } },
   });
 
   app.setValidatorCompiler(validatorCompiler);

@@ -25,7 +25,6 @@ import type { CallProgress, DialRequest, DialResult, EnginePhoneNumbers, Telepho
 import {
   type ScriptConfig,
   type SimulatedConversation,
-  sampleFor,
   scriptConversation,
   simulatedPath,
   transcriptOf,

@@ -7,6 +7,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -54,7 +55,7 @@ async function notWiderThanTheScreen(page: Page, width: number) {
 
 const rowsText = (page: Page) => page.locator('table tbody').innerText();
 
-describe.skipIf(!hasChromium)('the audit log pages in a browser', () => {
+describe.skipIf(!hasChromium)('the audit log pages in a browser', BROWSER_WALK, () => {
   it('an owner sees the tenant’s entries, filters them, and never sees another tenant’s', {
     timeout: 240_000,
   }, async () => {

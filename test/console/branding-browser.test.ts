@@ -8,6 +8,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TxtResolver } from '../../src/branding/service.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -39,7 +40,7 @@ afterAll(async () => {
   await f?.close();
 });
 
-describe.skipIf(!hasChromium)('branding and domains in a browser', () => {
+describe.skipIf(!hasChromium)('branding and domains in a browser', BROWSER_WALK, () => {
   it('lets an owner set the brand, then add, verify and remove domains', { timeout: 60_000 }, async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner);
     await page.getByRole('link', { name: 'Branding' }).click();

@@ -12,6 +12,7 @@ import { agentFixture } from '../calls/helpers.js';
 import { type Receiver, startReceiver } from '../events/helpers.js';
 import { createPlan, createUser } from '../support/app.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -97,7 +98,7 @@ async function check(page: Page, name: string, width: number) {
   await screenshot(page, `${name}-${width}`);
 }
 
-describe.skipIf(!hasChromium)('the business pages in a browser', () => {
+describe.skipIf(!hasChromium)('the business pages in a browser', BROWSER_WALK, () => {
   for (const width of [1366, 390]) {
     it(`overview, analytics and webhooks at ${width} px`, { timeout: 120_000 }, async () => {
       const { context, page } = await signedIn(browser!, f.origin, f.owner, { width, height: 900 });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlan } from '../support/app.js';
 import { createUser } from '../top-ups/helpers.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -68,7 +69,7 @@ async function check(page: Page, width: number, name: string) {
   await screenshot(page, name);
 }
 
-describe.skipIf(!hasChromium)('the business flows, in a browser', () => {
+describe.skipIf(!hasChromium)('the business flows, in a browser', BROWSER_WALK, () => {
   for (const viewport of VIEWPORTS) {
     it(`creates a user, subscribes them, and runs a campaign at ${viewport.width} px`, async () => {
       const { context, page } = await signedIn(browser!, f.origin, f.owner, viewport);

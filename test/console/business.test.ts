@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlan, createUser } from '../support/app.js';
 import { seedUsers } from './business-seed.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -40,7 +41,7 @@ async function look(page: Page, name: string) {
   await screenshot(page, name);
 }
 
-describe.skipIf(!hasChromium)('the business pages, in a browser', () => {
+describe.skipIf(!hasChromium)('the business pages, in a browser', BROWSER_WALK, () => {
   it('shows what to do first on every empty list', async () => {
     const tenant = await f.t.admin('POST', '/admin/v1/tenants', { name: 'Fresh Agency' });
     const email = `owner-${Date.now()}@fresh.example`;

@@ -25,6 +25,12 @@ export const CHROMIUM = '/usr/bin/chromium';
  */
 export const browserPass = ENGINE !== 'postgres';
 export const hasChromium = browserPass && fs.existsSync(CHROMIUM);
+/**
+ * A browser test walks several pages, each checked by axe-core and photographed: on a loaded
+ * two-core machine (the other test worker running a browser too) one walk has taken over 30 s,
+ * the suite's default. The limit guards against a hang; it is not a speed target.
+ */
+export const BROWSER_WALK = { timeout: 180_000 };
 const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-results/console');
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core');
 

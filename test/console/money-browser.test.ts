@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentFixture, grantCredits, trigger } from '../calls/helpers.js';
 import { createPlan } from '../support/app.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -33,7 +34,7 @@ afterAll(async () => {
   await f?.close();
 });
 
-describe.skipIf(!hasChromium)('money pages, in a browser', () => {
+describe.skipIf(!hasChromium)('money pages, in a browser', BROWSER_WALK, () => {
   it('shows the wallet, the month’s usage with the margin, and the processor account', async () => {
     const wallet = `/admin/v1/tenants/${f.tenant.id}/wallet`;
     expect((await f.t.admin('PUT', wallet, { wholesale_rate: 0.04, currency: 'usd' })).status).toBe(201);

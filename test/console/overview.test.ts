@@ -9,6 +9,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { agentFixture } from '../calls/helpers.js';
 import { createPlan } from '../support/app.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -89,7 +90,7 @@ describe('the overview', () => {
   });
 });
 
-describe.skipIf(!hasChromium)('the overview in a browser', () => {
+describe.skipIf(!hasChromium)('the overview in a browser', BROWSER_WALK, () => {
   it('passes axe and looks right, wide and narrow', async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();

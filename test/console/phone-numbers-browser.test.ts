@@ -8,6 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentFixture } from '../calls/helpers.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -47,7 +48,7 @@ async function expectNoSidewaysScroll(page: Page) {
   expect(overflow).toBeLessThanOrEqual(0);
 }
 
-describe.skipIf(!hasChromium)('the Phone numbers page', () => {
+describe.skipIf(!hasChromium)('the Phone numbers page', BROWSER_WALK, () => {
   it('from no number to a number that answers, and a simulated inbound call', {
     timeout: 120_000,
   }, async () => {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSmtpServer, type TestSmtpServer } from '../emails/smtp.js';
 import { createUser } from '../support/app.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -72,7 +73,7 @@ async function visit(page: Page, url: string, name: string) {
   await screenshot(page, name);
 }
 
-describe.skipIf(!hasChromium)('settings pages in a browser', () => {
+describe.skipIf(!hasChromium)('settings pages in a browser', BROWSER_WALK, () => {
   it('saves the email settings, and the test email arrives at the SMTP server', async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner);
     await visit(page, '/console/emails', 'emails-empty');

@@ -7,6 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMetrics, sampleValue } from '../metrics/prometheus.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -33,7 +34,7 @@ afterAll(async () => {
   await f?.close();
 });
 
-describe.skipIf(!hasChromium)('signing in, in a browser', () => {
+describe.skipIf(!hasChromium)('signing in, in a browser', BROWSER_WALK, () => {
   it('shows the sign-in page, refuses a wrong password, then opens the overview', async () => {
     const context = await newConsoleContext(browser!, f.origin, { width: 1280, height: 800 });
     const page = await context.newPage();

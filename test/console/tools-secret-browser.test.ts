@@ -8,6 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -65,7 +66,7 @@ function verifies(secret: string): boolean {
   }
 }
 
-describe.skipIf(!hasChromium)('the tools secret page', () => {
+describe.skipIf(!hasChromium)('the tools secret page', BROWSER_WALK, () => {
   it('creates the secret, shows it once, rotates it with the previous one’s end shown', {
     timeout: 90_000,
   }, async () => {

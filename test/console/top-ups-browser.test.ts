@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlan } from '../support/app.js';
 import { addCard, balance, subscribedUser, topUp } from '../top-ups/helpers.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -33,7 +34,7 @@ afterAll(async () => {
   await f?.close();
 });
 
-describe.skipIf(!hasChromium)('top-ups on the user page, in a browser', () => {
+describe.skipIf(!hasChromium)('top-ups on the user page, in a browser', BROWSER_WALK, () => {
   it('prices the minutes as they are typed, charges the card, lists the top-up, and refuses 0 beside the field', async () => {
     const world = {
       tenant: f.tenant,

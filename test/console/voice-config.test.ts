@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../support/app.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -83,7 +84,7 @@ async function publish(page: Page, label: string) {
   await page.getByText(/^Published version \d+\.$/).waitFor();
 }
 
-describe.skipIf(!hasChromium)('the agent editor in a browser', () => {
+describe.skipIf(!hasChromium)('the agent editor in a browser', BROWSER_WALK, () => {
   it('labels every field, refuses a tool schema that is not JSON by name, previews the greeting', async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner, { width: 1366, height: 900 });
     await page.goto(`/console/agents/${agentId}`);
@@ -217,7 +218,7 @@ describe.skipIf(!hasChromium)('the agent editor in a browser', () => {
   }, 180_000);
 });
 
-describe.skipIf(!hasChromium)('the call page in a browser', () => {
+describe.skipIf(!hasChromium)('the call page in a browser', BROWSER_WALK, () => {
   it('shows the conversation and the analysis of a finished call, on a laptop and a phone', async () => {
     const published = await f.tenant.request('POST', `/api/v1/agents/${agentId}/publish`);
     expect([200, 201, 409]).toContain(published.status);

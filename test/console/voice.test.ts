@@ -8,6 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../support/app.js';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -62,7 +63,7 @@ async function publish(page: Page, label: string) {
   await page.getByText(/^Published version \d+\.$/).waitFor();
 }
 
-describe.skipIf(!hasChromium)('agents in a browser', () => {
+describe.skipIf(!hasChromium)('agents in a browser', BROWSER_WALK, () => {
   it('shows the empty list, creates an agent, publishes version 1 then version 2, each kept', async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner);
     await page.goto('/console/agents');
@@ -179,7 +180,7 @@ describe.skipIf(!hasChromium)('agents in a browser', () => {
   }, 180_000);
 });
 
-describe.skipIf(!hasChromium)('calls in a browser', () => {
+describe.skipIf(!hasChromium)('calls in a browser', BROWSER_WALK, () => {
   it('places a test call and follows it from queued to completed without a reload', async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner);
     await page.goto('/console/calls');
@@ -268,7 +269,7 @@ describe.skipIf(!hasChromium)('calls in a browser', () => {
   }, 180_000);
 });
 
-describe.skipIf(!hasChromium)('the do-not-call list in a browser', () => {
+describe.skipIf(!hasChromium)('the do-not-call list in a browser', BROWSER_WALK, () => {
   it('adds a number, a test call to it is refused on the form, then removes it', async () => {
     const { context, page } = await signedIn(browser!, f.origin, f.owner);
     await page.goto('/console/do-not-call');

@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BROWSER_WALK } from '../console/helpers.js';
 import { createTenant, startTestApp, type TestApp, type TestTenant } from '../support/app.js';
 import { ENGINE } from '../support/databases.js';
 
@@ -59,7 +60,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe.skipIf(!hasChromium)('the /docs page in a browser', () => {
+describe.skipIf(!hasChromium)('the /docs page in a browser', BROWSER_WALK, () => {
   it('renders our reference offline, lists every operation, and "try it" succeeds with a pasted key', {
     timeout: 120_000,
   }, async () => {

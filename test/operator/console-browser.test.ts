@@ -7,6 +7,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -60,7 +61,7 @@ async function signInOperator(page: Page, staff: TestStaff, offset: number) {
   await page.waitForURL((url) => !url.pathname.startsWith('/operator/sign-in'));
 }
 
-describe.skipIf(!hasChromium)('the operator console in a browser', () => {
+describe.skipIf(!hasChromium)('the operator console in a browser', BROWSER_WALK, () => {
   it('signs in and shows every page, accessible at 1366 and 390 px', { timeout: 240_000 }, async () => {
     let offset = -1;
     for (const [width, suffix] of [

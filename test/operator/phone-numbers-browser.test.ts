@@ -7,6 +7,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BROWSER_WALK,
   type ConsoleFixture,
   expectAccessible,
   hasChromium,
@@ -45,7 +46,7 @@ async function signIn(page: Page, offset: number) {
   await page.waitForURL((url) => !url.pathname.startsWith('/operator/sign-in'));
 }
 
-describe.skipIf(!hasChromium)('the phone numbers page in a browser', () => {
+describe.skipIf(!hasChromium)('the phone numbers page in a browser', BROWSER_WALK, () => {
   it('imports, filters, reassigns and releases, accessible at 1366 and 390 px', {
     timeout: 240_000,
   }, async () => {

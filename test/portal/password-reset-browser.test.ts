@@ -9,7 +9,13 @@
  */
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/helpers.js';
+import {
+  BROWSER_WALK,
+  CHROMIUM,
+  expectAccessible,
+  hasChromium,
+  warnWithoutChromium,
+} from '../console/helpers.js';
 import { createSmtpServer, type TestSmtpServer } from '../emails/smtp.js';
 import type { TestApp } from '../support/app.js';
 import {
@@ -141,7 +147,7 @@ async function signIn(page: Page, base: string, email: string, password: string)
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-describe.skipIf(!hasChromium)('a forgotten password in the portal', () => {
+describe.skipIf(!hasChromium)('a forgotten password in the portal', BROWSER_WALK, () => {
   it('asks for a link, opens it, sets a new password, signs in with it; the link works once', async () => {
     const context = await newContext(origin);
     const page = await context.newPage();

@@ -7,7 +7,13 @@
  */
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/helpers.js';
+import {
+  BROWSER_WALK,
+  CHROMIUM,
+  expectAccessible,
+  hasChromium,
+  warnWithoutChromium,
+} from '../console/helpers.js';
 import type { TestApp } from '../support/app.js';
 import {
   type Agency,
@@ -138,7 +144,7 @@ async function signIn(page: Page, base: string, client: Client) {
   await page.waitForURL((url) => !url.pathname.endsWith('/sign-in'));
 }
 
-describe.skipIf(!hasChromium)('the portal in a browser', () => {
+describe.skipIf(!hasChromium)('the portal in a browser', BROWSER_WALK, () => {
   it('signs in on /portal/{slug} and shows the minutes, the plan and the latest calls', async () => {
     const context = await newContext(origin);
     const page = await context.newPage();

@@ -7,7 +7,13 @@
  */
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, expectAccessible, hasChromium, warnWithoutChromium } from '../console/helpers.js';
+import {
+  BROWSER_WALK,
+  CHROMIUM,
+  expectAccessible,
+  hasChromium,
+  warnWithoutChromium,
+} from '../console/helpers.js';
 import { createPlan, createUser, type TestApp } from '../support/app.js';
 import { addCard, ledgerOf } from '../top-ups/helpers.js';
 import { type Agency, createAgency, screenshot, startPortalApp, USER_PASSWORD } from './helpers.js';
@@ -69,7 +75,7 @@ async function check(page: Page, name: string) {
   expect(await page.content()).not.toMatch(/voiceplane/i);
 }
 
-describe.skipIf(!hasChromium)('buying minutes in a browser', () => {
+describe.skipIf(!hasChromium)('buying minutes in a browser', BROWSER_WALK, () => {
   it('buys a preset from the overview’s button and shows the new balance', async () => {
     // bypassCSP lets axe-core be injected (the portal allows scripts from its own origin only).
     const context = await browser!.newContext({
