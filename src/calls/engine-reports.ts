@@ -43,9 +43,9 @@ import {
 } from './engine-dials.js';
 import { findOutcomeConfig, type OutcomeConfig, recordAnalysis } from './outcome-repository.js';
 import { MAX_CALL_MS, minutesFor } from './pipeline.js';
+import { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './placement.js';
 import { CALL_COLUMNS, type CallRow, dispatchKeyOf } from './repository.js';
 import { requeueForRetry } from './retry-repository.js';
-import { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './service.js';
 
 /**
  * A call still dialing this long after the engine took it, with no report and nothing from the

@@ -11,8 +11,8 @@
 import { type Executor, runPrepared } from '../core/db/database.js';
 import { INSERT_NEW_JOBS } from '../core/jobs/runner.js';
 import { ENGINE_CHECK_EVERY_MS, ENGINE_CHECK_MAX_ATTEMPTS, ENGINE_CHECK_QUEUE } from './engine-dials.js';
+import { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './placement.js';
 import { CALL_COLUMNS, dispatchKeyOf, recordCallEvents } from './repository.js';
-import { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './service.js';
 
 const CALL_COLUMN_LIST = CALL_COLUMNS.join(', ');
 

@@ -3,7 +3,7 @@ import { defineJob, type JobDefinition } from '../core/jobs/definitions.js';
 import type { Job } from '../core/jobs/types.js';
 import { ENGINE_CHECK_QUEUE, type EngineCheckPayload } from './engine-dials.js';
 import { type CallJobPayload, PROGRESS_QUEUE } from './pipeline.js';
-import { DISPATCH_QUEUE } from './service.js';
+import { DISPATCH_QUEUE } from './placement.js';
 
 /** The call the job is about (dispatch, progress and the engine backstop all name one). */
 const CallRef = Type.Object({ callId: Type.String(), tenantId: Type.String() });

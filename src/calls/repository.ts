@@ -109,7 +109,7 @@ export interface QueuedCallInsert {
 /**
  * Stores queued calls, each with its first timeline event, its `call.queued` event
  * (recordCallEvents) and its dispatch job, in one statement (so one transaction and one round trip
- * for the whole batch: concurrent webhook requests share it, calls/service.ts), each provided the
+ * for the whole batch: calls placed together share it, calls/placement.ts), each provided the
  * agent still is at this published version (and, for the webhook, still behind `webhookId`), is not
  * deleted, its owner may still call (not deleted, not blocked, a positive balance), the tenant's
  * wholesale wallet, if it has one, is above zero (docs/wallets.md) and the number is not on the

@@ -1,12 +1,13 @@
 /**
- * Calls: the call-trigger webhook (docs/api.md), POST/GET /api/v1/calls and
- * the operator's view. Both ways of placing a call share one path (`place`): the guarded insert
- * that stores the call, its first timeline event and its dispatch job in one statement
- * (placement.ts), shared by the calls placed together. A trigger for a webhook this process has
- * already served costs one database round trip, that statement (webhook-targets.ts). Otherwise, and whenever that guard refuses, it costs two: one
- * indexed query for the agent, its published version and its owner, which decides the answer,
- * then the guarded statement. An Idempotency-Key (opt-in) adds its claim, and the answer is
- * stored in the transaction that stores the call, so a retry replays it and never calls twice.
+ * Calls: the call-trigger webhook (docs/api.md), POST/GET /api/v1/calls and the operator's view.
+ * Both ways of placing a call share one path (`place`, placement.ts): the guarded insert that
+ * stores the call, its first timeline event and its dispatch job in one statement, shared by the
+ * calls placed together. A trigger for a webhook this process has already served costs one
+ * database round trip, that statement (webhook-targets.ts). Otherwise, and whenever that guard
+ * refuses, it costs two: one indexed query for the agent, its published version and its owner,
+ * which decides the answer, then the guarded statement. An Idempotency-Key (opt-in) adds its
+ * claim, and the answer is stored in the transaction that stores the call, so a retry replays it
+ * and never calls twice.
  */
 
 import { findAgentTarget, findAgentTenant, findWebhookTarget } from '../agents/repository.js';
@@ -39,8 +40,6 @@ import type {
 } from './schemas.js';
 import { outcomeOf, toCall, toOperatorCall } from './serializers.js';
 import { type CachedWebhookTarget, cacheable, type WebhookTargetCache } from './webhook-targets.js';
-
-export { DISPATCH_MAX_ATTEMPTS, DISPATCH_QUEUE } from './placement.js';
 
 const WEBHOOK_ID = /^webh_[0-9A-Za-z]{16,64}$/;
 

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CALL_MS, PROGRESS_QUEUE } from '../../src/calls/pipeline.js';
-import { DISPATCH_QUEUE } from '../../src/calls/service.js';
+import { DISPATCH_QUEUE } from '../../src/calls/placement.js';
 import { ManualClock } from '../../src/core/clock.js';
 import type { Job } from '../../src/core/jobs/runner.js';
 import { type TelephonyAdapter, TelephonyError } from '../../src/telephony/port.js';
